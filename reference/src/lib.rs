@@ -1,0 +1,1 @@
+//! The embedded reference service (work in progress).
