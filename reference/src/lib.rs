@@ -1,1 +1,139 @@
-//! The embedded reference service (work in progress).
+//! The embedded reference service of `conform`: an in-memory implementation of the whole
+//! Infrastructure Automation Service API (`../shared/spec/000_02ffe03873a68711.txt`), written by
+//! hand from the spec and the public TFE conventions, on axum and tokio.
+//!
+//! - [`start`] binds a loopback ephemeral port and serves in the background ([`Running`]);
+//! - [`serve`] serves on a given listener until the process ends (`conform serve`);
+//! - [`app`] is the router itself, for tests that drive it with `tower::ServiceExt::oneshot`.
+//!
+//! [`Config::faults`] enables deliberate breakages ([`fault_catalog`]) so that the suite can
+//! prove that each of its checks notices the behaviour it is about. The behaviour contract the
+//! suite relies on is `reference/README.md`.
+
+#![warn(missing_docs)]
+
+mod error;
+mod faults;
+mod gate;
+mod jsonapi;
+mod routes;
+mod store;
+
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, RwLock};
+
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+pub use faults::{fault_catalog, Fault, FaultInfo};
+
+use crate::faults::Faults;
+use crate::jsonapi::AppState;
+use crate::store::Store;
+
+/// How the reference behaves: its tokens, password, faults and body limit.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The user API token (`Authorization: Bearer <token>`).
+    pub token: String,
+    /// The administrator token, needed by the `/admin/...` routes.
+    pub admin_token: String,
+    /// The account password (`PATCH /account/password` checks `current_password` against it).
+    pub password: String,
+    /// The faults to inject.
+    pub faults: Vec<Fault>,
+    /// The largest JSON request body, in bytes (larger ones get 413).
+    pub body_limit: usize,
+}
+
+impl Default for Config {
+    /// Token `reference-token`, admin token `reference-admin-token`, password
+    /// `reference-password`, no faults, a 1 MiB body limit.
+    fn default() -> Self {
+        Config {
+            token: "reference-token".into(),
+            admin_token: "reference-admin-token".into(),
+            password: "reference-password".into(),
+            faults: Vec::new(),
+            body_limit: 1024 * 1024,
+        }
+    }
+}
+
+/// A reference started by [`start`], serving in the background until [`Running::shutdown`]
+/// or the end of the runtime (dropping it does not stop the server).
+#[derive(Debug)]
+pub struct Running {
+    addr: SocketAddr,
+    seeded: Vec<(String, String)>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Running {
+    /// The root URL, `http://127.0.0.1:PORT` (no trailing slash).
+    pub fn root_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The seeded things the API cannot create, as `(kind, id)`: `("vcs_installation", id)`
+    /// and `("assessment_result", id)`.
+    pub fn seeded(&self) -> Vec<(String, String)> {
+        self.seeded.clone()
+    }
+
+    /// Stops serving (graceful: open requests finish).
+    pub fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+fn state(config: Config) -> AppState {
+    AppState {
+        store: Arc::new(RwLock::new(Store::new(&config.password))),
+        faults: Arc::new(Faults(config.faults)),
+        token: config.token.into(),
+        admin_token: config.admin_token.into(),
+        body_limit: config.body_limit,
+        requests: Arc::new(AtomicU64::new(0)),
+    }
+}
+
+/// The whole service as a router (both `/api/v2/...` and bare paths, the registry protocol,
+/// discovery and uploads).
+pub fn app(config: Config) -> Router {
+    routes::app(state(config))
+}
+
+/// Binds `127.0.0.1:0` and serves there on the current tokio runtime.
+pub async fn start(config: Config) -> std::io::Result<Running> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let state = state(config);
+    let seeded = state.read().seeded.clone();
+    let router = routes::app(state);
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router)
+            .with_graceful_shutdown(async {
+                // Dropping the `Running` without `shutdown` keeps the server going.
+                if stopped.await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            })
+            .await;
+    });
+    Ok(Running {
+        addr,
+        seeded,
+        stop: Some(stop),
+    })
+}
+
+/// Serves on `listener` until the process ends.
+pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()> {
+    axum::serve(listener, app(config)).await
+}

@@ -1,0 +1,480 @@
+//! The gate: one middleware around the router. It strips the `/api/v2` prefix, checks the
+//! token and the body size, injects the faults that act on transport, routing and envelopes,
+//! and turns any non-JSON error answer into a JSON:API error.
+
+use std::convert::Infallible;
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures_util::stream;
+use serde_json::{json, Value};
+
+use crate::error::{ApiError, JSONAPI};
+use crate::faults::{bare_path, Kind, RouteSpec};
+use crate::jsonapi::{AppState, OriginalPath};
+
+/// The body limit of `PUT /v1/object/...` (tarballs).
+pub(crate) const UPLOAD_LIMIT: usize = 64 * 1024 * 1024;
+
+/// The largest answer the gate reads back to rewrite it.
+const REWRITE_LIMIT: usize = 256 * 1024 * 1024;
+
+/// 1 GiB, the size of the `huge-body` answer.
+const HUGE: u64 = 1 << 30;
+
+fn is_upload_path(bare: &str) -> bool {
+    bare.starts_with("/v1/object/") || bare.starts_with("/uploads/")
+}
+
+fn is_public(method: &Method, bare: &str) -> bool {
+    bare == "/.well-known/terraform.json"
+        || bare == "/meta/ip-ranges"
+        || (is_upload_path(bare) && (method == Method::PUT || method == Method::GET))
+}
+
+fn segments(bare: &str) -> Vec<&str> {
+    bare.split('/').filter(|s| !s.is_empty()).collect()
+}
+
+fn is_deprecated_registry(bare: &str) -> bool {
+    bare == "/registry-modules" || bare.starts_with("/registry-modules/")
+}
+
+fn is_run_action(method: &Method, bare: &str) -> bool {
+    let s = segments(bare);
+    method == Method::POST && s.len() == 4 && s[0] == "runs" && s[2] == "actions"
+}
+
+fn pattern(method: &Method, bare: &str, route: &str) -> bool {
+    RouteSpec::matches_text(route, method.as_str(), bare)
+}
+
+/// The middleware.
+pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let method = req.method().clone();
+    let original = req.uri().path().to_string();
+    let (bare, prefixed) = bare_path(&original);
+    let faults = state.faults.clone();
+
+    // Transport faults that answer before anything else.
+    if faults.has(&Kind::RateLimitForever) {
+        return rate_limited();
+    }
+    if let Some(n) = faults.rate_limit_first() {
+        if state.requests.fetch_add(1, Ordering::SeqCst) < n {
+            return rate_limited();
+        }
+    }
+
+    // Routing faults.
+    let registry_protocol = bare.starts_with("/api/registry/") || bare.starts_with("/.well-known/");
+    let dropped = (faults.has(&Kind::NoApiV2) && prefixed)
+        || (faults.has(&Kind::NoBare) && !prefixed && !registry_protocol && !is_upload_path(&bare))
+        || faults.route(
+            |k| match k {
+                Kind::DropRoute(r) => Some(r),
+                _ => None,
+            },
+            method.as_str(),
+            &bare,
+        )
+        || (faults.has(&Kind::NoDeprecatedRegistry) && is_deprecated_registry(&bare))
+        || (faults.has(&Kind::NoAgentPoolSingular)
+            && pattern(
+                &method,
+                &bare,
+                "POST /organizations/:organization_name/agent-pool",
+            ));
+    if dropped {
+        return finish(
+            &state,
+            &method,
+            &bare,
+            ApiError::NotFound("route not found".into()).into_response(),
+        )
+        .await;
+    }
+
+    let route_fault =
+        |pick: fn(&Kind) -> Option<&RouteSpec>| faults.route(pick, method.as_str(), &bare);
+    if route_fault(|k| match k {
+        Kind::ServerError(r) => Some(r),
+        _ => None,
+    }) {
+        let res = ApiError::Internal("injected server error".into()).into_response();
+        return finish(&state, &method, &bare, res).await;
+    }
+    if route_fault(|k| match k {
+        Kind::Slow(r) => Some(r),
+        _ => None,
+    }) {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+    }
+    if route_fault(|k| match k {
+        Kind::Reset(r) => Some(r),
+        _ => None,
+    }) {
+        let failing =
+            stream::once(async { Err::<Bytes, io::Error>(io::Error::other("injected reset")) });
+        return Response::new(Body::from_stream(failing));
+    }
+
+    // Authentication.
+    if !is_public(&method, &bare) {
+        let token = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
+            .map(|t| t.trim().to_string());
+        let no_header = req.headers().get(header::AUTHORIZATION).is_none();
+        let is_admin = match &token {
+            _ if no_header && faults.has(&Kind::NoAuth) => true,
+            None => {
+                return finish(
+                    &state,
+                    &method,
+                    &bare,
+                    ApiError::Unauthorized.into_response(),
+                )
+                .await
+            }
+            Some(t) if *t == *state.admin_token => true,
+            Some(t) if *t == *state.token || state.read().tokens.contains_key(t) => false,
+            Some(_) => {
+                return finish(
+                    &state,
+                    &method,
+                    &bare,
+                    ApiError::Unauthorized.into_response(),
+                )
+                .await
+            }
+        };
+        if !is_admin && (bare == "/admin" || bare.starts_with("/admin/")) {
+            let res = ApiError::NotFound("route not found".into()).into_response();
+            return finish(&state, &method, &bare, res).await;
+        }
+    }
+
+    // Body size, when the length is known up front (streamed bodies hit the extractor limit).
+    let limit = if is_upload_path(&bare) {
+        UPLOAD_LIMIT
+    } else {
+        state.body_limit
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return finish(&state, &method, &bare, ApiError::TooLarge.into_response()).await;
+    }
+
+    let is_object_put = method == Method::PUT && is_upload_path(&bare);
+    if is_object_put && faults.has(&Kind::UploadRefused) {
+        let res = ApiError::Forbidden("uploads are refused".into()).into_response();
+        return finish(&state, &method, &bare, res).await;
+    }
+
+    // Behaviour faults that answer as if they acted but keep the store as it was.
+    let deprecated_write = is_deprecated_registry(&bare) && method == Method::POST;
+    let archive = pattern(
+        &method,
+        &bare,
+        "POST /configuration-versions/:id/actions/archive",
+    );
+    let restore = (faults.has(&Kind::UpdateNotPersisted) && method == Method::PATCH)
+        || (faults.has(&Kind::DeleteNoop) && method == Method::DELETE)
+        || (faults.has(&Kind::ForceCancelNoop)
+            && pattern(&method, &bare, "POST /admin/runs/:id/actions/force-cancel"))
+        || (faults.has(&Kind::SuspendNoop)
+            && pattern(&method, &bare, "POST /admin/users/:id/actions/suspend"))
+        || (faults.has(&Kind::ArchiveNoop) && archive)
+        || (faults.has(&Kind::UploadNotApplied) && is_object_put)
+        || (faults.has(&Kind::DeprecatedActsElsewhere) && deprecated_write);
+    let snapshot = restore.then(|| state.read().clone());
+
+    if prefixed {
+        let rest = req.uri().path_and_query().map(|pq| {
+            let q = pq.query().map(|q| format!("?{q}")).unwrap_or_default();
+            format!("{bare}{q}")
+        });
+        if let Some(Ok(uri)) = rest.map(|r| r.parse::<Uri>()) {
+            *req.uri_mut() = uri;
+        }
+    } else if bare != original {
+        // `/api/meta/...` forms.
+        let q = req
+            .uri()
+            .query()
+            .map(|q| format!("?{q}"))
+            .unwrap_or_default();
+        if let Ok(uri) = format!("{bare}{q}").parse::<Uri>() {
+            *req.uri_mut() = uri;
+        }
+    }
+    req.extensions_mut().insert(OriginalPath(original));
+
+    let mut res = next.run(req).await;
+
+    if let Some(snapshot) = snapshot {
+        *state.write() = snapshot;
+        if res.status().is_success() || faults.has(&Kind::ArchiveNoop) && archive {
+            if method == Method::DELETE {
+                res = StatusCode::NO_CONTENT.into_response();
+            } else if archive {
+                res = StatusCode::ACCEPTED.into_response();
+            } else if is_object_put {
+                res = StatusCode::OK.into_response();
+            }
+        }
+    }
+    finish(&state, &method, &bare, res).await
+}
+
+fn rate_limited() -> Response {
+    let mut res = ApiError::RateLimited.into_response();
+    let h = res.headers_mut();
+    h.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    h.insert("x-ratelimit-reset", HeaderValue::from_static("0.2"));
+    h.insert("x-ratelimit-limit", HeaderValue::from_static("30"));
+    res
+}
+
+fn content_type(res: &Response) -> String {
+    res.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn is_json(ct: &str) -> bool {
+    ct.starts_with(JSONAPI) || ct.starts_with("application/json")
+}
+
+/// Normalizes errors and applies the answer-rewriting faults.
+async fn finish(state: &AppState, method: &Method, bare: &str, mut res: Response) -> Response {
+    let faults = &state.faults;
+    let status = res.status();
+
+    // Axum's own rejections (404, 405, 400, 413, 415) are plain text: make them JSON:API.
+    if (status.is_client_error() || status.is_server_error()) && !is_json(&content_type(&res)) {
+        let err = match status {
+            StatusCode::NOT_FOUND => ApiError::NotFound("route not found".into()),
+            StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed,
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge,
+            StatusCode::UNAUTHORIZED => ApiError::Unauthorized,
+            StatusCode::UNPROCESSABLE_ENTITY => ApiError::invalid("the request is invalid"),
+            s if s.is_client_error() => {
+                ApiError::BadRequest(format!("the request was refused ({s})"))
+            }
+            _ => ApiError::Internal("internal error".into()),
+        };
+        res = err.into_response();
+        *res.status_mut() = status;
+    }
+
+    let route = |pick: fn(&Kind) -> Option<&RouteSpec>| faults.route(pick, method.as_str(), bare);
+    if route(|k| match k {
+        Kind::HugeBody(r) => Some(r),
+        _ => None,
+    }) {
+        return huge_body();
+    }
+    if route(|k| match k {
+        Kind::NonJson(r) => Some(r),
+        _ => None,
+    }) {
+        let html = "<!DOCTYPE html><html><head><title>Maintenance</title></head><body><h1>We'll be back soon</h1></body></html>";
+        let mut res = (res.status(), html).into_response();
+        res.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        return res;
+    }
+
+    // Status faults.
+    if faults.has(&Kind::WrongStatus) {
+        let s = res.status();
+        if s == StatusCode::CREATED
+            || (method == Method::DELETE && s == StatusCode::NO_CONTENT)
+            || (is_run_action(method, bare) && s == StatusCode::ACCEPTED)
+        {
+            *res.status_mut() = StatusCode::OK;
+        }
+    }
+
+    let ct = content_type(&res);
+    let rewrite_body = is_json(&ct)
+        && (faults.has(&Kind::ListAsObject)
+            || faults.has(&Kind::NumericId)
+            || faults.has(&Kind::MissingId)
+            || faults.has(&Kind::CreateWithoutId)
+            || faults.has(&Kind::NoData)
+            || faults.has(&Kind::ShowWrongId)
+            || faults.has(&Kind::NoPaginationMeta)
+            || faults.has(&Kind::DeprecatedActsElsewhere)
+            || (faults.has(&Kind::ErrorsNotJsonapi) && res.status().as_u16() >= 400));
+    if rewrite_body {
+        let (parts, body) = res.into_parts();
+        let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
+            .await
+            .unwrap_or_default();
+        let new_body = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(doc) if parts.status.as_u16() >= 400 && faults.has(&Kind::ErrorsNotJsonapi) => {
+                let detail = doc
+                    .pointer("/errors/0/detail")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the request failed")
+                    .to_string();
+                let text = format!("Error {}: {detail}.", parts.status.as_u16());
+                let mut res = Response::from_parts(parts, Body::from(text));
+                res.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/plain; charset=utf-8"),
+                );
+                res.headers_mut().remove(header::CONTENT_LENGTH);
+                return after_body(state, method, bare, res);
+            }
+            Ok(mut doc) => {
+                rewrite(state, method, bare, parts.status, &mut doc);
+                Body::from(doc.to_string())
+            }
+            Err(_) => Body::from(bytes),
+        };
+        let mut res = Response::from_parts(parts, new_body);
+        res.headers_mut().remove(header::CONTENT_LENGTH);
+        return after_body(state, method, bare, res);
+    }
+    after_body(state, method, bare, res)
+}
+
+/// Header faults, applied last.
+fn after_body(state: &AppState, method: &Method, bare: &str, mut res: Response) -> Response {
+    let faults = &state.faults;
+    let ct = content_type(&res);
+    if faults.has(&Kind::PlainJsonMediaType) && ct.starts_with(JSONAPI) {
+        res.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+    }
+    if faults.route(
+        |k| match k {
+            Kind::WrongContentType(r) => Some(r),
+            _ => None,
+        },
+        method.as_str(),
+        bare,
+    ) {
+        res.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+    }
+    res
+}
+
+/// The envelope faults, on a parsed JSON answer.
+fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, doc: &mut Value) {
+    let faults = &state.faults;
+    let Some(obj) = doc.as_object_mut() else {
+        return;
+    };
+    let is_list = obj.get("data").is_some_and(Value::is_array);
+    if is_list && faults.has(&Kind::NoPaginationMeta) {
+        if let Some(meta) = obj.get_mut("meta").and_then(Value::as_object_mut) {
+            meta.remove("pagination");
+        }
+    }
+    if is_list && faults.has(&Kind::ListAsObject) {
+        let first = obj
+            .get("data")
+            .and_then(|d| d.get(0))
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        obj.insert("data".into(), first);
+    }
+    if !is_list {
+        if let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut) {
+            let shows_elsewhere = faults.has(&Kind::DeprecatedActsElsewhere)
+                && *method == Method::GET
+                && bare.starts_with("/registry-modules/show/");
+            if (faults.has(&Kind::ShowWrongId) && *method == Method::GET) || shows_elsewhere {
+                if let Some(Value::String(id)) = data.get_mut("id") {
+                    let last = id.pop();
+                    id.push(if last == Some('X') { 'Y' } else { 'X' });
+                }
+            }
+            if shows_elsewhere {
+                if let Some(Value::String(name)) =
+                    data.get_mut("attributes").and_then(|a| a.get_mut("name"))
+                {
+                    name.push_str("-elsewhere");
+                }
+            }
+            if faults.has(&Kind::NumericId) && data.contains_key("id") {
+                let n: u64 = data
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(|s| s.bytes().map(u64::from).sum())
+                    .unwrap_or(1);
+                data.insert("id".into(), json!(n));
+            }
+            if faults.has(&Kind::MissingId)
+                || (faults.has(&Kind::CreateWithoutId) && status == StatusCode::CREATED)
+            {
+                data.remove("id");
+            }
+        }
+    }
+    if faults.has(&Kind::NoData) {
+        if let Some(data) = obj.remove("data") {
+            obj.insert("result".into(), data);
+        }
+    }
+}
+
+/// A 200 answer of 1 GiB of JSON-looking bytes, streamed from one shared chunk.
+fn huge_body() -> Response {
+    static CHUNK: OnceLock<Bytes> = OnceLock::new();
+    const CHUNK_SIZE: usize = 64 * 1024;
+    let chunk = CHUNK
+        .get_or_init(|| {
+            let item = br#"{"id":"filler","type":"filler"},"#;
+            let mut v: Vec<u8> = item.iter().copied().cycle().take(CHUNK_SIZE).collect();
+            v.truncate(CHUNK_SIZE);
+            Bytes::from(v)
+        })
+        .clone();
+    let head = Bytes::from_static(b"{\"data\":[");
+    let n_chunks = (HUGE as usize - head.len()) / CHUNK_SIZE;
+    let tail_len = HUGE as usize - head.len() - n_chunks * CHUNK_SIZE;
+    let tail = Bytes::from(vec![b' '; tail_len]);
+    let parts = stream::iter(
+        std::iter::once(head)
+            .chain(std::iter::repeat_n(chunk, n_chunks))
+            .chain(std::iter::once(tail))
+            .map(Ok::<Bytes, Infallible>),
+    );
+    let mut res = Response::new(Body::from_stream(parts));
+    res.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSONAPI));
+    res.headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(HUGE));
+    res
+}

@@ -1,0 +1,422 @@
+//! JSON:API plumbing: the shared state, the request context and body extractors, answer
+//! helpers and paging.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Map, Value};
+
+use crate::error::{ApiError, ApiResult, JSONAPI};
+use crate::faults::{Faults, Kind};
+use crate::store::{Record, Store};
+
+/// The state every handler shares.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub store: Arc<RwLock<Store>>,
+    pub faults: Arc<Faults>,
+    pub token: Arc<str>,
+    pub admin_token: Arc<str>,
+    pub body_limit: usize,
+    pub requests: Arc<AtomicU64>,
+}
+
+impl AppState {
+    /// Reads the store (a poisoned lock is still usable: handlers never leave it half-written).
+    pub fn read(&self) -> RwLockReadGuard<'_, Store> {
+        self.store.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes the store.
+    pub fn write(&self) -> RwLockWriteGuard<'_, Store> {
+        self.store.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a fault without argument is on.
+    pub fn fault(&self, kind: Kind) -> bool {
+        self.faults.has(&kind)
+    }
+}
+
+/// The original request path, kept by the gate before it strips `/api/v2`.
+#[derive(Clone)]
+pub(crate) struct OriginalPath(pub String);
+
+/// What most handlers need: the state, the root URL, the original path and the query.
+pub(crate) struct Ctx {
+    pub state: AppState,
+    pub root: String,
+    pub path: String,
+    pub query: HashMap<String, String>,
+}
+
+impl Ctx {
+    /// A query parameter.
+    pub fn q(&self, name: &str) -> Option<&str> {
+        self.query
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// A required filter, or 400.
+    pub fn required(&self, name: &str) -> ApiResult<&str> {
+        self.q(name)
+            .ok_or_else(|| ApiError::BadRequest(format!("the filter {name} is required")))
+    }
+
+    /// The address of an upload object.
+    pub fn object_url(&self, object_id: &str) -> String {
+        if self.state.fault(Kind::UploadUrlWrongForm) {
+            format!("{}/uploads/{object_id}", self.root)
+        } else {
+            format!("{}/v1/object/{object_id}", self.root)
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for Ctx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        let host = parts
+            .headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost");
+        let path = parts
+            .extensions
+            .get::<OriginalPath>()
+            .map(|p| p.0.clone())
+            .unwrap_or_else(|| parts.uri.path().to_string());
+        let query = Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
+            .map(|q| q.0)
+            .unwrap_or_default();
+        Ok(Ctx {
+            state: state.clone(),
+            root: format!("http://{host}"),
+            path,
+            query,
+        })
+    }
+}
+
+/// A JSON request body: `Null` when empty, 422 when malformed, 413 when over the limit.
+pub(crate) struct Body(pub Value);
+
+impl FromRequest<AppState> for Body {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> ApiResult<Self> {
+        let bytes = read_bytes(req, state).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Body(Value::Null));
+        }
+        serde_json::from_slice(&bytes)
+            .map(Body)
+            .map_err(|e| ApiError::invalid(format!("the body is not valid JSON: {e}")))
+    }
+}
+
+/// Reads the raw body, mapping the limit rejection to 413.
+pub(crate) async fn read_bytes(req: Request, state: &AppState) -> ApiResult<Bytes> {
+    Bytes::from_request(req, state).await.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::TooLarge
+        } else {
+            ApiError::BadRequest(e.body_text())
+        }
+    })
+}
+
+/// The parts of a JSON:API resource document a handler uses.
+pub(crate) struct Doc {
+    pub attributes: Map<String, Value>,
+    pub relationships: Map<String, Value>,
+}
+
+impl Doc {
+    /// A required, non-empty string attribute, or 422.
+    pub fn required(&self, name: &str) -> ApiResult<String> {
+        match self.attributes.get(name) {
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+            Some(Value::String(_)) | None | Some(Value::Null) => {
+                Err(ApiError::attribute(name, format!("{name} is required")))
+            }
+            Some(_) => Err(ApiError::attribute(
+                name,
+                format!("{name} must be a string"),
+            )),
+        }
+    }
+
+    /// An optional string attribute.
+    pub fn opt(&self, name: &str) -> Option<String> {
+        self.attributes
+            .get(name)
+            .and_then(Value::as_str)
+            .map(String::from)
+    }
+
+    /// The id of a to-one relationship.
+    pub fn rel(&self, name: &str) -> Option<String> {
+        self.relationships
+            .get(name)
+            .and_then(|r| r.get("data"))
+            .and_then(|d| d.get("id"))
+            .and_then(Value::as_str)
+            .map(String::from)
+    }
+
+    /// The id of a required to-one relationship, or 422.
+    pub fn required_rel(&self, name: &str) -> ApiResult<String> {
+        self.rel(name).ok_or_else(|| ApiError::Invalid {
+            detail: format!("relationship {name} is required"),
+            pointer: Some(format!("/data/relationships/{name}")),
+        })
+    }
+}
+
+/// Reads `{"data":{"type":…,"attributes":…,"relationships":…}}`; `type`, when present, must be
+/// one of `types`.
+pub(crate) fn resource(body: &Value, types: &[&str]) -> ApiResult<Doc> {
+    let Some(data) = body.get("data").and_then(Value::as_object) else {
+        return Err(ApiError::Invalid {
+            detail: "the body must be a JSON:API document with a data object".into(),
+            pointer: Some("/data".into()),
+        });
+    };
+    match data.get("type") {
+        None => {}
+        Some(Value::String(t)) if types.contains(&t.as_str()) => {}
+        Some(other) => {
+            return Err(ApiError::Invalid {
+                detail: format!("data.type {other} is not one of {}", types.join(", ")),
+                pointer: Some("/data/type".into()),
+            })
+        }
+    }
+    let attributes = match data.get("attributes") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return Err(ApiError::invalid("data.attributes must be an object")),
+    };
+    let relationships = match data.get("relationships") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return Err(ApiError::invalid("data.relationships must be an object")),
+    };
+    Ok(Doc {
+        attributes,
+        relationships,
+    })
+}
+
+/// One item of a relationship-collection body `{"data":[{"type","id"}…]}`.
+pub(crate) struct Item {
+    pub id: Option<String>,
+    pub attributes: Map<String, Value>,
+}
+
+/// Reads a relationship-collection body; every item must be an object with a `type` (when
+/// given) among `types`.
+pub(crate) fn items(body: &Value, types: &[&str]) -> ApiResult<Vec<Item>> {
+    let Some(data) = body.get("data").and_then(Value::as_array) else {
+        return Err(ApiError::Invalid {
+            detail: "the body must be a JSON:API document with a data array".into(),
+            pointer: Some("/data".into()),
+        });
+    };
+    data.iter()
+        .map(|item| {
+            let Some(obj) = item.as_object() else {
+                return Err(ApiError::invalid("each data item must be an object"));
+            };
+            if let Some(t) = obj.get("type") {
+                if !t.as_str().is_some_and(|t| types.contains(&t)) {
+                    return Err(ApiError::Invalid {
+                        detail: format!("data item type {t} is not one of {}", types.join(", ")),
+                        pointer: Some("/data/type".into()),
+                    });
+                }
+            }
+            Ok(Item {
+                id: obj.get("id").and_then(Value::as_str).map(String::from),
+                attributes: obj
+                    .get("attributes")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// Ids of a relationship-collection body; every item needs an id.
+pub(crate) fn item_ids(body: &Value, types: &[&str]) -> ApiResult<Vec<String>> {
+    items(body, types)?
+        .into_iter()
+        .map(|i| {
+            i.id.ok_or_else(|| ApiError::invalid("each data item needs an id"))
+        })
+        .collect()
+}
+
+/// A JSON:API answer with a status and a full document.
+pub(crate) fn answer(status: StatusCode, document: Value) -> Response {
+    let mut res = (status, document.to_string()).into_response();
+    res.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSONAPI));
+    res
+}
+
+/// `200` with `{"data": …}`.
+pub(crate) fn ok(data: Value) -> ApiResult<Response> {
+    Ok(answer(StatusCode::OK, json!({ "data": data })))
+}
+
+/// `201` with `{"data": …}`.
+pub(crate) fn created(data: Value) -> ApiResult<Response> {
+    Ok(answer(StatusCode::CREATED, json!({ "data": data })))
+}
+
+/// `204` without a body.
+pub(crate) fn no_content() -> ApiResult<Response> {
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `202` without a body.
+pub(crate) fn accepted() -> ApiResult<Response> {
+    Ok(StatusCode::ACCEPTED.into_response())
+}
+
+/// A plain `application/json` answer (registry protocol, discovery, ip-ranges).
+pub(crate) fn plain(status: StatusCode, document: Value) -> Response {
+    let mut res = (status, document.to_string()).into_response();
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res
+}
+
+/// Renders records.
+pub(crate) fn render_all(records: &[&Record]) -> Vec<Value> {
+    records.iter().map(|r| r.render()).collect()
+}
+
+/// Merges sent attributes over defaults, leaving out write-only ones.
+pub(crate) fn merge(
+    defaults: Value,
+    sent: &Map<String, Value>,
+    write_only: &[&str],
+) -> Map<String, Value> {
+    let mut attrs = defaults.as_object().cloned().unwrap_or_default();
+    for (k, v) in sent {
+        if !write_only.contains(&k.as_str()) {
+            attrs.insert(k.clone(), v.clone());
+        }
+    }
+    attrs
+}
+
+fn number(ctx: &Ctx, names: &[&str], default: usize) -> usize {
+    names
+        .iter()
+        .find_map(|n| ctx.q(n))
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(default)
+}
+
+/// A paged list answer (`meta.pagination` and `links`), applying the paging faults.
+pub(crate) fn paginate(ctx: &Ctx, mut items: Vec<Value>) -> ApiResult<Response> {
+    let state = &ctx.state;
+    if state.fault(Kind::ListOmitsNewest) {
+        items.pop();
+    }
+    let total = items.len();
+    let mut page = number(ctx, &["page[number]", "page"], 1).max(1);
+    let mut size = number(ctx, &["page[size]", "page_size"], 20).clamp(1, 100);
+    if state.fault(Kind::PageIgnored) {
+        page = 1;
+    }
+    if state.fault(Kind::PageSizeIgnored) {
+        size = total.max(1);
+    }
+    let mut start = (page - 1).saturating_mul(size);
+    let mut end = start.saturating_add(size);
+    if page > 1 && state.fault(Kind::PageRepeatsItem) {
+        start -= 1;
+        end -= 1;
+    }
+    if page > 1 && state.fault(Kind::PageDropsItem) {
+        start += 1;
+    }
+    let data: Vec<Value> = items
+        .into_iter()
+        .skip(start)
+        .take(end.saturating_sub(start))
+        .collect();
+    let pages = total.div_ceil(size).max(1);
+    let link = |n: usize| {
+        let mut pairs: Vec<(String, String)> = ctx
+            .query
+            .iter()
+            .filter(|(k, _)| {
+                !matches!(
+                    k.as_str(),
+                    "page" | "page_size" | "page[number]" | "page[size]"
+                )
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        pairs.sort();
+        pairs.push(("page[number]".into(), n.to_string()));
+        pairs.push(("page[size]".into(), size.to_string()));
+        let query: Vec<String> = pairs
+            .iter()
+            .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+            .collect();
+        json!(format!("{}{}?{}", ctx.root, ctx.path, query.join("&")))
+    };
+    let prev = (page > 1).then(|| page.min(pages + 1) - 1);
+    let next = (page < pages).then_some(page + 1);
+    let document = json!({
+        "data": data,
+        "links": {
+            "self": link(page),
+            "first": link(1),
+            "prev": prev.map(link),
+            "next": next.map(link),
+            "last": link(pages),
+        },
+        "meta": { "pagination": {
+            "current-page": page,
+            "page-size": size,
+            "prev-page": prev,
+            "next-page": next,
+            "total-pages": pages,
+            "total-count": total,
+        }},
+    });
+    Ok(answer(StatusCode::OK, document))
+}
+
+/// Percent-encodes a query component.
+pub(crate) fn encode(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

@@ -1,0 +1,497 @@
+//! Organizations, entitlement sets, organization memberships, organization tags and tokens.
+//! Spec: Endpoints > Organizations, Organization memberships, Organization tags and tokens.
+
+use axum::extract::Path;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::{json, Map, Value};
+
+use super::org;
+use crate::error::{ApiError, ApiResult};
+use crate::jsonapi::{
+    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
+};
+use crate::store::{now, Store};
+
+pub(crate) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/organizations", get(list).post(create))
+        .route(
+            "/organizations/{org}",
+            get(show).patch(update).delete(destroy),
+        )
+        .route("/organizations/{org}/entitlement-set", get(entitlements))
+        .route(
+            "/organizations/{org}/organization-memberships",
+            get(list_memberships).post(invite),
+        )
+        .route("/organization-memberships", get(own_memberships))
+        .route(
+            "/organization-memberships/{id}",
+            get(show_membership).delete(delete_membership),
+        )
+        .route(
+            "/organizations/{org}/tags",
+            get(list_tags).delete(delete_tags),
+        )
+        .route("/tags/{id}/relationships/workspaces", post(tag_workspaces))
+        .route(
+            "/organizations/{org}/authentication-token",
+            post(create_token).delete(delete_token),
+        )
+}
+
+/// Names allow letters, digits, `-` and `_` (TFE).
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+}
+
+fn render_org(store: &Store, name: &str) -> ApiResult<Value> {
+    Ok(store.find("organizations", name)?.render())
+}
+
+// GET /organizations
+async fn list(ctx: Ctx) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let q = ctx.q("q").or(ctx.q("q[name]")).map(str::to_lowercase);
+    let items: Vec<Value> = store
+        .list("organizations", None)
+        .into_iter()
+        .filter(|o| q.as_ref().is_none_or(|q| o.id.to_lowercase().contains(q)))
+        .map(|o| o.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// POST /organizations
+async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["organizations"])?;
+    let name = doc.required("name")?;
+    let email = doc.required("email")?;
+    if !valid_name(&name) {
+        return Err(ApiError::attribute("name", "Name is invalid"));
+    }
+    let mut store = ctx.state.write();
+    if store.get("organizations", &name).is_some() {
+        return Err(ApiError::attribute("name", "Name has already been taken"));
+    }
+    let external = store.new_id("org-");
+    let attrs = merge(
+        json!({
+            "name": name, "email": email, "external-id": external, "created-at": now(),
+            "session-timeout": 20160, "session-remember": 20160,
+            "collaborator-auth-policy": "password", "cost-estimation-enabled": false,
+            "default-execution-mode": "remote", "saml-enabled": false,
+            "owners-team-saml-role-id": null, "two-factor-conformant": true,
+            "assessments-enforced": false, "allow-force-delete-workspaces": false,
+            "permissions": {"can-update": true, "can-destroy": true, "can-create-team": true,
+                "can-create-workspace": true, "can-manage-subscription": true,
+                "can-update-oauth": true, "can-create-workspace-migration": true},
+        }),
+        &doc.attributes,
+        &[],
+    );
+    store.insert_with_id("organizations", name.clone(), None, attrs, Map::new());
+    let project = store.insert(
+        "projects",
+        "prj-",
+        Some(&name),
+        json!({"name": "Default Project", "created-at": now()})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        Map::new(),
+    );
+    let user = store.current_user.clone();
+    let owners = store.insert(
+        "teams",
+        "team-",
+        Some(&name),
+        merge(super::teams::team_defaults("owners"), &Map::new(), &[]),
+        Map::new(),
+    );
+    if let Some(team) = store.get_mut("teams", &owners) {
+        team.set_rel_ids("users", "users", std::slice::from_ref(&user));
+        team.attributes.insert("users-count".into(), json!(1));
+    }
+    let email = store
+        .get("users", &user)
+        .map(|u| u.str("email").to_string())
+        .unwrap_or_default();
+    let membership = store.insert(
+        "organization-memberships",
+        "ou-",
+        Some(&name),
+        json!({"status": "active", "email": email, "created-at": now()})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        Map::new(),
+    );
+    if let Some(m) = store.get_mut("organization-memberships", &membership) {
+        m.set_rel("user", "users", &user);
+        m.set_rel("organization", "organizations", &name);
+        m.set_rel_ids("teams", "teams", std::slice::from_ref(&owners));
+    }
+    if let Some(o) = store.get_mut("organizations", &name) {
+        o.set_rel("default-project", "projects", &project);
+        o.relationships
+            .insert("default-agent-pool".into(), json!({"data": null}));
+    }
+    created(render_org(&store, &name)?)
+}
+
+// GET /organizations/:organization_name
+async fn show(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    ok(render_org(&ctx.state.read(), &name)?)
+}
+
+// PATCH /organizations/:organization_name
+async fn update(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["organizations"])?;
+    let mut store = ctx.state.write();
+    org(&store, &name)?;
+    let mut id = name.clone();
+    if let Some(new) = doc.opt("name").filter(|n| *n != name) {
+        if !valid_name(&new) {
+            return Err(ApiError::attribute("name", "Name is invalid"));
+        }
+        if store.get("organizations", &new).is_some() {
+            return Err(ApiError::attribute("name", "Name has already been taken"));
+        }
+        store.rekey("organizations", &name, &new);
+        id = new;
+    }
+    let record = store.find_mut("organizations", &id)?;
+    for (k, v) in doc.attributes {
+        record.attributes.insert(k, v);
+    }
+    ok(record.render())
+}
+
+// DELETE /organizations/:organization_name
+async fn destroy(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    store.delete("organizations", &name)?;
+    store.tokens.retain(|_, owner| *owner != name);
+    no_content()
+}
+
+// GET /organizations/:organization_name/entitlement-set
+async fn entitlements(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let o = store.find("organizations", &name)?;
+    ok(json!({
+        "id": o.str("external-id"),
+        "type": "entitlement-sets",
+        "attributes": {
+            "agents": true, "audit-logging": true, "configuration-designer": true,
+            "cost-estimation": true, "global-run-tasks": true, "module-tests-generation": false,
+            "operations": true, "policy-enforcement": true, "policy-limit": null,
+            "private-module-registry": true, "private-policy-agents": true,
+            "private-run-tasks": true, "run-task-limit": null, "run-tasks": true,
+            "self-serve-billing": true, "sentinel": true, "sso": true, "state-storage": true,
+            "teams": true, "usage-reporting": true, "user-limit": null,
+            "vcs-integrations": true, "versioned-policy-set-limit": null,
+        },
+        "links": {"self": format!("/api/v2/entitlement-sets/{}", o.str("external-id"))},
+    }))
+}
+
+// POST /organizations/:organization_name/organization-memberships
+async fn invite(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["organization-memberships"])?;
+    let email = doc.required("email")?;
+    if !email.contains('@') {
+        return Err(ApiError::attribute("email", "Email is invalid"));
+    }
+    let mut store = ctx.state.write();
+    org(&store, &name)?;
+    let existing = store
+        .list("organization-memberships", Some(&name))
+        .iter()
+        .any(|m| m.str("email").eq_ignore_ascii_case(&email));
+    if existing {
+        return Err(ApiError::attribute("email", "Email is already a member"));
+    }
+    let user = match store
+        .list("users", None)
+        .iter()
+        .find(|u| u.str("email").eq_ignore_ascii_case(&email))
+    {
+        Some(u) => u.id.clone(),
+        None => {
+            let username = email.split('@').next().unwrap_or("user").to_string();
+            store.new_user(&username, &email)
+        }
+    };
+    let id = store.insert(
+        "organization-memberships",
+        "ou-",
+        Some(&name),
+        json!({"status": "invited", "email": email, "created-at": now()})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        Map::new(),
+    );
+    let mut teams: Vec<String> = Vec::new();
+    if let Some(data) = doc
+        .relationships
+        .get("teams")
+        .and_then(|t| t.get("data"))
+        .and_then(Value::as_array)
+    {
+        for t in data {
+            if let Some(tid) = t.get("id").and_then(Value::as_str) {
+                teams.push(tid.to_string());
+            }
+        }
+    }
+    let m = store.find_mut("organization-memberships", &id)?;
+    m.set_rel("user", "users", &user);
+    m.set_rel("organization", "organizations", &name);
+    m.set_rel_ids("teams", "teams", &teams);
+    created(m.render())
+}
+
+// GET /organizations/:organization_name/organization-memberships
+async fn list_memberships(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    org(&store, &name)?;
+    let q = ctx.q("q").map(str::to_lowercase);
+    let status = ctx.q("filter[status]");
+    let items: Vec<Value> = store
+        .list("organization-memberships", Some(&name))
+        .into_iter()
+        .filter(|m| {
+            q.as_ref()
+                .is_none_or(|q| m.str("email").to_lowercase().contains(q))
+        })
+        .filter(|m| status.is_none_or(|s| m.str("status") == s))
+        .map(|m| m.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// GET /organization-memberships (the caller's own)
+async fn own_memberships(ctx: Ctx) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let me = store.current_user.clone();
+    let items: Vec<Value> = store
+        .list("organization-memberships", None)
+        .into_iter()
+        .filter(|m| m.rel_id("user") == Some(me.as_str()))
+        .map(|m| m.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// GET /organization-memberships/:organization_membership_id
+async fn show_membership(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx
+        .state
+        .read()
+        .find("organization-memberships", &id)?
+        .render())
+}
+
+// DELETE /organization-memberships/:organization_membership_id
+async fn delete_membership(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ctx.state.write().delete("organization-memberships", &id)?;
+    no_content()
+}
+
+/// Finds or creates an organization tag by name; answers its id.
+pub(crate) fn tag_by_name(store: &mut Store, org_name: &str, name: &str) -> String {
+    if let Some(t) = store
+        .list("tags", Some(org_name))
+        .iter()
+        .find(|t| t.str("name") == name)
+    {
+        return t.id.clone();
+    }
+    store.insert(
+        "tags",
+        "tag-",
+        Some(org_name),
+        json!({"name": name, "instance-count": 0, "created-at": now()})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        Map::new(),
+    )
+}
+
+/// Puts a tag on a workspace (idempotent) and recounts it.
+pub(crate) fn tag_workspace(store: &mut Store, tag_id: &str, ws_id: &str) -> ApiResult<()> {
+    let tag_name = store.find("tags", tag_id)?.str("name").to_string();
+    let ws = store.find_mut("workspaces", ws_id)?;
+    let mut names: Vec<String> = tag_names(ws);
+    if !names.contains(&tag_name) {
+        names.push(tag_name);
+    }
+    ws.attributes.insert("tag-names".into(), json!(names));
+    let mut ids = ws.rel_ids("tags");
+    if !ids.iter().any(|i| i == tag_id) {
+        ids.push(tag_id.to_string());
+    }
+    ws.set_rel_ids("tags", "tags", &ids);
+    recount(store, tag_id);
+    Ok(())
+}
+
+/// The tag names of a workspace.
+pub(crate) fn tag_names(ws: &crate::store::Record) -> Vec<String> {
+    ws.attributes
+        .get("tag-names")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Recomputes a tag's `instance-count`.
+pub(crate) fn recount(store: &mut Store, tag_id: &str) {
+    let n = store
+        .list("workspaces", None)
+        .iter()
+        .filter(|w| w.rel_ids("tags").iter().any(|t| t == tag_id))
+        .count();
+    if let Some(t) = store.get_mut("tags", tag_id) {
+        t.attributes.insert("instance-count".into(), json!(n));
+    }
+}
+
+// GET /organizations/:organization_name/tags
+async fn list_tags(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    org(&store, &name)?;
+    let q = ctx.q("q");
+    let items: Vec<Value> = store
+        .list("tags", Some(&name))
+        .into_iter()
+        .filter(|t| q.is_none_or(|q| t.str("name").contains(q)))
+        .map(|t| t.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// DELETE /organizations/:organization_name/tags
+async fn delete_tags(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let ids = item_ids(&body, &["tags"])?;
+    let mut store = ctx.state.write();
+    org(&store, &name)?;
+    for id in &ids {
+        let tag = store.find("tags", id)?;
+        if tag.owner.as_deref() != Some(name.as_str()) {
+            return Err(ApiError::not_found("tag", id));
+        }
+    }
+    for id in &ids {
+        let tag_name = store.find("tags", id)?.str("name").to_string();
+        let ws_ids: Vec<String> = store
+            .list("workspaces", Some(&name))
+            .iter()
+            .map(|w| w.id.clone())
+            .collect();
+        for ws_id in ws_ids {
+            if let Some(ws) = store.get_mut("workspaces", &ws_id) {
+                let names: Vec<String> = tag_names(ws)
+                    .into_iter()
+                    .filter(|n| *n != tag_name)
+                    .collect();
+                ws.attributes.insert("tag-names".into(), json!(names));
+                let ids: Vec<String> = ws.rel_ids("tags").into_iter().filter(|t| t != id).collect();
+                ws.set_rel_ids("tags", "tags", &ids);
+            }
+        }
+        store.remove("tags", id);
+    }
+    no_content()
+}
+
+// POST /tags/:tag_id/relationships/workspaces
+async fn tag_workspaces(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let ids = item_ids(&body, &["workspaces"])?;
+    let mut store = ctx.state.write();
+    store.find("tags", &id)?;
+    for ws in &ids {
+        store.find("workspaces", ws)?;
+    }
+    for ws in &ids {
+        tag_workspace(&mut store, &id, ws)?;
+    }
+    no_content()
+}
+
+// POST /organizations/:organization_name/authentication-token
+async fn create_token(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    // The spec sends no body; an expiry may come as a JSON:API document.
+    let expired_at = if body.is_null() {
+        Value::Null
+    } else {
+        resource(&body, &["authentication-tokens", "authentication-token"])?
+            .attributes
+            .get("expired-at")
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let mut store = ctx.state.write();
+    org(&store, &name)?;
+    let old: Vec<String> = store
+        .list("authentication-tokens", Some(&name))
+        .iter()
+        .map(|t| t.id.clone())
+        .collect();
+    for id in old {
+        store.remove("authentication-tokens", &id);
+    }
+    store.tokens.retain(|_, owner| *owner != name);
+    let secret = format!("{}.atlasv1.{}", store.new_id(""), store.new_id(""));
+    let id = store.insert(
+        "authentication-tokens",
+        "at-",
+        Some(&name),
+        json!({"created-at": now(), "last-used-at": null, "description": null,
+            "expired-at": expired_at})
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+        Map::new(),
+    );
+    store.tokens.insert(secret.clone(), name.clone());
+    let mut doc = store.find("authentication-tokens", &id)?.render();
+    doc["attributes"]["token"] = json!(secret);
+    created(doc)
+}
+
+// DELETE /organizations/:organization_name/authentication-token
+async fn delete_token(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    org(&store, &name)?;
+    let old: Vec<String> = store
+        .list("authentication-tokens", Some(&name))
+        .iter()
+        .map(|t| t.id.clone())
+        .collect();
+    if old.is_empty() {
+        return Err(ApiError::NotFound("the organization has no token".into()));
+    }
+    for id in old {
+        store.remove("authentication-tokens", &id);
+    }
+    store.tokens.retain(|_, owner| *owner != name);
+    no_content()
+}

@@ -1,0 +1,433 @@
+//! Teams, team memberships and team access to workspaces and projects.
+//! Spec: Endpoints > Teams, team memberships, team access.
+
+use axum::extract::Path;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::{json, Map, Value};
+
+use super::org;
+use super::organizations::valid_name;
+use crate::error::{ApiError, ApiResult};
+use crate::jsonapi::{
+    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx, Doc,
+};
+use crate::store::{now, Store};
+
+pub(crate) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/organizations/{org}/teams", get(list).post(create))
+        .route("/teams/{id}", get(show).patch(update).delete(destroy))
+        .route(
+            "/teams/{id}/relationships/users",
+            post(add_users).delete(remove_users),
+        )
+        .route(
+            "/teams/{id}/relationships/organization-memberships",
+            post(add_memberships).delete(remove_memberships),
+        )
+        .route("/team-workspaces", get(list_tws).post(create_tws))
+        .route(
+            "/team-workspaces/{id}",
+            get(show_tws).patch(update_tws).delete(destroy_tws),
+        )
+        .route("/team-projects", get(list_tprj).post(create_tprj))
+        .route(
+            "/team-projects/{id}",
+            get(show_tprj).patch(update_tprj).delete(destroy_tprj),
+        )
+}
+
+/// The attributes of a new team.
+pub(crate) fn team_defaults(name: &str) -> Value {
+    json!({
+        "name": name, "visibility": "secret", "users-count": 0, "sso-team-id": null,
+        "allow-member-token-management": true, "created-at": now(),
+        "organization-access": {
+            "manage-policies": false, "manage-policy-overrides": false,
+            "manage-workspaces": false, "manage-vcs-settings": false,
+            "manage-providers": false, "manage-modules": false, "manage-run-tasks": false,
+            "manage-projects": false, "read-workspaces": false, "read-projects": false,
+            "manage-membership": false, "manage-teams": false, "manage-organization-access": false,
+            "access-secret-teams": false, "manage-agent-pools": false,
+        },
+        "permissions": {"can-update-membership": true, "can-destroy": true,
+            "can-update-organization-access": true, "can-update-api-token": true,
+            "can-update-visibility": true},
+    })
+}
+
+// GET /organizations/:organization_name/teams
+async fn list(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    org(&store, &name)?;
+    let q = ctx.q("q").map(str::to_lowercase);
+    let names: Option<Vec<&str>> = ctx.q("filter[names]").map(|n| n.split(',').collect());
+    let items: Vec<Value> = store
+        .list("teams", Some(&name))
+        .into_iter()
+        .filter(|t| {
+            q.as_ref()
+                .is_none_or(|q| t.str("name").to_lowercase().starts_with(q))
+        })
+        .filter(|t| names.as_ref().is_none_or(|n| n.contains(&t.str("name"))))
+        .map(|t| t.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// POST /organizations/:organization_name/teams
+async fn create(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["teams"])?;
+    let team_name = doc.required("name")?;
+    if !valid_name(&team_name) {
+        return Err(ApiError::attribute("name", "Name is invalid"));
+    }
+    let mut store = ctx.state.write();
+    org(&store, &name)?;
+    if store
+        .list("teams", Some(&name))
+        .iter()
+        .any(|t| t.str("name") == team_name)
+    {
+        return Err(ApiError::attribute("name", "Name has already been taken"));
+    }
+    let mut attrs = merge(team_defaults(&team_name), &doc.attributes, &[]);
+    merge_access(&mut attrs, &doc);
+    let id = store.insert("teams", "team-", Some(&name), attrs, Map::new());
+    let team = store.find_mut("teams", &id)?;
+    team.set_rel_ids("users", "users", &[]);
+    team.set_rel_ids("organization-memberships", "organization-memberships", &[]);
+    team.set_rel("organization", "organizations", &name);
+    created(team.render())
+}
+
+/// Keeps the default organization-access keys that a partial update leaves out.
+fn merge_access(attrs: &mut Map<String, Value>, doc: &Doc) {
+    if let Some(Value::Object(sent)) = doc.attributes.get("organization-access") {
+        let mut base = team_defaults("")["organization-access"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        for (k, v) in sent {
+            base.insert(k.clone(), v.clone());
+        }
+        attrs.insert("organization-access".into(), Value::Object(base));
+    }
+}
+
+// GET /teams/:team_id
+async fn show(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find("teams", &id)?.render())
+}
+
+// PATCH /teams/:team_id
+async fn update(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["teams"])?;
+    let mut store = ctx.state.write();
+    let team = store.find("teams", &id)?;
+    if let Some(new) = doc.opt("name") {
+        let owner = team.owner.clone();
+        if !valid_name(&new) {
+            return Err(ApiError::attribute("name", "Name is invalid"));
+        }
+        if store
+            .list("teams", owner.as_deref())
+            .iter()
+            .any(|t| t.str("name") == new && t.id != id)
+        {
+            return Err(ApiError::attribute("name", "Name has already been taken"));
+        }
+    }
+    let team = store.find_mut("teams", &id)?;
+    let old_access = team.attributes.get("organization-access").cloned();
+    for (k, v) in &doc.attributes {
+        team.attributes.insert(k.clone(), v.clone());
+    }
+    if let (Some(Value::Object(mut base)), Some(Value::Object(sent))) =
+        (old_access, doc.attributes.get("organization-access"))
+    {
+        for (k, v) in sent {
+            base.insert(k.clone(), v.clone());
+        }
+        team.attributes
+            .insert("organization-access".into(), Value::Object(base));
+    }
+    ok(team.render())
+}
+
+// DELETE /teams/:team_id
+async fn destroy(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    store.delete("teams", &id)?;
+    let grants: Vec<(&'static str, String)> = store
+        .list("team-workspaces", None)
+        .into_iter()
+        .chain(store.list("team-projects", None))
+        .filter(|g| g.rel_id("team") == Some(id.as_str()))
+        .map(|g| (g.kind, g.id.clone()))
+        .collect();
+    for (kind, gid) in grants {
+        store.remove(kind, &gid);
+    }
+    no_content()
+}
+
+/// A user id from a user id or a username.
+fn user_id(store: &Store, key: &str) -> ApiResult<String> {
+    if store.get("users", key).is_some() {
+        return Ok(key.to_string());
+    }
+    store
+        .list("users", None)
+        .iter()
+        .find(|u| u.str("username") == key)
+        .map(|u| u.id.clone())
+        .ok_or_else(|| ApiError::not_found("user", key))
+}
+
+fn change_users(store: &mut Store, team_id: &str, users: &[String], add: bool) -> ApiResult<()> {
+    let team = store.find_mut("teams", team_id)?;
+    let mut ids = team.rel_ids("users");
+    for u in users {
+        if add && !ids.contains(u) {
+            ids.push(u.clone());
+        }
+        if !add {
+            ids.retain(|i| i != u);
+        }
+    }
+    team.attributes
+        .insert("users-count".into(), json!(ids.len()));
+    team.set_rel_ids("users", "users", &ids);
+    Ok(())
+}
+
+// POST /teams/:team_id/relationships/users
+async fn add_users(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    users_by_id(ctx, id, body, true).await
+}
+
+// DELETE /teams/:team_id/relationships/users
+async fn remove_users(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    users_by_id(ctx, id, body, false).await
+}
+
+async fn users_by_id(ctx: Ctx, id: String, body: Value, add: bool) -> ApiResult<Response> {
+    let keys = item_ids(&body, &["users"])?;
+    let mut store = ctx.state.write();
+    store.find("teams", &id)?;
+    let users = keys
+        .iter()
+        .map(|k| user_id(&store, k))
+        .collect::<ApiResult<Vec<_>>>()?;
+    change_users(&mut store, &id, &users, add)?;
+    no_content()
+}
+
+// POST /teams/:team_id/relationships/organization-memberships
+async fn add_memberships(
+    ctx: Ctx,
+    Path(id): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Response> {
+    by_membership(ctx, id, body, true).await
+}
+
+// DELETE /teams/:team_id/relationships/organization-memberships
+async fn remove_memberships(
+    ctx: Ctx,
+    Path(id): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Response> {
+    by_membership(ctx, id, body, false).await
+}
+
+async fn by_membership(ctx: Ctx, id: String, body: Value, add: bool) -> ApiResult<Response> {
+    let keys = item_ids(&body, &["organization-memberships"])?;
+    let mut store = ctx.state.write();
+    store.find("teams", &id)?;
+    let mut users = Vec::new();
+    for k in &keys {
+        let m = store.find("organization-memberships", k)?;
+        users.push(m.rel_id("user").unwrap_or_default().to_string());
+    }
+    change_users(&mut store, &id, &users, add)?;
+    let team = store.find_mut("teams", &id)?;
+    let mut ids = team.rel_ids("organization-memberships");
+    for k in keys {
+        if add && !ids.contains(&k) {
+            ids.push(k);
+        } else if !add {
+            ids.retain(|i| *i != k);
+        }
+    }
+    team.set_rel_ids("organization-memberships", "organization-memberships", &ids);
+    no_content()
+}
+
+/// The two kinds of team access, which differ only in their target.
+#[derive(Clone, Copy)]
+struct Access {
+    kind: &'static str,
+    prefix: &'static str,
+    target_rel: &'static str,
+    target_kind: &'static str,
+    filter: &'static str,
+    levels: &'static [&'static str],
+    custom: &'static [&'static str],
+}
+
+const TWS: Access = Access {
+    kind: "team-workspaces",
+    prefix: "tws-",
+    target_rel: "workspace",
+    target_kind: "workspaces",
+    filter: "filter[workspace][id]",
+    levels: &["read", "plan", "write", "admin", "custom"],
+    custom: &[
+        "runs",
+        "variables",
+        "state-versions",
+        "sentinel-mocks",
+        "workspace-locking",
+        "run-tasks",
+    ],
+};
+
+const TPRJ: Access = Access {
+    kind: "team-projects",
+    prefix: "tprj-",
+    target_rel: "project",
+    target_kind: "projects",
+    filter: "filter[project][id]",
+    levels: &["read", "write", "maintain", "admin", "custom"],
+    custom: &["project-access", "workspace-access"],
+};
+
+fn check_access(a: Access, attrs: &Map<String, Value>, level: &str) -> ApiResult<()> {
+    if !a.levels.contains(&level) {
+        return Err(ApiError::attribute(
+            "access",
+            format!("Access {level} is not valid"),
+        ));
+    }
+    if level != "custom" {
+        if let Some(key) = a.custom.iter().find(|k| attrs.contains_key(**k)) {
+            return Err(ApiError::attribute(
+                key,
+                format!("{key} is read-only when access level is '{level}'; use the 'custom' access level to set this attribute."),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn defaults(a: Access, level: &str) -> Value {
+    if a.kind == "team-workspaces" {
+        let (runs, vars, state) = match level {
+            "read" => ("read", "read", "read-outputs"),
+            "plan" => ("plan", "read", "read"),
+            _ => ("apply", "write", "write"),
+        };
+        json!({"access": level, "runs": runs, "variables": vars, "state-versions": state,
+            "sentinel-mocks": "none", "workspace-locking": level != "read" && level != "plan",
+            "run-tasks": level == "admin"})
+    } else {
+        json!({"access": level,
+            "project-access": {"settings": "read", "teams": "none"},
+            "workspace-access": {"runs": "read", "variables": "read", "state-versions": "read",
+                "sentinel-mocks": "none", "create": false, "locking": false, "delete": false,
+                "move": false, "run-tasks": false}})
+    }
+}
+
+fn create_grant(ctx: &Ctx, a: Access, body: &Value) -> ApiResult<Response> {
+    let doc = resource(body, &[a.kind])?;
+    let team = doc.required_rel("team")?;
+    let target = doc.required_rel(a.target_rel)?;
+    let level = doc.opt("access").unwrap_or_else(|| "read".into());
+    check_access(a, &doc.attributes, &level)?;
+    let mut store = ctx.state.write();
+    store.find("teams", &team)?;
+    store.find(a.target_kind, &target)?;
+    if store
+        .list(a.kind, Some(&target))
+        .iter()
+        .any(|g| g.rel_id("team") == Some(team.as_str()))
+    {
+        return Err(ApiError::invalid("Team already has access to this target"));
+    }
+    let attrs = merge(defaults(a, &level), &doc.attributes, &[]);
+    let id = store.insert(a.kind, a.prefix, Some(&target), attrs, Map::new());
+    let g = store.find_mut(a.kind, &id)?;
+    g.set_rel("team", "teams", &team);
+    g.set_rel(a.target_rel, a.target_kind, &target);
+    created(g.render())
+}
+
+fn list_grants(ctx: &Ctx, a: Access) -> ApiResult<Response> {
+    let target = ctx.required(a.filter)?.to_string();
+    let items: Vec<Value> = ctx
+        .state
+        .read()
+        .list(a.kind, Some(&target))
+        .into_iter()
+        .map(|g| g.render())
+        .collect();
+    paginate(ctx, items)
+}
+
+fn update_grant(ctx: &Ctx, a: Access, id: &str, body: &Value) -> ApiResult<Response> {
+    let doc = resource(body, &[a.kind])?;
+    let mut store = ctx.state.write();
+    let g = store.find_mut(a.kind, id)?;
+    let level = doc
+        .opt("access")
+        .unwrap_or_else(|| g.str("access").to_string());
+    check_access(a, &doc.attributes, &level)?;
+    if doc.opt("access").is_some() {
+        for (k, v) in defaults(a, &level).as_object().cloned().unwrap_or_default() {
+            g.attributes.insert(k, v);
+        }
+    }
+    for (k, v) in doc.attributes {
+        g.attributes.insert(k, v);
+    }
+    ok(g.render())
+}
+
+async fn list_tws(ctx: Ctx) -> ApiResult<Response> {
+    list_grants(&ctx, TWS)
+}
+async fn create_tws(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
+    create_grant(&ctx, TWS, &body)
+}
+async fn show_tws(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find(TWS.kind, &id)?.render())
+}
+async fn update_tws(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    update_grant(&ctx, TWS, &id, &body)
+}
+async fn destroy_tws(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ctx.state.write().delete(TWS.kind, &id)?;
+    no_content()
+}
+async fn list_tprj(ctx: Ctx) -> ApiResult<Response> {
+    list_grants(&ctx, TPRJ)
+}
+async fn create_tprj(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
+    create_grant(&ctx, TPRJ, &body)
+}
+async fn show_tprj(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find(TPRJ.kind, &id)?.render())
+}
+async fn update_tprj(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    update_grant(&ctx, TPRJ, &id, &body)
+}
+async fn destroy_tprj(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ctx.state.write().delete(TPRJ.kind, &id)?;
+    no_content()
+}

@@ -1,0 +1,444 @@
+//! The in-memory store: plain Rust tables, no axum.
+//!
+//! Every resource is a [`Record`]: a JSON:API type, an id, an owner (the id of the resource it
+//! belongs to, for lists and cascading deletes) and its attributes and relationships as JSON.
+//! Uploaded objects are kept apart, keyed by their object id.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{ApiError, ApiResult};
+
+/// One stored resource.
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// The id (`ws-…`, or the name for organizations).
+    pub id: String,
+    /// The JSON:API type.
+    pub kind: &'static str,
+    /// Creation order; lists are sorted by it.
+    pub seq: u64,
+    /// The id of the owning resource, if any.
+    pub owner: Option<String>,
+    /// Kebab-case attributes.
+    pub attributes: Map<String, Value>,
+    /// Relationships, each `{"data": …}`.
+    pub relationships: Map<String, Value>,
+}
+
+impl Record {
+    /// A string attribute, or "".
+    pub fn str(&self, name: &str) -> &str {
+        self.attributes
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    /// A boolean attribute, or false.
+    pub fn flag(&self, name: &str) -> bool {
+        self.attributes
+            .get(name)
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// The id of a to-one relationship.
+    pub fn rel_id(&self, name: &str) -> Option<&str> {
+        self.relationships
+            .get(name)
+            .and_then(|r| r.get("data"))
+            .and_then(|d| d.get("id"))
+            .and_then(Value::as_str)
+    }
+
+    /// Sets a to-one relationship.
+    pub fn set_rel(&mut self, name: &str, kind: &str, id: &str) {
+        self.relationships.insert(
+            name.to_string(),
+            json!({ "data": { "type": kind, "id": id } }),
+        );
+    }
+
+    /// The ids of a to-many relationship.
+    pub fn rel_ids(&self, name: &str) -> Vec<String> {
+        self.relationships
+            .get(name)
+            .and_then(|r| r.get("data"))
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|i| i.get("id").and_then(Value::as_str).map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Replaces a to-many relationship.
+    pub fn set_rel_ids(&mut self, name: &str, kind: &str, ids: &[String]) {
+        let data: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({ "type": kind, "id": id }))
+            .collect();
+        self.relationships
+            .insert(name.to_string(), json!({ "data": data }));
+    }
+
+    /// The JSON:API resource object.
+    pub fn render(&self) -> Value {
+        json!({
+            "id": self.id,
+            "type": self.kind,
+            "attributes": self.attributes,
+            "relationships": self.relationships,
+            "links": { "self": format!("/api/v2/{}/{}", self.kind, self.id) },
+        })
+    }
+}
+
+/// What an uploaded object belongs to.
+#[derive(Debug, Clone)]
+pub struct Object {
+    /// The record (a `cv-`, `polsetver-`, `modver-` or `sv-` id) the upload completes.
+    pub target: String,
+    /// The JSON:API type of the target.
+    pub kind: &'static str,
+    /// The bytes, once uploaded.
+    pub bytes: Option<Vec<u8>>,
+}
+
+/// The whole state of the reference.
+#[derive(Debug, Clone)]
+pub struct Store {
+    records: HashMap<(&'static str, String), Record>,
+    /// Upload and download objects by object id.
+    pub objects: HashMap<String, Object>,
+    /// Extra tokens that authenticate like the user token (organization tokens).
+    pub tokens: BTreeMap<String, String>,
+    /// The user behind the user token.
+    pub current_user: String,
+    /// The user an administrator impersonates.
+    pub impersonating: Option<String>,
+    /// The account password.
+    pub password: String,
+    /// Admin settings by id.
+    pub settings: BTreeMap<String, Map<String, Value>>,
+    /// Seeded external things: (kind, id).
+    pub seeded: Vec<(String, String)>,
+    seq: u64,
+    rng: u64,
+}
+
+/// Final run states: no action applies any more.
+pub const FINAL_RUN_STATES: &[&str] = &[
+    "applied",
+    "discarded",
+    "canceled",
+    "force_canceled",
+    "cancelled",
+    "errored",
+    "planned_and_finished",
+];
+
+impl Store {
+    /// A store with the seeded user, VCS installation, assessment result and settings.
+    pub fn new(password: &str) -> Self {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x9e37_79b9_7f4a_7c15);
+        let mut store = Store {
+            records: HashMap::new(),
+            objects: HashMap::new(),
+            tokens: BTreeMap::new(),
+            current_user: String::new(),
+            impersonating: None,
+            password: password.to_string(),
+            settings: BTreeMap::new(),
+            seeded: Vec::new(),
+            seq: 0,
+            rng: nanos | 1,
+        };
+        let user = store.new_user("reference-user", "user@reference.test");
+        if let Some(u) = store.get_mut("users", &user) {
+            u.attributes.insert("is-admin".into(), json!(true));
+            u.attributes.insert("is-site-admin".into(), json!(true));
+        }
+        store.current_user = user;
+        let installation = store.new_id("ghain-");
+        let mut attrs = Map::new();
+        attrs.insert("name".into(), json!("reference-installation"));
+        attrs.insert("installation-id".into(), json!(1_000_001));
+        attrs.insert("installation-type".into(), json!("Organization"));
+        attrs.insert(
+            "installation-url".into(),
+            json!("https://github.com/apps/reference"),
+        );
+        store.insert_with_id(
+            "github-app-installations",
+            installation.clone(),
+            None,
+            attrs,
+            Map::new(),
+        );
+        store
+            .seeded
+            .push(("vcs_installation".into(), installation.clone()));
+        let assessment = store.new_id("asmtres-");
+        let mut attrs = Map::new();
+        attrs.insert("drifted".into(), json!(false));
+        attrs.insert("succeeded".into(), json!(true));
+        attrs.insert("error-msg".into(), Value::Null);
+        attrs.insert("created-at".into(), json!(now()));
+        store.insert_with_id(
+            "assessment-results",
+            assessment.clone(),
+            None,
+            attrs,
+            Map::new(),
+        );
+        store.seeded.push(("assessment_result".into(), assessment));
+        for (id, extra) in [
+            (
+                "general",
+                json!({"limit-user-organization-creation": true, "api-rate-limiting-enabled": true, "api-rate-limit": 30, "default-remote-state-access": true, "apply-timeout": "24h", "plan-timeout": "2h"}),
+            ),
+            (
+                "cost-estimation",
+                json!({"enabled": false, "aws-enabled": false, "gcp-enabled": false, "azure-enabled": false}),
+            ),
+            (
+                "saml",
+                json!({"enabled": false, "debug": false, "idp-cert": null, "old-idp-cert": "-----BEGIN CERTIFICATE-----old", "slo-endpoint-url": null, "sso-endpoint-url": null}),
+            ),
+            (
+                "smtp",
+                json!({"enabled": false, "host": null, "port": 25, "sender": null, "auth": "none", "username": null}),
+            ),
+            (
+                "twilio",
+                json!({"enabled": false, "account-sid": null, "from-number": null}),
+            ),
+            (
+                "customization",
+                json!({"support-email-address": "support@reference.test", "login-help": "", "footer": "", "error": "", "new-user": ""}),
+            ),
+        ] {
+            let attrs = extra.as_object().cloned().unwrap_or_default();
+            store.settings.insert(id.to_string(), attrs);
+        }
+        store
+    }
+
+    /// A new id: the prefix plus 16 random characters.
+    pub fn new_id(&mut self, prefix: &str) -> String {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789";
+        let mut id = String::from(prefix);
+        for _ in 0..16 {
+            // xorshift64*: good enough for unguessable-looking ids in a test server.
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            let n = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33;
+            id.push(ALPHABET[(n % ALPHABET.len() as u64) as usize] as char);
+        }
+        id
+    }
+
+    /// Inserts a record with a new id made from `prefix`.
+    pub fn insert(
+        &mut self,
+        kind: &'static str,
+        prefix: &str,
+        owner: Option<&str>,
+        attributes: Map<String, Value>,
+        relationships: Map<String, Value>,
+    ) -> String {
+        let id = self.new_id(prefix);
+        self.insert_with_id(
+            kind,
+            id.clone(),
+            owner.map(String::from),
+            attributes,
+            relationships,
+        );
+        id
+    }
+
+    /// Inserts (or replaces) a record with a given id.
+    pub fn insert_with_id(
+        &mut self,
+        kind: &'static str,
+        id: String,
+        owner: Option<String>,
+        attributes: Map<String, Value>,
+        relationships: Map<String, Value>,
+    ) {
+        self.seq += 1;
+        let record = Record {
+            id: id.clone(),
+            kind,
+            seq: self.seq,
+            owner,
+            attributes,
+            relationships,
+        };
+        self.records.insert((kind, id), record);
+    }
+
+    /// One record.
+    pub fn get(&self, kind: &'static str, id: &str) -> Option<&Record> {
+        self.records.get(&(kind, id.to_string()))
+    }
+
+    /// One record, or a 404 naming it.
+    pub fn find(&self, kind: &'static str, id: &str) -> ApiResult<&Record> {
+        self.get(kind, id)
+            .ok_or_else(|| ApiError::not_found(singular(kind), id))
+    }
+
+    /// One record for change.
+    pub fn get_mut(&mut self, kind: &'static str, id: &str) -> Option<&mut Record> {
+        self.records.get_mut(&(kind, id.to_string()))
+    }
+
+    /// One record for change, or a 404.
+    pub fn find_mut(&mut self, kind: &'static str, id: &str) -> ApiResult<&mut Record> {
+        self.get_mut(kind, id)
+            .ok_or_else(|| ApiError::not_found(singular(kind), id))
+    }
+
+    /// All records of a kind, oldest first, optionally only those of one owner.
+    pub fn list(&self, kind: &'static str, owner: Option<&str>) -> Vec<&Record> {
+        let mut out: Vec<&Record> = self
+            .records
+            .values()
+            .filter(|r| r.kind == kind && owner.is_none_or(|o| r.owner.as_deref() == Some(o)))
+            .collect();
+        out.sort_by_key(|r| r.seq);
+        out
+    }
+
+    /// Removes a record and, recursively, every record it owns. Answers whether it existed.
+    pub fn remove(&mut self, kind: &'static str, id: &str) -> bool {
+        if self.records.remove(&(kind, id.to_string())).is_none() {
+            return false;
+        }
+        let owned: Vec<(&'static str, String)> = self
+            .records
+            .values()
+            .filter(|r| r.owner.as_deref() == Some(id))
+            .map(|r| (r.kind, r.id.clone()))
+            .collect();
+        for (k, i) in owned {
+            self.remove(k, &i);
+        }
+        self.objects.retain(|_, o| o.target != id);
+        true
+    }
+
+    /// Removes a record or answers 404.
+    pub fn delete(&mut self, kind: &'static str, id: &str) -> ApiResult<()> {
+        if self.remove(kind, id) {
+            Ok(())
+        } else {
+            Err(ApiError::not_found(singular(kind), id))
+        }
+    }
+
+    /// Gives a record a new id (an organization rename), moving what it owns along.
+    pub fn rekey(&mut self, kind: &'static str, old: &str, new: &str) {
+        let Some(mut record) = self.records.remove(&(kind, old.to_string())) else {
+            return;
+        };
+        record.id = new.to_string();
+        self.records.insert((kind, new.to_string()), record);
+        for r in self.records.values_mut() {
+            if r.owner.as_deref() == Some(old) {
+                r.owner = Some(new.to_string());
+            }
+        }
+    }
+
+    /// Creates a user (type `users`) and answers its id.
+    pub fn new_user(&mut self, username: &str, email: &str) -> String {
+        let mut attrs = Map::new();
+        attrs.insert("username".into(), json!(username));
+        attrs.insert("email".into(), json!(email));
+        attrs.insert(
+            "avatar-url".into(),
+            json!("https://www.gravatar.com/avatar/0"),
+        );
+        attrs.insert("is-admin".into(), json!(false));
+        attrs.insert("is-site-admin".into(), json!(false));
+        attrs.insert("is-suspended".into(), json!(false));
+        attrs.insert("is-service-account".into(), json!(false));
+        attrs.insert(
+            "two-factor".into(),
+            json!({"enabled": true, "verified": true}),
+        );
+        attrs.insert("created-at".into(), json!(now()));
+        attrs.insert(
+            "permissions".into(),
+            json!({"can-create-organizations": true, "can-change-email": true, "can-change-username": true}),
+        );
+        self.insert("users", "user-", None, attrs, Map::new())
+    }
+
+    /// Registers an upload object for a record and answers the object id.
+    pub fn new_object(&mut self, kind: &'static str, target: &str) -> String {
+        let id = self.new_id("obj-");
+        self.objects.insert(
+            id.clone(),
+            Object {
+                target: target.to_string(),
+                kind,
+                bytes: None,
+            },
+        );
+        id
+    }
+
+    /// The bytes uploaded for a record, if any.
+    pub fn uploaded_bytes(&self, target: &str) -> Option<&[u8]> {
+        self.objects
+            .values()
+            .find(|o| o.target == target && o.bytes.is_some())
+            .and_then(|o| o.bytes.as_deref())
+    }
+}
+
+/// A readable singular name of a JSON:API type, for error details.
+pub fn singular(kind: &str) -> &str {
+    kind.strip_suffix('s').unwrap_or(kind)
+}
+
+/// The current time as ISO-8601 (`2024-01-02T03:04:05.000Z`).
+pub fn now() -> String {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let millis = d.subsec_millis();
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + if month <= 2 { 1 } else { 0 };
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
