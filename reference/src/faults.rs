@@ -192,7 +192,6 @@ pub fn fault_catalog() -> &'static [FaultInfo] {
 pub struct RouteSpec {
     method: String,
     segments: Vec<String>,
-    text: String,
 }
 
 impl RouteSpec {
@@ -208,18 +207,12 @@ impl RouteSpec {
         Ok(RouteSpec {
             method: method.to_ascii_uppercase(),
             segments: segments(&path),
-            text: text.to_string(),
         })
     }
 
     /// Whether a request matches a route written as text (false when the text is no route).
     pub(crate) fn matches_text(route: &str, method: &str, bare: &str) -> bool {
         RouteSpec::parse(route).is_ok_and(|r| r.matches(method, bare))
-    }
-
-    /// The route as it was written.
-    pub fn text(&self) -> &str {
-        &self.text
     }
 
     /// Whether a request (method and bare path) is this route.

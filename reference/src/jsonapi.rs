@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult, JSONAPI};
 use crate::faults::{Faults, Kind};
-use crate::store::{Record, Store};
+use crate::store::Store;
 
 /// The state every handler shares.
 #[derive(Clone)]
@@ -304,11 +304,6 @@ pub(crate) fn plain(status: StatusCode, document: Value) -> Response {
         HeaderValue::from_static("application/json"),
     );
     res
-}
-
-/// Renders records.
-pub(crate) fn render_all(records: &[&Record]) -> Vec<Value> {
-    records.iter().map(|r| r.render()).collect()
 }
 
 /// Merges sent attributes over defaults, leaving out write-only ones.

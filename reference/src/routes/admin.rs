@@ -1,9 +1,471 @@
-//! Stub.
+//! Administrator endpoints: organizations, runs, workspaces, engine versions, users and
+//! instance settings. Spec: Endpoints > Administrator endpoints. The gate answers 404 to
+//! anything but the admin token.
 
+use axum::extract::Path;
+use axum::response::Response;
+use axum::routing::{get, patch, post};
 use axum::Router;
+use serde_json::{json, Map, Value};
 
-use crate::jsonapi::AppState;
+use super::runs::{is_final, set_status};
+use super::workspaces::render_ws;
+use crate::error::{ApiError, ApiResult};
+use crate::jsonapi::{
+    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
+};
+use crate::store::now;
 
 pub(crate) fn router() -> Router<AppState> {
     Router::new()
+        .route("/admin/organizations", get(list_orgs))
+        .route(
+            "/admin/organizations/{name}",
+            get(show_org).delete(delete_org).patch(update_org),
+        )
+        .route(
+            "/admin/organizations/{name}/module-consumers",
+            patch(module_consumers).get(list_module_consumers),
+        )
+        .route(
+            "/admin/organizations/{name}/relationships/module-consumers",
+            patch(module_consumers).get(list_module_consumers),
+        )
+        .route("/admin/runs", get(list_runs))
+        .route("/admin/runs/{id}/actions/force-cancel", post(force_cancel))
+        .route("/admin/workspaces", get(list_workspaces))
+        .route(
+            "/admin/workspaces/{id}",
+            get(show_workspace).delete(delete_workspace),
+        )
+        .route(
+            "/admin/engine-versions",
+            get(list_engines).post(create_engine),
+        )
+        .route(
+            "/admin/engine-versions/{id}",
+            get(show_engine).patch(update_engine).delete(delete_engine),
+        )
+        .route(
+            "/admin/terraform-versions",
+            get(list_engines).post(create_engine),
+        )
+        .route(
+            "/admin/terraform-versions/{id}",
+            get(show_engine).patch(update_engine).delete(delete_engine),
+        )
+        .route("/admin/users", get(list_users))
+        .route("/admin/users/{id}", axum::routing::delete(delete_user))
+        .route("/admin/users/{id}/actions/{action}", post(user_action))
+        .route("/admin/users/actions/unimpersonate", post(unimpersonate))
+        .route("/admin/{group}", get(show_settings).patch(update_settings))
+        .route(
+            "/admin/saml-settings/actions/revoke-old-certificate",
+            post(revoke_old_certificate),
+        )
+        .route("/admin/twilio-settings/verify", post(twilio_verify))
+}
+
+fn admin_org(o: &crate::store::Record) -> Value {
+    let mut doc = o.render();
+    let a = &mut doc["attributes"];
+    for (k, v) in [
+        ("access-beta-tools", json!(false)),
+        ("global-module-sharing", json!(false)),
+        ("global-provider-sharing", json!(false)),
+        ("is-disabled", json!(false)),
+        ("notification-email", json!(o.str("email"))),
+        ("sso-enabled", json!(false)),
+        ("terraform-build-worker-apply-timeout", json!("24h")),
+        ("terraform-build-worker-plan-timeout", json!("2h")),
+        ("apply-timeout", json!("24h")),
+        ("plan-timeout", json!("2h")),
+        ("terraform-worker-sudo-enabled", json!(false)),
+        ("workspace-limit", Value::Null),
+    ] {
+        if a.get(k).is_none() {
+            a[k] = v;
+        }
+    }
+    doc["links"]["self"] = json!(format!("/api/v2/admin/organizations/{}", o.id));
+    doc
+}
+
+async fn list_orgs(ctx: Ctx) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let q = ctx.q("q").map(str::to_lowercase);
+    let items: Vec<Value> = store
+        .list("organizations", None)
+        .into_iter()
+        .filter(|o| {
+            q.as_ref().is_none_or(|q| {
+                o.id.to_lowercase().contains(q) || o.str("email").to_lowercase().contains(q)
+            })
+        })
+        .map(admin_org)
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+async fn show_org(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    ok(admin_org(ctx.state.read().find("organizations", &name)?))
+}
+
+async fn update_org(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["organizations"])?;
+    let mut store = ctx.state.write();
+    let o = store.find_mut("organizations", &name)?;
+    for (k, v) in doc.attributes {
+        if k != "name" {
+            o.attributes.insert(k, v);
+        }
+    }
+    ok(admin_org(o))
+}
+
+async fn delete_org(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    store.delete("organizations", &name)?;
+    store.tokens.retain(|_, owner| *owner != name);
+    no_content()
+}
+
+// PATCH /admin/organizations/:name/module-consumers: replaces the list.
+async fn module_consumers(
+    ctx: Ctx,
+    Path(name): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Response> {
+    let ids = item_ids(&body, &["organizations"])?;
+    let mut store = ctx.state.write();
+    store.find("organizations", &name)?;
+    for id in &ids {
+        store.find("organizations", id)?;
+    }
+    let o = store.find_mut("organizations", &name)?;
+    o.set_rel_ids("module-consumers", "organizations", &ids);
+    no_content()
+}
+
+async fn list_module_consumers(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let ids = store
+        .find("organizations", &name)?
+        .rel_ids("module-consumers");
+    let items: Vec<Value> = ids
+        .iter()
+        .filter_map(|i| store.get("organizations", i))
+        .map(admin_org)
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+async fn list_runs(ctx: Ctx) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let statuses: Option<Vec<&str>> = ctx.q("filter[status]").map(|s| s.split(',').collect());
+    let q = ctx.q("q");
+    let items: Vec<Value> = store
+        .list("runs", None)
+        .into_iter()
+        .filter(|r| {
+            statuses
+                .as_ref()
+                .is_none_or(|s| s.contains(&r.str("status")))
+        })
+        .filter(|r| q.is_none_or(|q| r.id.contains(q) || r.owner.as_deref() == Some(q)))
+        .map(|r| r.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// POST /admin/runs/:id/actions/force-cancel: any non-final run becomes `cancelled`.
+async fn force_cancel(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let comment = body
+        .get("comment")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let mut store = ctx.state.write();
+    let status = store.find("runs", &id)?.str("status").to_string();
+    if is_final(&status) {
+        return Err(ApiError::Conflict(format!("the run is already {status}")));
+    }
+    set_status(&mut store, &id, "cancelled")?;
+    if let Some(c) = comment {
+        if let Some(r) = store.get_mut("runs", &id) {
+            r.attributes.insert("force-cancel-comment".into(), json!(c));
+        }
+    }
+    ok(store.find("runs", &id)?.render())
+}
+
+async fn list_workspaces(ctx: Ctx) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let q = ctx.q("q").map(str::to_lowercase);
+    let items: Vec<Value> = store
+        .list("workspaces", None)
+        .into_iter()
+        .filter(|w| {
+            q.as_ref()
+                .is_none_or(|q| w.str("name").to_lowercase().contains(q))
+        })
+        .map(render_ws)
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+async fn show_workspace(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(render_ws(ctx.state.read().find("workspaces", &id)?))
+}
+
+async fn delete_workspace(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ctx.state.write().delete("workspaces", &id)?;
+    no_content()
+}
+
+const ENGINE_TYPES: &[&str] = &[
+    "terraform-versions",
+    "engine-versions",
+    "admin-terraform-versions",
+];
+
+async fn list_engines(ctx: Ctx) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let version = ctx.q("filter[version]").or(ctx.q("search[version]"));
+    let items: Vec<Value> = store
+        .list("terraform-versions", None)
+        .into_iter()
+        .filter(|e| version.is_none_or(|v| e.str("version").contains(v)))
+        .map(|e| e.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+async fn create_engine(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, ENGINE_TYPES)?;
+    let version = doc.required("version")?;
+    if doc.attributes.get("archs").is_none() {
+        doc.required("url")?;
+        doc.required("sha")?;
+    }
+    let mut store = ctx.state.write();
+    if store
+        .list("terraform-versions", None)
+        .iter()
+        .any(|e| e.str("version") == version)
+    {
+        return Err(ApiError::attribute(
+            "version",
+            "Version has already been taken",
+        ));
+    }
+    let attrs = merge(
+        json!({"version": version, "official": false, "enabled": true, "beta": false,
+            "deprecated": false, "deprecated-reason": null, "usage": 0, "created-at": now()}),
+        &doc.attributes,
+        &[],
+    );
+    let id = store.insert("terraform-versions", "tfv-", None, attrs, Map::new());
+    created(store.find("terraform-versions", &id)?.render())
+}
+
+async fn show_engine(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find("terraform-versions", &id)?.render())
+}
+
+async fn update_engine(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, ENGINE_TYPES)?;
+    let mut store = ctx.state.write();
+    if let Some(v) = doc.opt("version") {
+        if store
+            .list("terraform-versions", None)
+            .iter()
+            .any(|e| e.str("version") == v && e.id != id)
+        {
+            return Err(ApiError::attribute(
+                "version",
+                "Version has already been taken",
+            ));
+        }
+    }
+    let e = store.find_mut("terraform-versions", &id)?;
+    for (k, v) in doc.attributes {
+        e.attributes.insert(k, v);
+    }
+    ok(e.render())
+}
+
+async fn delete_engine(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    if store.find("terraform-versions", &id)?.flag("official") {
+        return Err(ApiError::invalid("an official version cannot be deleted"));
+    }
+    store.delete("terraform-versions", &id)?;
+    no_content()
+}
+
+async fn list_users(ctx: Ctx) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let q = ctx.q("q").map(str::to_lowercase);
+    let admin = ctx.q("filter[admin]").map(|v| v == "true");
+    let suspended = ctx.q("filter[suspended]").map(|v| v == "true");
+    let items: Vec<Value> = store
+        .list("users", None)
+        .into_iter()
+        .filter(|u| {
+            q.as_ref().is_none_or(|q| {
+                u.str("email").to_lowercase().contains(q)
+                    || u.str("username").to_lowercase().contains(q)
+            })
+        })
+        .filter(|u| admin.is_none_or(|a| u.flag("is-admin") == a))
+        .filter(|u| suspended.is_none_or(|s| u.flag("is-suspended") == s))
+        .map(|u| u.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+async fn delete_user(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    if id == store.current_user {
+        return Err(ApiError::invalid("the current user cannot be deleted"));
+    }
+    store.delete("users", &id)?;
+    let memberships: Vec<String> = store
+        .list("organization-memberships", None)
+        .iter()
+        .filter(|m| m.rel_id("user") == Some(id.as_str()))
+        .map(|m| m.id.clone())
+        .collect();
+    for m in memberships {
+        store.remove("organization-memberships", &m);
+    }
+    no_content()
+}
+
+// POST /admin/users/:id/actions/{suspend,unsuspend,grant_admin,revoke_admin,disable_two_factor,impersonate}
+async fn user_action(
+    ctx: Ctx,
+    Path((id, action)): Path<(String, String)>,
+    Body(body): Body,
+) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    store.find("users", &id)?;
+    if action == "impersonate" {
+        let reason = body.get("reason").and_then(Value::as_str).unwrap_or("");
+        if reason.trim().is_empty() {
+            return Err(ApiError::BadRequest("a reason is required".into()));
+        }
+        if store.impersonating.is_some() {
+            return Err(ApiError::Forbidden("already impersonating a user".into()));
+        }
+        store.impersonating = Some(id);
+        return no_content();
+    }
+    let (attr, value, word) = match action.as_str() {
+        "suspend" => ("is-suspended", true, "suspended"),
+        "unsuspend" => ("is-suspended", false, "not suspended"),
+        "grant_admin" => ("is-admin", true, "an administrator"),
+        "revoke_admin" => ("is-admin", false, "not an administrator"),
+        "disable_two_factor" => ("two-factor", false, "without two-factor authentication"),
+        _ => return Err(ApiError::NotFound("route not found".into())),
+    };
+    let user = store.find_mut("users", &id)?;
+    if attr == "two-factor" {
+        let enabled = user
+            .attributes
+            .get("two-factor")
+            .and_then(|t| t.get("enabled"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if !enabled {
+            return Err(ApiError::BadRequest(format!("the user is already {word}")));
+        }
+        user.attributes.insert(
+            "two-factor".into(),
+            json!({"enabled": false, "verified": false}),
+        );
+    } else {
+        if user.flag(attr) == value {
+            return Err(ApiError::BadRequest(format!("the user is already {word}")));
+        }
+        user.attributes.insert(attr.into(), json!(value));
+    }
+    ok(user.render())
+}
+
+// POST /admin/users/actions/unimpersonate
+async fn unimpersonate(ctx: Ctx) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    if store.impersonating.take().is_none() {
+        return Err(ApiError::BadRequest("not impersonating a user".into()));
+    }
+    no_content()
+}
+
+fn settings_id(group: &str) -> ApiResult<&str> {
+    group
+        .strip_suffix("-settings")
+        .filter(|g| {
+            matches!(
+                *g,
+                "general" | "cost-estimation" | "saml" | "smtp" | "twilio" | "customization"
+            )
+        })
+        .ok_or_else(|| ApiError::NotFound("route not found".into()))
+}
+
+fn render_settings(id: &str, attrs: &Map<String, Value>) -> Value {
+    json!({"id": id, "type": format!("{id}-settings"), "attributes": attrs,
+        "links": {"self": format!("/api/v2/admin/{id}-settings")}})
+}
+
+// GET /api/v2/admin/S-settings
+async fn show_settings(ctx: Ctx, Path(group): Path<String>) -> ApiResult<Response> {
+    let id = settings_id(&group)?;
+    let store = ctx.state.read();
+    let attrs = store.settings.get(id).cloned().unwrap_or_default();
+    ok(render_settings(id, &attrs))
+}
+
+// PATCH /api/v2/admin/S-settings: echoes what it was sent.
+async fn update_settings(
+    ctx: Ctx,
+    Path(group): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Response> {
+    let id = settings_id(&group)?.to_string();
+    let kind = format!("{id}-settings");
+    let doc = resource(&body, &[kind.as_str(), "settings"])?;
+    let mut store = ctx.state.write();
+    let attrs = store.settings.entry(id.clone()).or_default();
+    for (k, v) in doc.attributes {
+        attrs.insert(k, v);
+    }
+    let attrs = attrs.clone();
+    ok(render_settings(&id, &attrs))
+}
+
+// POST /api/v2/admin/saml-settings/actions/revoke-old-certificate
+async fn revoke_old_certificate(ctx: Ctx) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    let attrs = store.settings.entry("saml".into()).or_default();
+    attrs.insert("old-idp-cert".into(), Value::Null);
+    let attrs = attrs.clone();
+    ok(render_settings("saml", &attrs))
+}
+
+// POST /api/v2/admin/twilio-settings/verify
+async fn twilio_verify(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
+    if !body.is_null() && !body.is_object() {
+        return Err(ApiError::invalid("the body must be a JSON object"));
+    }
+    let store = ctx.state.read();
+    let attrs = store.settings.get("twilio").cloned().unwrap_or_default();
+    ok(render_settings("twilio", &attrs))
 }

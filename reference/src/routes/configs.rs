@@ -1,9 +1,377 @@
-//! Stub.
+//! Configuration versions, state versions and the object store (`{upload_url}`).
+//! Spec: Endpoints > Configuration versions, State versions; Versioning 2.
 
+use axum::extract::{DefaultBodyLimit, Path, Request};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use axum::Router;
+use serde_json::{json, Map, Value};
 
-use crate::jsonapi::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::gate::UPLOAD_LIMIT;
+use crate::jsonapi::Body as JsonBody;
+use crate::jsonapi::{accepted, created, merge, ok, paginate, read_bytes, resource, AppState, Ctx};
+use crate::store::{now, Store};
 
 pub(crate) fn router() -> Router<AppState> {
     Router::new()
+        .route(
+            "/workspaces/{id}/configuration-versions",
+            get(list).post(create),
+        )
+        .route("/configuration-versions/{id}", get(show))
+        .route(
+            "/configuration-versions/{id}/ingress-attributes",
+            get(ingress),
+        )
+        .route(
+            "/configuration-versions/{id}/actions/archive",
+            post(archive),
+        )
+        .route("/configuration-versions/{id}/download", get(download))
+        .route(
+            "/workspaces/{id}/state-versions",
+            post(create_state).get(list_ws_states),
+        )
+        .route("/workspaces/{id}/current-state-version", get(current_state))
+        .route("/state-versions", get(list_states))
+        .route("/state-versions/{id}", get(show_state))
+        .route(
+            "/v1/object/{id}",
+            get(fetch_object)
+                .put(upload)
+                .layer(DefaultBodyLimit::max(UPLOAD_LIMIT)),
+        )
+        .route(
+            "/uploads/{id}",
+            get(fetch_object)
+                .put(upload)
+                .layer(DefaultBodyLimit::max(UPLOAD_LIMIT)),
+        )
+}
+
+// POST /workspaces/:workspace_id/configuration-versions
+async fn create(ctx: Ctx, Path(ws): Path<String>, JsonBody(body): JsonBody) -> ApiResult<Response> {
+    // TFE accepts an empty body here; a body, when sent, must be a valid document.
+    let attributes = if body.is_null() {
+        Map::new()
+    } else {
+        resource(&body, &["configuration-versions"])?.attributes
+    };
+    let mut store = ctx.state.write();
+    store.find("workspaces", &ws)?;
+    let attrs = merge(
+        json!({"auto-queue-runs": true, "speculative": false, "provisional": false,
+            "status": "pending", "source": "tfe-api", "error": null, "error-message": null,
+            "created-at": now(), "status-timestamps": {}, "changed-files": []}),
+        &attributes,
+        &[],
+    );
+    let id = store.insert(
+        "configuration-versions",
+        "cv-",
+        Some(&ws),
+        attrs,
+        Map::new(),
+    );
+    let object = store.new_object("configuration-versions", &id);
+    let cv = store.find_mut("configuration-versions", &id)?;
+    cv.set_rel(
+        "ingress-attributes",
+        "ingress-attributes",
+        &format!("ia-{}", &id[3..]),
+    );
+    let mut doc = cv.render();
+    doc["attributes"]["upload-url"] = json!(ctx.object_url(&object));
+    doc["links"]["download"] = json!(format!("/api/v2/configuration-versions/{id}/download"));
+    if !cv.flag("provisional") {
+        if let Some(w) = store.get_mut("workspaces", &ws) {
+            w.set_rel(
+                "current-configuration-version",
+                "configuration-versions",
+                &id,
+            );
+        }
+    }
+    created(doc)
+}
+
+// GET /workspaces/:workspace_id/configuration-versions
+async fn list(ctx: Ctx, Path(ws): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    store.find("workspaces", &ws)?;
+    let items: Vec<Value> = store
+        .list("configuration-versions", Some(&ws))
+        .into_iter()
+        .map(|c| c.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+async fn show(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx
+        .state
+        .read()
+        .find("configuration-versions", &id)?
+        .render())
+}
+
+// GET /configuration-versions/:configuration-id/ingress-attributes
+async fn ingress(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let cv = store.find("configuration-versions", &id)?;
+    ok(json!({
+        "id": cv.rel_id("ingress-attributes").unwrap_or_default(),
+        "type": "ingress-attributes",
+        "attributes": {
+            "branch": "main", "clone-url": "https://example.test/reference/config.git",
+            "commit-message": "Upload through the API", "commit-sha": "0000000000000000000000000000000000000000",
+            "commit-url": null, "compare-url": null, "identifier": "reference/config",
+            "is-pull-request": false, "on-default-branch": true, "pull-request-number": null,
+            "pull-request-url": null, "pull-request-title": null, "pull-request-body": null,
+            "tag": null, "sender-username": "reference-user", "sender-avatar-url": null,
+            "sender-html-url": null,
+        },
+        "relationships": {"created-by": {"data": {"type": "users", "id": store.current_user}}},
+        "links": {"self": format!("/api/v2/configuration-versions/{id}/ingress-attributes")},
+    }))
+}
+
+// POST /configuration-versions/:configuration_version_id/actions/archive
+async fn archive(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    let cv = store.find_mut("configuration-versions", &id)?;
+    if cv.str("status") == "archived" {
+        return Err(ApiError::Conflict(
+            "the configuration version is already archived".into(),
+        ));
+    }
+    cv.attributes.insert("status".into(), json!("archived"));
+    if let Some(Value::Object(ts)) = cv.attributes.get_mut("status-timestamps") {
+        ts.insert("archived-at".into(), json!(now()));
+    }
+    accepted()
+}
+
+// GET /configuration-versions/:configuration_version_id/download
+async fn download(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    store.find("configuration-versions", &id)?;
+    let bytes = store
+        .uploaded_bytes(&id)
+        .ok_or_else(|| ApiError::NotFound("the configuration version has no upload".into()))?
+        .to_vec();
+    Ok(octets(bytes))
+}
+
+fn octets(bytes: Vec<u8>) -> Response {
+    let mut res = (StatusCode::OK, bytes).into_response();
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    res
+}
+
+/// Marks the owner of an object as uploaded.
+fn apply_upload(store: &mut Store, kind: &str, target: &str) {
+    match kind {
+        "configuration-versions" => {
+            if let Some(cv) = store.get_mut("configuration-versions", target) {
+                cv.attributes.insert("status".into(), json!("uploaded"));
+                if let Some(Value::Object(ts)) = cv.attributes.get_mut("status-timestamps") {
+                    ts.insert("uploaded-at".into(), json!(now()));
+                }
+            }
+        }
+        "policy-set-versions" => super::policies::version_uploaded(store, target),
+        "registry-module-versions" => super::registry::version_uploaded(store, target),
+        "state-versions" => {
+            if let Some(sv) = store.get_mut("state-versions", target) {
+                sv.attributes.insert("status".into(), json!("finalized"));
+            }
+        }
+        _ => {}
+    }
+}
+
+// PUT {upload_url}
+async fn upload(ctx: Ctx, Path(object): Path<String>, req: Request) -> ApiResult<Response> {
+    let bytes = read_bytes(req, &ctx.state).await?;
+    if bytes.is_empty() {
+        return Err(ApiError::invalid("the upload is empty"));
+    }
+    let mut store = ctx.state.write();
+    let Some(obj) = store.objects.get_mut(&object) else {
+        return Err(ApiError::not_found("object", &object));
+    };
+    obj.bytes = Some(bytes.to_vec());
+    let (kind, target) = (obj.kind, obj.target.clone());
+    apply_upload(&mut store, kind, &target);
+    Ok(StatusCode::OK.into_response())
+}
+
+// GET {upload_url}: the archivist also serves what was uploaded.
+async fn fetch_object(ctx: Ctx, Path(object): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let bytes = store
+        .objects
+        .get(&object)
+        .and_then(|o| o.bytes.clone())
+        .ok_or_else(|| ApiError::not_found("object", &object))?;
+    Ok(octets(bytes))
+}
+
+/// Decodes standard base64 (padding optional); None when invalid.
+fn base64(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in text
+        .bytes()
+        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
+    {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        } as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+// POST /workspaces/:workspace_id/state-versions
+async fn create_state(
+    ctx: Ctx,
+    Path(ws): Path<String>,
+    JsonBody(body): JsonBody,
+) -> ApiResult<Response> {
+    let doc = resource(&body, &["state-versions"])?;
+    let serial = doc
+        .attributes
+        .get("serial")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| ApiError::attribute("serial", "serial is required and must be a number"))?;
+    doc.required("md5")?;
+    let state = match doc.opt("state") {
+        Some(s) => {
+            Some(base64(&s).ok_or_else(|| ApiError::attribute("state", "state must be base64"))?)
+        }
+        None => None,
+    };
+    let mut store = ctx.state.write();
+    store.find("workspaces", &ws)?;
+    let status = if state.is_some() {
+        "finalized"
+    } else {
+        "pending"
+    };
+    let attrs = merge(
+        json!({"serial": serial, "status": status, "created-at": now(), "size": state.as_ref().map_or(0, Vec::len),
+            "state-version": 4, "terraform-version": "1.9.5", "resources-processed": true,
+            "intermediate": false, "vcs-commit-sha": null, "vcs-commit-url": null,
+            "modules": {}, "providers": {}, "resources": []}),
+        &doc.attributes,
+        &["state", "json-state", "json-state-outputs", "force"],
+    );
+    let id = store.insert("state-versions", "sv-", Some(&ws), attrs, Map::new());
+    let object = store.new_object("state-versions", &id);
+    if let Some(bytes) = state {
+        if let Some(o) = store.objects.get_mut(&object) {
+            o.bytes = Some(bytes);
+        }
+    }
+    let user = store.current_user.clone();
+    let sv = store.find_mut("state-versions", &id)?;
+    sv.set_rel("workspace", "workspaces", &ws);
+    sv.set_rel("created-by", "users", &user);
+    if let Some(run) = doc.rel("run") {
+        sv.set_rel("run", "runs", &run);
+    }
+    let mut rendered = sv.render();
+    if status == "pending" {
+        rendered["attributes"]["hosted-state-upload-url"] = json!(ctx.object_url(&object));
+    }
+    rendered["attributes"]["hosted-state-download-url"] = json!(ctx.object_url(&object));
+    if let Some(w) = store.get_mut("workspaces", &ws) {
+        w.set_rel("current-state-version", "state-versions", &id);
+    }
+    created(rendered)
+}
+
+fn render_state(ctx: &Ctx, store: &Store, id: &str) -> ApiResult<Value> {
+    let sv = store.find("state-versions", id)?;
+    let mut doc = sv.render();
+    if let Some((object, _)) = store.objects.iter().find(|(_, o)| o.target == id) {
+        doc["attributes"]["hosted-state-download-url"] = json!(ctx.object_url(object));
+    }
+    Ok(doc)
+}
+
+// GET /workspaces/:workspace_id/current-state-version
+async fn current_state(ctx: Ctx, Path(ws): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    store.find("workspaces", &ws)?;
+    let id = store
+        .list("state-versions", Some(&ws))
+        .last()
+        .map(|s| s.id.clone())
+        .ok_or_else(|| ApiError::NotFound("the workspace has no state version".into()))?;
+    ok(render_state(&ctx, &store, &id)?)
+}
+
+fn state_items(ctx: &Ctx, store: &Store, ws: &str) -> ApiResult<Vec<Value>> {
+    store
+        .list("state-versions", Some(ws))
+        .iter()
+        .rev()
+        .filter(|s| ctx.q("filter[status]").is_none_or(|f| s.str("status") == f))
+        .map(|s| render_state(ctx, store, &s.id))
+        .collect()
+}
+
+// GET /state-versions?filter[workspace][name]&filter[organization][name]
+async fn list_states(ctx: Ctx) -> ApiResult<Response> {
+    let name = ctx.required("filter[workspace][name]")?.to_string();
+    let org_name = ctx.required("filter[organization][name]")?.to_string();
+    let store = ctx.state.read();
+    super::org(&store, &org_name)?;
+    let ws = store
+        .list("workspaces", Some(&org_name))
+        .iter()
+        .find(|w| w.str("name") == name)
+        .map(|w| w.id.clone())
+        .ok_or_else(|| ApiError::not_found("workspace", &name))?;
+    let mut items = state_items(&ctx, &store, &ws)?;
+    // Newest first is TFE's order; the reference lists oldest first like every other list.
+    items.reverse();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// GET /workspaces/:workspace_id/state-versions (TFE)
+async fn list_ws_states(ctx: Ctx, Path(ws): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    store.find("workspaces", &ws)?;
+    let mut items = state_items(&ctx, &store, &ws)?;
+    items.reverse();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+async fn show_state(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    ok(render_state(&ctx, &store, &id)?)
 }

@@ -1,9 +1,387 @@
-//! Stub.
+//! Runs, run actions, comments, applies, cost estimates, and run triggers.
+//! Spec: Endpoints > Runs, Run triggers.
 
+use axum::extract::Path;
+use axum::response::Response;
+use axum::routing::{get, post};
 use axum::Router;
+use serde_json::{json, Map, Value};
 
-use crate::jsonapi::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::faults::Kind;
+use crate::jsonapi::{
+    accepted, created, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
+};
+use crate::store::{now, Store, FINAL_RUN_STATES};
 
 pub(crate) fn router() -> Router<AppState> {
     Router::new()
+        .route("/runs", post(create))
+        .route("/runs/{id}", get(show))
+        .route("/workspaces/{id}/runs", get(list))
+        .route("/organizations/{org}/runs", get(list_org))
+        .route("/runs/{id}/actions/{action}", post(action))
+        .route(
+            "/runs/{id}/comments",
+            get(list_comments).post(create_comment),
+        )
+        .route("/comments/{id}", get(show_comment))
+        .route("/applies/{id}", get(show_apply))
+        .route("/plans/{id}", get(show_plan))
+        .route("/cost-estimates/{id}", get(show_cost_estimate))
+        .route(
+            "/workspaces/{id}/run-triggers",
+            get(list_triggers).post(create_trigger),
+        )
+        .route(
+            "/run-triggers/{id}",
+            get(show_trigger).delete(destroy_trigger),
+        )
+}
+
+/// Sets a run's status with its timestamps and the actions it allows.
+pub(crate) fn set_status(store: &mut Store, run_id: &str, status: &str) -> ApiResult<()> {
+    let run = store.find_mut("runs", run_id)?;
+    run.attributes.insert("status".into(), json!(status));
+    if let Some(Value::Object(ts)) = run.attributes.get_mut("status-timestamps") {
+        ts.insert(format!("{}-at", status.replace('_', "-")), json!(now()));
+    }
+    let pending_or_planned = matches!(status, "pending" | "planned");
+    run.attributes.insert(
+        "actions".into(),
+        json!({
+            "is-confirmable": status == "planned",
+            "is-discardable": pending_or_planned,
+            "is-cancelable": pending_or_planned,
+            "is-force-cancelable": pending_or_planned,
+        }),
+    );
+    if matches!(status, "canceled" | "force_canceled" | "cancelled") {
+        run.attributes.insert("canceled-at".into(), json!(now()));
+    }
+    let apply = run.rel_id("apply").map(String::from);
+    let plan = run.rel_id("plan").map(String::from);
+    let (plan_status, apply_status) = match status {
+        "pending" => ("pending", "unreached"),
+        "planned" => ("finished", "unreached"),
+        "applied" => ("finished", "finished"),
+        "discarded" | "canceled" | "force_canceled" | "cancelled" => ("canceled", "unreached"),
+        _ => ("finished", "unreached"),
+    };
+    if let Some(p) = plan.and_then(|p| store.get_mut("plans", &p)) {
+        p.attributes.insert("status".into(), json!(plan_status));
+    }
+    if let Some(a) = apply.and_then(|a| store.get_mut("applies", &a)) {
+        a.attributes.insert("status".into(), json!(apply_status));
+    }
+    Ok(())
+}
+
+// POST /runs
+async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["runs"])?;
+    let ws = doc.required_rel("workspace")?;
+    let mut store = ctx.state.write();
+    let workspace = store.find("workspaces", &ws)?;
+    let auto_apply = workspace.flag("auto-apply");
+    let cv = match doc.rel("configuration-version") {
+        Some(cv) => {
+            store.find("configuration-versions", &cv)?;
+            Some(cv)
+        }
+        None => store
+            .list("configuration-versions", Some(&ws))
+            .last()
+            .map(|c| c.id.clone()),
+    };
+    let uploaded = cv
+        .as_ref()
+        .and_then(|c| store.get("configuration-versions", c))
+        .is_some_and(|c| c.str("status") == "uploaded");
+    let attrs = merge(
+        json!({
+            "message": "Queued manually via the Terraform Enterprise API",
+            "is-destroy": false, "refresh": true, "refresh-only": false, "plan-only": false,
+            "save-plan": false, "auto-apply": auto_apply, "allow-empty-apply": false,
+            "source": "tfe-api", "trigger-reason": "manual", "has-changes": false,
+            "created-at": now(), "canceled-at": null, "target-addrs": null,
+            "replace-addrs": null, "variables": [],
+            "status-timestamps": {"plan-queueable-at": now()},
+            "permissions": {"can-apply": true, "can-cancel": true, "can-discard": true,
+                "can-force-cancel": true, "can-force-execute": true, "can-comment": true},
+        }),
+        &doc.attributes,
+        &[],
+    );
+    let id = store.insert("runs", "run-", Some(&ws), attrs, Map::new());
+    let apply_attrs = json!({"status": "unreached", "resource-additions": 0,
+        "resource-changes": 0, "resource-destructions": 0, "status-timestamps": {}});
+    let apply = store.insert(
+        "applies",
+        "apply-",
+        Some(&id),
+        apply_attrs.as_object().cloned().unwrap_or_default(),
+        Map::new(),
+    );
+    let plan = store.insert(
+        "plans",
+        "plan-",
+        Some(&id),
+        apply_attrs.as_object().cloned().unwrap_or_default(),
+        Map::new(),
+    );
+    let estimate = store.insert(
+        "cost-estimates",
+        "ce-",
+        Some(&id),
+        json!({"status": "finished", "matched-resources-count": 0,
+            "unmatched-resources-count": 0, "resources-count": 0,
+            "prior-monthly-cost": "0.0", "proposed-monthly-cost": "0.0", "delta-monthly-cost": "0.0",
+            "error-message": null, "status-timestamps": {"finished-at": now()}})
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+        Map::new(),
+    );
+    let user = store.current_user.clone();
+    let run = store.find_mut("runs", &id)?;
+    run.set_rel("workspace", "workspaces", &ws);
+    match &cv {
+        Some(cv) => run.set_rel("configuration-version", "configuration-versions", cv),
+        None => {
+            run.relationships
+                .insert("configuration-version".into(), json!({"data": null}));
+        }
+    }
+    run.set_rel("apply", "applies", &apply);
+    run.set_rel("plan", "plans", &plan);
+    run.set_rel("cost-estimate", "cost-estimates", &estimate);
+    run.set_rel("created-by", "users", &user);
+    run.set_rel_ids("comments", "comments", &[]);
+    run.set_rel_ids("policy-checks", "policy-checks", &[]);
+    set_status(
+        &mut store,
+        &id,
+        if uploaded { "planned" } else { "pending" },
+    )?;
+    if let Some(ws) = store.get_mut("workspaces", &ws) {
+        ws.set_rel("latest-run", "runs", &id);
+        ws.set_rel("current-run", "runs", &id);
+    }
+    created(store.find("runs", &id)?.render())
+}
+
+async fn show(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find("runs", &id)?.render())
+}
+
+// GET /workspaces/:workspace_id/runs
+async fn list(ctx: Ctx, Path(ws): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    store.find("workspaces", &ws)?;
+    let statuses: Option<Vec<&str>> = ctx.q("filter[status]").map(|s| s.split(',').collect());
+    let items: Vec<Value> = store
+        .list("runs", Some(&ws))
+        .into_iter()
+        .filter(|r| {
+            statuses
+                .as_ref()
+                .is_none_or(|s| s.contains(&r.str("status")))
+        })
+        .map(|r| r.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// GET /organizations/:organization_name/runs (TFE)
+async fn list_org(ctx: Ctx, Path(o): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    super::org(&store, &o)?;
+    let ws: Vec<String> = store
+        .list("workspaces", Some(&o))
+        .iter()
+        .map(|w| w.id.clone())
+        .collect();
+    let mut runs: Vec<_> = ws
+        .iter()
+        .flat_map(|w| store.list("runs", Some(w)))
+        .collect();
+    runs.sort_by_key(|r| r.seq);
+    let items: Vec<Value> = runs.into_iter().map(|r| r.render()).collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+fn add_comment(store: &mut Store, run_id: &str, text: &str) -> ApiResult<Value> {
+    let user = store.current_user.clone();
+    let id = store.insert(
+        "comments",
+        "comment-",
+        Some(run_id),
+        json!({"body": text, "created-at": now()})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        Map::new(),
+    );
+    let c = store.find_mut("comments", &id)?;
+    c.set_rel("run-event", "run-events", run_id);
+    c.set_rel("created-by", "users", &user);
+    let doc = c.render();
+    let run = store.find_mut("runs", run_id)?;
+    let mut ids = run.rel_ids("comments");
+    ids.push(id);
+    run.set_rel_ids("comments", "comments", &ids);
+    Ok(doc)
+}
+
+// POST /runs/:run_id/actions/{apply,cancel,discard,force-cancel,force-execute}
+async fn action(
+    ctx: Ctx,
+    Path((id, name)): Path<(String, String)>,
+    Body(body): Body,
+) -> ApiResult<Response> {
+    // The optional body is plain JSON: {"comment": "..."}.
+    if !body.is_null() && !body.is_object() {
+        return Err(ApiError::invalid("the body must be a JSON object"));
+    }
+    let comment = body
+        .get("comment")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let (from, to): (&[&str], &str) = match name.as_str() {
+        "apply" => (&["planned"], "applied"),
+        "discard" => (&["pending", "planned"], "discarded"),
+        "cancel" => (&["pending", "planned"], "canceled"),
+        "force-cancel" => (&["pending", "planned"], "force_canceled"),
+        "force-execute" => (&["pending"], "planned"),
+        _ => return Err(ApiError::NotFound("route not found".into())),
+    };
+    let mut store = ctx.state.write();
+    let status = store.find("runs", &id)?.str("status").to_string();
+    if !from.contains(&status.as_str()) && !ctx.state.fault(Kind::ActionIgnoresState) {
+        return Err(ApiError::Conflict(format!(
+            "the run is {status}; {name} is not allowed"
+        )));
+    }
+    set_status(&mut store, &id, to)?;
+    if let Some(text) = comment.filter(|c| !c.is_empty()) {
+        add_comment(&mut store, &id, &text)?;
+    }
+    accepted()
+}
+
+// GET /runs/:id/comments
+async fn list_comments(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    store.find("runs", &id)?;
+    let items: Vec<Value> = store
+        .list("comments", Some(&id))
+        .into_iter()
+        .map(|c| c.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// POST /runs/:id/comments
+async fn create_comment(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["comments"])?;
+    let text = doc.required("body")?;
+    let mut store = ctx.state.write();
+    store.find("runs", &id)?;
+    created(add_comment(&mut store, &id, &text)?)
+}
+
+async fn show_comment(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find("comments", &id)?.render())
+}
+
+async fn show_apply(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find("applies", &id)?.render())
+}
+
+async fn show_plan(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find("plans", &id)?.render())
+}
+
+async fn show_cost_estimate(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find("cost-estimates", &id)?.render())
+}
+
+// POST /workspaces/:workspace_id/run-triggers
+async fn create_trigger(ctx: Ctx, Path(ws): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["run-triggers", "run-trigger"])?;
+    let source = doc.required_rel("sourceable")?;
+    let mut store = ctx.state.write();
+    let target_name = store.find("workspaces", &ws)?.str("name").to_string();
+    let source_name = store.find("workspaces", &source)?.str("name").to_string();
+    if source == ws {
+        return Err(ApiError::Invalid {
+            detail: "a workspace cannot be its own run trigger source".into(),
+            pointer: Some("/data/relationships/sourceable".into()),
+        });
+    }
+    if store
+        .list("run-triggers", Some(&ws))
+        .iter()
+        .any(|t| t.rel_id("sourceable") == Some(source.as_str()))
+    {
+        return Err(ApiError::invalid("Sourceable has already been taken"));
+    }
+    let attrs = json!({"workspace-name": target_name, "sourceable-name": source_name,
+        "created-at": now()});
+    let id = store.insert(
+        "run-triggers",
+        "rt-",
+        Some(&ws),
+        attrs.as_object().cloned().unwrap_or_default(),
+        Map::new(),
+    );
+    let t = store.find_mut("run-triggers", &id)?;
+    t.set_rel("workspace", "workspaces", &ws);
+    t.set_rel("sourceable", "workspaces", &source);
+    created(t.render())
+}
+
+// GET /workspaces/:workspace_id/run-triggers
+async fn list_triggers(ctx: Ctx, Path(ws): Path<String>) -> ApiResult<Response> {
+    let kind = ctx.required("filter[run-trigger][type]")?.to_string();
+    if kind != "inbound" && kind != "outbound" {
+        return Err(ApiError::BadRequest(
+            "filter[run-trigger][type] must be inbound or outbound".into(),
+        ));
+    }
+    let store = ctx.state.read();
+    store.find("workspaces", &ws)?;
+    let items: Vec<Value> = store
+        .list("run-triggers", None)
+        .into_iter()
+        .filter(|t| {
+            let rel = if kind == "inbound" {
+                "workspace"
+            } else {
+                "sourceable"
+            };
+            t.rel_id(rel) == Some(ws.as_str())
+        })
+        .map(|t| t.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+async fn show_trigger(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find("run-triggers", &id)?.render())
+}
+
+async fn destroy_trigger(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ctx.state.write().delete("run-triggers", &id)?;
+    no_content()
+}
+
+/// Whether a run can still change (admin force-cancel).
+pub(crate) fn is_final(status: &str) -> bool {
+    FINAL_RUN_STATES.contains(&status)
 }
