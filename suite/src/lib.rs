@@ -1,0 +1,22 @@
+//! `conform`: a conformance suite and contract checker for the Infrastructure Automation
+//! Service API (`../shared/spec`), a Terraform Cloud/Enterprise-style HTTP API.
+//!
+//! The flow of one run: [`catalog`] (the data in `cases/`) -> [`harness`] (one libtest-mimic
+//! trial per endpoint and path variant) -> [`runner`] (fixtures from [`fixtures`], requests
+//! through [`target`], [`checks`] against `schemas/`) -> [`verdict`] -> [`report`].
+//! Data flows one way: nothing in `checks` sends requests, nothing in `report` knows HTTP.
+#![warn(missing_docs)]
+
+pub mod catalog;
+pub mod checks;
+pub mod cli;
+pub mod exit;
+pub mod fixtures;
+pub mod harness;
+pub mod report;
+pub mod runner;
+pub mod serve;
+pub mod settings;
+pub mod tarball;
+pub mod target;
+pub mod verdict;

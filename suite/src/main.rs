@@ -1,1 +1,31 @@
-fn main(){}
+//! The `conform` binary: parse the command line and dispatch.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use conform::cli::{Cli, Command};
+use conform::exit::ExitCodes;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => conform::harness::run(cli.run),
+        Some(Command::Checks) => {
+            println!("{:<28} {:<5} {:<48} title", "id", "level", "cites");
+            for check in conform::checks::CHECKS {
+                println!(
+                    "{:<28} {:<5} {:<48} {}",
+                    check.id, check.level, check.cites, check.title
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Some(Command::Serve(args)) => match conform::serve::serve(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(ExitCodes::CONFIG)
+            }
+        },
+    }
+}

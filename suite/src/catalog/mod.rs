@@ -1,0 +1,256 @@
+//! The catalog: every documented endpoint, read from `cases/` (embedded, or `--cases DIR`),
+//! checked for consistency, and expanded into one test per endpoint and path variant.
+
+mod model;
+mod variants;
+
+pub use model::*;
+pub use variants::{path_for, TestCase, Variant, API_PREFIX, REGISTRY, UPLOAD};
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use include_dir::{include_dir, Dir};
+
+static EMBEDDED: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../cases");
+
+/// A catalog file that could not be read or does not fit the format.
+#[derive(Debug, thiserror::Error)]
+#[error("catalog `{path}`: {message}")]
+pub struct CatalogError {
+    /// The file (relative to the cases folder) at fault.
+    pub path: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl CatalogError {
+    fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The whole catalog: groups, the resource graph and the payload templates.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    /// Endpoint groups, sorted by name.
+    pub groups: Vec<Group>,
+    /// How resources are made and found.
+    pub graph: ResourceGraph,
+    payloads: BTreeMap<String, String>,
+    /// Where the catalog came from (`embedded` or a folder).
+    pub origin: String,
+}
+
+impl Catalog {
+    /// The catalog built into the binary.
+    pub fn embedded() -> Result<Self, CatalogError> {
+        let mut files = Vec::new();
+        collect_embedded(&EMBEDDED, &mut files);
+        Self::from_files(files, "embedded".to_string())
+    }
+
+    /// A catalog read from a folder laid out like `cases/`.
+    pub fn from_dir(dir: &Path) -> Result<Self, CatalogError> {
+        let mut files = Vec::new();
+        collect_dir(dir, dir, &mut files)?;
+        Self::from_files(files, dir.display().to_string())
+    }
+
+    fn from_files(files: Vec<(String, String)>, origin: String) -> Result<Self, CatalogError> {
+        let mut groups = Vec::new();
+        let mut graph = None;
+        let mut payloads = BTreeMap::new();
+        for (path, text) in files {
+            if let Some(name) = path.strip_prefix("payloads/") {
+                serde_json::from_str::<serde_json::Value>(&text)
+                    .map_err(|e| CatalogError::new(&path, format!("not JSON: {e}")))?;
+                payloads.insert(name.to_string(), text);
+            } else if path.starts_with("groups/") && path.ends_with(".toml") {
+                let group: Group =
+                    toml::from_str(&text).map_err(|e| CatalogError::new(&path, e.to_string()))?;
+                groups.push(group);
+            } else if path == "resources.toml" {
+                graph = Some(
+                    toml::from_str(&text).map_err(|e| CatalogError::new(&path, e.to_string()))?,
+                );
+            }
+        }
+        groups.sort_by(|a, b| a.group.cmp(&b.group));
+        let graph = graph.ok_or_else(|| CatalogError::new("resources.toml", "missing"))?;
+        let catalog = Self {
+            groups,
+            graph,
+            payloads,
+            origin,
+        };
+        catalog.validate()?;
+        Ok(catalog)
+    }
+
+    /// The payload template of that name.
+    pub fn payload(&self, name: &str) -> Option<&str> {
+        self.payloads.get(name).map(String::as_str)
+    }
+
+    /// The endpoint named `group::id`, or `id` within `default_group`.
+    pub fn endpoint(&self, reference: &str, default_group: &str) -> Option<(&Group, &Endpoint)> {
+        let (group, id) = reference
+            .split_once("::")
+            .unwrap_or((default_group, reference));
+        let group = self.groups.iter().find(|g| g.group == group)?;
+        group
+            .endpoints
+            .iter()
+            .find(|e| e.id == id)
+            .map(|e| (group, e))
+    }
+
+    /// The show endpoint of a resource kind, if the catalog has one.
+    pub fn show_of(&self, kind: &str) -> Option<(&Group, &Endpoint)> {
+        // Prefer a show that needs no administrator token.
+        let mut shows: Vec<_> = self
+            .endpoints()
+            .filter(|(_, e)| e.kind == Kind::Show && e.resource.as_deref() == Some(kind))
+            .collect();
+        shows.sort_by_key(|(_, e)| e.admin);
+        shows.into_iter().next()
+    }
+
+    /// Every endpoint with its group.
+    pub fn endpoints(&self) -> impl Iterator<Item = (&Group, &Endpoint)> {
+        self.groups
+            .iter()
+            .flat_map(|g| g.endpoints.iter().map(move |e| (g, e)))
+    }
+
+    /// Number of method + path rows: endpoints plus their deprecated forms.
+    pub fn row_count(&self) -> usize {
+        self.endpoints()
+            .map(|(_, e)| 1 + usize::from(e.deprecated.is_some()))
+            .sum()
+    }
+
+    /// Every test: one per endpoint and path variant, sorted by name.
+    pub fn tests(&self) -> Vec<TestCase> {
+        let mut tests: Vec<TestCase> = self
+            .endpoints()
+            .flat_map(|(g, e)| variants::expand(g, e))
+            .collect();
+        tests.sort_by(|a, b| a.name.cmp(&b.name));
+        tests
+    }
+
+    fn validate(&self) -> Result<(), CatalogError> {
+        let kinds: BTreeSet<&str> = self.graph.resources.keys().map(String::as_str).collect();
+        let mut names = BTreeSet::new();
+        for group in &self.groups {
+            let file = format!("groups/{}.toml", group.group);
+            if !names.insert(&group.group) {
+                return Err(CatalogError::new(file, "group defined twice"));
+            }
+            let mut ids = BTreeSet::new();
+            for e in &group.endpoints {
+                let at = |m: String| CatalogError::new(&file, format!("endpoint `{}`: {m}", e.id));
+                if !ids.insert(&e.id) {
+                    return Err(at("id used twice".into()));
+                }
+                if let Some(p) = &e.payload {
+                    if !self.payloads.contains_key(p) {
+                        return Err(at(format!("payload `{p}` not found under payloads/")));
+                    }
+                }
+                let mut used: Vec<&String> = e.fresh.iter().collect();
+                used.extend(e.resource.iter());
+                used.extend(e.expect.contains.iter());
+                for kind in used {
+                    if !kinds.contains(kind.as_str()) {
+                        return Err(at(format!("unknown resource kind `{kind}`")));
+                    }
+                }
+                for before in &e.before {
+                    if self.endpoint(before, &group.group).is_none() {
+                        return Err(at(format!("`before` names unknown endpoint `{before}`")));
+                    }
+                }
+                if let Some(probe) = &group.probe {
+                    if self.endpoint(probe, &group.group).is_none() {
+                        return Err(CatalogError::new(&file, format!("unknown probe `{probe}`")));
+                    }
+                }
+            }
+        }
+        for (kind, def) in &self.graph.resources {
+            let at = |m: String| CatalogError::new("resources.toml", format!("`{kind}`: {m}"));
+            for parent in def.parents.iter().chain(def.same_as.iter()) {
+                if !kinds.contains(parent.as_str()) {
+                    return Err(at(format!("unknown kind `{parent}`")));
+                }
+            }
+            if let Some(from) = &def.from {
+                if !kinds.contains(from.resource.as_str()) {
+                    return Err(at(format!("unknown kind `{}`", from.resource)));
+                }
+            }
+            for route in def.create.iter().chain(def.after.iter()) {
+                if let Some(p) = &route.payload {
+                    if !self.payloads.contains_key(p) {
+                        return Err(at(format!("payload `{p}` not found under payloads/")));
+                    }
+                }
+            }
+        }
+        for (param, target) in &self.graph.params {
+            if let Some((kind, _)) = target.split_once('.') {
+                if !target.starts_with('=') && !kinds.contains(kind) {
+                    return Err(CatalogError::new(
+                        "resources.toml",
+                        format!("param `{param}` maps to unknown kind `{kind}`"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn collect_embedded(dir: &Dir<'_>, out: &mut Vec<(String, String)>) {
+    for file in dir.files() {
+        if let Some(text) = file.contents_utf8() {
+            out.push((
+                file.path().to_string_lossy().replace('\\', "/"),
+                text.to_string(),
+            ));
+        }
+    }
+    for sub in dir.dirs() {
+        collect_embedded(sub, out);
+    }
+}
+
+fn collect_dir(
+    root: &Path,
+    dir: &Path,
+    out: &mut Vec<(String, String)>,
+) -> Result<(), CatalogError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| CatalogError::new(dir.display().to_string(), e.to_string()))?;
+    for entry in entries {
+        let path = entry
+            .map_err(|e| CatalogError::new(dir.display().to_string(), e.to_string()))?
+            .path();
+        if path.is_dir() {
+            collect_dir(root, &path, out)?;
+        } else {
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| CatalogError::new(&rel, e.to_string()))?;
+            out.push((rel, text));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,243 @@
+//! The catalog's types: what `cases/` deserializes into.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// One `cases/groups/<group>.toml` file: an endpoint group of the spec.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Group {
+    /// snake_case group name; the first segment of every test name.
+    pub group: String,
+    /// The spec's heading for the group.
+    pub title: String,
+    /// The spec section the rows come from, cited by every check on them.
+    pub spec: String,
+    /// Id of an endpoint whose route proves the group is present.
+    pub probe: Option<String>,
+    /// The group's endpoints, in the spec's order.
+    #[serde(default)]
+    pub endpoints: Vec<Endpoint>,
+}
+
+/// One method + path row of the spec.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Endpoint {
+    /// Stable snake_case id, unique in the group.
+    pub id: String,
+    /// HTTP method, upper case.
+    pub method: String,
+    /// The path exactly as the spec writes it.
+    pub path: String,
+    /// What the endpoint does; drives the default expectation and the checks.
+    pub kind: Kind,
+    /// The resource kind the endpoint acts on.
+    pub resource: Option<String>,
+    /// What the request carries.
+    #[serde(default)]
+    pub body: BodyKind,
+    /// Payload template under `payloads/`.
+    pub payload: Option<String>,
+    /// Query parameters the spec documents.
+    #[serde(default)]
+    pub query: Vec<QueryParam>,
+    /// The spec marks the endpoint `paged`.
+    #[serde(default)]
+    pub paged: bool,
+    /// Resource kinds made new for this test alone.
+    #[serde(default)]
+    pub fresh: Vec<String>,
+    /// Endpoints sent first, with the same fixtures.
+    #[serde(default)]
+    pub before: Vec<String>,
+    /// What the answer must be, beyond the kind's default.
+    #[serde(default)]
+    pub expect: Expect,
+    /// The endpoint needs the administrator token.
+    #[serde(default)]
+    pub admin: bool,
+    /// The deprecated form of the same operation (Versioning 3).
+    pub deprecated: Option<Route>,
+    /// Another spelling the spec gives for the same endpoint (e.g. `agent-pool`).
+    pub alias: Option<Route>,
+    /// The spec's remark on the row.
+    pub note: Option<String>,
+    /// Path parameter -> `kind.field` overrides for this endpoint.
+    #[serde(default)]
+    pub params: BTreeMap<String, String>,
+}
+
+/// A method and a path template.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Route {
+    /// HTTP method, upper case.
+    pub method: String,
+    /// Path template with `:params`.
+    pub path: String,
+    /// Payload template, for routes that carry a body.
+    pub payload: Option<String>,
+}
+
+/// What an endpoint does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Makes a resource and answers it.
+    Create,
+    /// Answers one resource.
+    Show,
+    /// Answers a list of resources.
+    List,
+    /// Changes a resource and answers it.
+    Update,
+    /// Removes a resource.
+    Delete,
+    /// Acts on a resource (run actions, archive, suspend, verify...).
+    Action,
+    /// Adds or removes members of a relationship.
+    Relationship,
+    /// Answers a JSON document that is not a JSON:API resource.
+    Read,
+    /// Answers bytes.
+    Download,
+    /// A PUT of a tarball to the upload URL.
+    Upload,
+}
+
+impl Kind {
+    /// True when the request changes nothing on the target.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Kind::Show | Kind::List | Kind::Read | Kind::Download)
+    }
+}
+
+/// What a request carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BodyKind {
+    /// No body.
+    #[default]
+    None,
+    /// A JSON payload.
+    Json,
+    /// A tarball (uploads).
+    Tarball,
+}
+
+/// A documented query parameter.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueryParam {
+    /// The parameter name, brackets included.
+    pub name: String,
+    /// Always sent.
+    #[serde(default)]
+    pub required: bool,
+    /// A paging parameter.
+    #[serde(default)]
+    pub paged: bool,
+    /// The value to send (placeholders allowed).
+    pub value: Option<String>,
+}
+
+/// Expectations beyond the kind's default.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// A list holds this fixture kind's instance.
+    pub contains: Option<String>,
+    /// After the request, the resource shows this value at this pointer.
+    pub state: Option<StateExpect>,
+    /// Status codes the TFE profile accepts, when they differ from the kind's default.
+    #[serde(default)]
+    pub status: Vec<u16>,
+    /// Sending the same request again must be refused (the state no longer allows it).
+    #[serde(default)]
+    pub repeat_refused: bool,
+}
+
+/// A state the resource must be in after the request.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateExpect {
+    /// JSON pointer into the show answer.
+    pub pointer: String,
+    /// The value expected there.
+    pub value: serde_json::Value,
+    /// The endpoint (`group::id`) that shows the resource.
+    pub show: String,
+}
+
+/// `cases/resources.toml`: the resource graph.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceGraph {
+    /// Path parameter -> `kind.field` or `=literal`.
+    pub params: BTreeMap<String, String>,
+    /// Resource kinds by name.
+    pub resources: BTreeMap<String, ResourceDef>,
+}
+
+/// How one kind of resource is made, found and torn down.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceDef {
+    /// Kinds that must exist first.
+    #[serde(default)]
+    pub parents: Vec<String>,
+    /// The request that makes it.
+    pub create: Option<Route>,
+    /// The request that removes it at the end of the run.
+    pub delete: Option<Route>,
+    /// JSON pointers into the create answer, by field name (`id` defaults to `/data/id`).
+    #[serde(default)]
+    pub fields: BTreeMap<String, String>,
+    /// Where the create path comes from when the spec does not show it (`tfe`).
+    pub source: Option<String>,
+    /// Read from another resource's document.
+    pub from: Option<FromDef>,
+    /// Taken from a list.
+    pub find: Option<FindDef>,
+    /// Only through `--fixture kind=id`.
+    #[serde(default)]
+    pub fixture: bool,
+    /// A separate instance of another kind.
+    pub same_as: Option<String>,
+    /// A request sent after the create (e.g. an upload), with the same fixtures.
+    #[serde(default)]
+    pub after: Vec<Route>,
+}
+
+/// A resource read from another resource's document.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FromDef {
+    /// The kind whose document holds it.
+    pub resource: String,
+    /// JSON pointer to the id.
+    pub pointer: String,
+}
+
+/// A resource taken from a list.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindDef {
+    /// HTTP method (GET).
+    pub method: String,
+    /// The list's path template.
+    pub path: String,
+    /// `first`, or `match` with `pointer` and `equals`.
+    #[serde(default = "default_pick")]
+    pub pick: String,
+    /// JSON pointer into each item, for `pick = "match"`.
+    pub pointer: Option<String>,
+    /// The value (placeholders allowed) the item must have there.
+    pub equals: Option<String>,
+}
+
+fn default_pick() -> String {
+    "first".to_string()
+}

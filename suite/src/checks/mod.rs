@@ -1,0 +1,138 @@
+//! Named checks: each has a stable id, a level and the spec section it enforces.
+//! `conform checks` prints this table; nothing here sends a request.
+
+mod envelope;
+mod schemas;
+
+pub use envelope::*;
+pub use schemas::{SchemaError, Schemas};
+
+use std::fmt;
+
+/// How far a check may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// Stated by the spec: a failure fails the run.
+    Core,
+    /// A public TFE convention where the spec says "not shown": fails the run only with `--profile tfe`.
+    Tfe,
+}
+
+impl Level {
+    /// `core` or `tfe`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Core => "core",
+            Level::Tfe => "tfe",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A named check.
+#[derive(Debug)]
+pub struct Check {
+    /// Stable dotted id, the same in every report.
+    pub id: &'static str,
+    /// Its level.
+    pub level: Level,
+    /// One line: what it asserts.
+    pub title: &'static str,
+    /// The spec section (core) or TFE fact (tfe) it enforces.
+    pub cites: &'static str,
+}
+
+macro_rules! checks {
+    ($($name:ident = $id:literal, $level:ident, $cites:literal, $title:literal;)*) => {
+        $(
+            #[doc = $title]
+            pub static $name: Check = Check { id: $id, level: Level::$level, title: $title, cites: $cites };
+        )*
+        /// Every check, in report order.
+        pub static CHECKS: &[&Check] = &[$(&$name),*];
+    };
+}
+
+checks! {
+    ENDPOINT_EXISTS = "endpoint.exists", Core, "Endpoints",
+        "the route exists: a request on real resources is not answered 404/405/501 on the route";
+    ENDPOINT_SUCCEEDS = "endpoint.succeeds", Core, "Endpoints; Resources > Conventions 1",
+        "a valid request on real resources is answered with success (2xx)";
+    JSON_BODY = "json.body", Core, "Resources > Conventions 1",
+        "the response is a JSON document: parseable, with a JSON content type";
+    ENVELOPE_SINGLE = "envelope.single", Core, "Resources > Conventions 2",
+        "a single-resource response has `data`, an object with a string `id`";
+    ENVELOPE_LIST = "envelope.list", Core, "Resources > Conventions 3",
+        "a list response has `data`, an array of objects with a string `id`";
+    CREATE_RETURNS_ID = "create.returns-id", Core, "Resources > Conventions 4",
+        "a create returns the created resource, including its `id`";
+    CREATE_THEN_SHOW = "create.then-show", Core, "Resources > Conventions 4",
+        "a show of the created id answers the same id";
+    SHOW_SAME_ID = "show.same-id", Core, "Resources > Conventions 2; Identifiers used in paths",
+        "a show answers the resource whose id is in the path";
+    LIST_CONTAINS = "list.contains", Core, "Endpoints; Resources > Conventions 3",
+        "a list holds a resource the run made in it";
+    UPDATE_SAME_ID = "update.same-id", Core, "Resources > Conventions 2",
+        "an update answers the resource it changed";
+    DELETE_THEN_GONE = "delete.then-gone", Core, "Endpoints",
+        "after a delete, a show of the resource no longer succeeds";
+    VARIANTS_AGREE = "variants.agree", Core, "Versioning 1",
+        "the paths with and without /api/v2 answer the same document (volatile fields aside)";
+    DEPRECATED_SAME = "deprecated.same-operation", Core, "Versioning 3",
+        "a deprecated registry form acts on the same module as its organization-scoped form";
+    UPLOAD_URL_FORM = "upload.url-form", Core, "Versioning 2; What the service does, Rule 3",
+        "the create response returns an upload address whose path has the form /v1/object/<object_id>";
+    UPLOAD_ACCEPTED = "upload.accepted", Core, "What the service does, Rule 3",
+        "a PUT of a tarball to the returned upload address succeeds";
+    UPLOAD_APPLIED = "upload.applied", Core, "What the service does, Rule 3",
+        "after the upload the version shows the uploaded content";
+    PAGING_ACCEPTED = "paging.accepted", Core, "Endpoints conventions (paged); Limits 1",
+        "a paged endpoint accepts `page` and `page_size` and answers a list";
+    STATE_AFTER = "state.after-action", Core, "States and transitions",
+        "after the action the resource is in the state the spec names";
+    REGISTRY_READ = "registry.read", Core, "Registry modules, read endpoints",
+        "a registry read endpoint answers a JSON document about the module the run published";
+    NO_SERVER_ERROR = "transport.no-5xx", Core, "Endpoints",
+        "a request is never answered with a 5xx";
+    TFE_STATUS = "tfe.status-code", Tfe, "tfe-api-facts 0.4",
+        "create 201 (team/team access 200 too), delete and relationship changes 204, run actions and archive 202, others 200";
+    TFE_MEDIA_TYPE = "tfe.media-type", Tfe, "tfe-api-facts 0.2",
+        "JSON:API answers use the media type application/vnd.api+json";
+    TFE_ERROR_DOCUMENT = "tfe.error-document", Tfe, "tfe-api-facts 0.3, 1.3",
+        "an error answer is a JSON:API error document";
+    TFE_UNAUTHORIZED = "tfe.unauthorized", Tfe, "tfe-api-facts 0.1",
+        "a request without a token is answered 401";
+    TFE_NOT_FOUND_AFTER_DELETE = "tfe.404-after-delete", Tfe, "tfe-api-facts 0.11",
+        "a show after a delete is answered 404";
+    TFE_PAGINATION_META = "tfe.pagination-meta", Tfe, "tfe-api-facts 0.6, 1.4",
+        "a paged list carries meta.pagination";
+    TFE_PAGE_SIZE = "tfe.page-size", Tfe, "tfe-api-facts 0.5, 1.4",
+        "a page holds at most page_size items, and the pages of a walk partition the list";
+    TFE_REQUIRED_FILTER = "tfe.required-filter", Tfe, "tfe-api-facts 1.3",
+        "a list without its required filter is answered 400";
+    TFE_WRONG_STATE = "tfe.refused-in-wrong-state", Tfe, "tfe-api-facts 0.4, 2.3",
+        "an action not allowed in the resource's state is refused (4xx)";
+    TFE_REGISTRY_DOWNLOAD = "tfe.registry-download", Tfe, "tfe-api-facts 3.3",
+        "a registry download answers 204 with X-Terraform-Get (or a redirect to it)";
+}
+
+/// Looks a check up by id.
+pub fn by_id(id: &str) -> Option<&'static Check> {
+    CHECKS.iter().copied().find(|c| c.id == id)
+}
+
+/// A check that failed, with what was expected and what came.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The check.
+    pub check: &'static Check,
+    /// Expected / received, in a sentence or two.
+    pub message: String,
+    /// Index of the exchange that shows it, in the test's transcript.
+    pub exchange: Option<usize>,
+}

@@ -1,0 +1,122 @@
+//! The command line. House style: `long` flags, an upper-case value name on every option,
+//! a doc line on every flag. Tokens are never given clap `env` support, so `--help` cannot
+//! print them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Conformance suite and contract checker for the Infrastructure Automation Service API.
+#[derive(Debug, Parser)]
+#[command(name = "conform", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// What to do (default: run the suite).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Options of a suite run.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Subcommands besides running the suite.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every check with its id, level and spec citation.
+    Checks,
+    /// Run the embedded reference service standalone.
+    Serve(ServeArgs),
+}
+
+/// Options of `conform serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Port to listen on (loopback); 0 picks a free one.
+    #[arg(long, value_name = "PORT", default_value_t = 0)]
+    pub port: u16,
+    /// The user token the service accepts.
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// The administrator token the service accepts.
+    #[arg(long, value_name = "TOKEN")]
+    pub admin_token: Option<String>,
+    /// A fault to switch on (repeatable; `conform serve --fault list` lists them).
+    #[arg(long, value_name = "NAME[=ARG]")]
+    pub fault: Vec<String>,
+}
+
+/// The profile: which levels fail the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProfileArg {
+    /// Only checks the spec states.
+    Core,
+    /// Also the public TFE conventions.
+    Tfe,
+}
+
+/// Options of a suite run (flags > environment > config file).
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The service root; without it the embedded reference service is started.
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// API token (else CONFORM_TOKEN, TFE_TOKEN, or the config file).
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Administrator token for the administrator endpoints (else CONFORM_ADMIN_TOKEN).
+    #[arg(long, value_name = "TOKEN")]
+    pub admin_token: Option<String>,
+    /// Header that carries the token.
+    #[arg(long, value_name = "NAME")]
+    pub auth_header: Option<String>,
+    /// Scheme before the token in that header (`Bearer`; empty for none).
+    #[arg(long, value_name = "SCHEME")]
+    pub auth_scheme: Option<String>,
+    /// The module registry read address (default: service discovery).
+    #[arg(long, value_name = "URL")]
+    pub registry_url: Option<String>,
+    /// Extra CA certificate (PEM) to trust.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Accept any TLS certificate.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Timeout of one request, in seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Largest response body read, in bytes; longer ones are cut and reported.
+    #[arg(long, value_name = "BYTES")]
+    pub max_body: Option<usize>,
+    /// Which levels fail the run.
+    #[arg(long, value_enum, value_name = "PROFILE")]
+    pub profile: Option<ProfileArg>,
+    /// Run only these groups (comma-separated).
+    #[arg(long, value_name = "GROUPS", value_delimiter = ',')]
+    pub group: Vec<String>,
+    /// Groups whose absence fails the run instead of being unsupported (or `all`).
+    #[arg(long, value_name = "GROUPS", value_delimiter = ',')]
+    pub require: Vec<String>,
+    /// A resource the API cannot create, as KIND=ID (repeatable).
+    #[arg(long, value_name = "KIND=ID")]
+    pub fixture: Vec<String>,
+    /// Prefix of every name the run creates (default conform-<run id>).
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// Config file (default ./conform.toml when present).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Read the catalog from this folder instead of the embedded one.
+    #[arg(long, value_name = "DIR")]
+    pub cases: Option<PathBuf>,
+    /// Read the schemas from this folder instead of the embedded ones.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
+    /// Folder the reports are written to.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports: PathBuf,
+    /// Faults to switch on in the embedded reference service (for self-tests).
+    #[arg(long, value_name = "NAME[=ARG]", hide = true)]
+    pub reference_fault: Vec<String>,
+    /// libtest options: FILTER, --exact, --skip, --list, --ignored, --test-threads, ...
+    #[command(flatten)]
+    pub libtest: libtest_mimic::Arguments,
+}

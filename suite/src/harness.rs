@@ -1,0 +1,307 @@
+//! A suite run: settings -> target (or the embedded reference) -> preflight -> one
+//! libtest-mimic trial per test -> teardown -> reports -> exit code.
+
+use std::collections::BTreeSet;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use libtest_mimic::{Completion, Failed, Trial};
+use reqwest::Method;
+use serde_json::Value;
+use url::Url;
+
+use crate::catalog::{Catalog, TestCase};
+use crate::checks::Schemas;
+use crate::cli::RunArgs;
+use crate::exit::ExitCodes;
+use crate::fixtures::Fixtures;
+use crate::report::{print_summary, write_junit, Figures, RunInfo};
+use crate::runner::Context;
+use crate::settings::{ConfigError, Settings};
+use crate::target::{join, Auth, Request, Secret, Target, TargetConfig};
+use crate::verdict::{Profile, TestResult, Verdict};
+
+/// Runs the suite; returns the process exit code.
+pub fn run(mut args: RunArgs) -> ExitCode {
+    match run_inner(&mut args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(ExitCodes::CONFIG)
+        }
+    }
+}
+
+fn load_catalog(args: &RunArgs) -> Result<(Catalog, Schemas), ConfigError> {
+    let catalog = match &args.cases {
+        Some(dir) => Catalog::from_dir(dir),
+        None => Catalog::embedded(),
+    }
+    .map_err(|e| ConfigError(e.to_string()))?;
+    let schemas = match &args.schemas {
+        Some(dir) => Schemas::from_dir(dir),
+        None => Schemas::embedded(),
+    }
+    .map_err(|e| ConfigError(e.to_string()))?;
+    Ok((catalog, schemas))
+}
+
+/// The tests selected by `--group` (libtest filters apply later).
+pub fn selected_tests(catalog: &Catalog, groups: &[String]) -> Result<Vec<TestCase>, ConfigError> {
+    let known: BTreeSet<&str> = catalog.groups.iter().map(|g| g.group.as_str()).collect();
+    for g in groups {
+        if !known.contains(g.as_str()) {
+            let list: Vec<&str> = known.iter().copied().collect();
+            return Err(ConfigError(format!(
+                "--group `{g}` is not a group; choose from: {}",
+                list.join(", ")
+            )));
+        }
+    }
+    Ok(catalog
+        .tests()
+        .into_iter()
+        .filter(|t| groups.is_empty() || groups.contains(&t.group))
+        .collect())
+}
+
+fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
+    let started = Instant::now();
+    let (catalog, schemas) = load_catalog(args)?;
+    let tests = selected_tests(&catalog, &args.group)?;
+    if args.libtest.test_threads.is_none() {
+        args.libtest.test_threads = Some(16);
+    }
+    if args.libtest.list {
+        let trials = tests
+            .iter()
+            .map(|t| Trial::test(t.name.clone(), || Ok(())))
+            .collect();
+        let _ = libtest_mimic::run(&args.libtest, trials);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut settings = Settings::resolve(args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ConfigError(format!("cannot start the async runtime: {e}")))?;
+
+    // The embedded reference service, when no target is given.
+    let mut embedded = None;
+    let root = match &settings.target {
+        Some(url) => url.clone(),
+        None => {
+            let mut config = conform_reference::Config::default();
+            for fault in &args.reference_fault {
+                config.faults.push(
+                    fault
+                        .parse()
+                        .map_err(|e| ConfigError(format!("--reference-fault: {e}")))?,
+                );
+            }
+            settings
+                .token
+                .get_or_insert_with(|| Secret::new(config.token.clone()));
+            settings
+                .admin_token
+                .get_or_insert_with(|| Secret::new(config.admin_token.clone()));
+            settings
+                .fixtures
+                .entry("account_password".into())
+                .or_insert_with(|| config.password.clone());
+            let running = runtime
+                .block_on(conform_reference::start(config))
+                .map_err(|e| {
+                    ConfigError(format!("cannot start the embedded reference service: {e}"))
+                })?;
+            for (kind, id) in running.seeded() {
+                settings.fixtures.entry(kind).or_insert(id);
+            }
+            let root = Url::parse(&running.root_url()).map_err(|e| ConfigError(e.to_string()))?;
+            embedded = Some(running);
+            root
+        }
+    };
+    let mut target_config = TargetConfig {
+        root: root.clone(),
+        registry: join(&root, "/api/registry/v1/modules/"),
+        token: settings.token.clone(),
+        admin_token: settings.admin_token.clone(),
+        auth_header: settings.auth_header.clone(),
+        auth_scheme: settings.auth_scheme.clone(),
+        timeout: settings.timeout,
+        max_body: settings.max_body,
+        ca_cert: settings.ca_cert.clone(),
+        insecure: settings.insecure,
+    };
+    let probe_target =
+        Target::new(target_config.clone()).map_err(|e| ConfigError(e.to_string()))?;
+    runtime.block_on(preflight(&probe_target, &settings))?;
+    target_config.registry = match &settings.registry_url {
+        Some(url) => with_trailing_slash(url.clone()),
+        None => runtime.block_on(discover_registry(&probe_target)),
+    };
+    let target =
+        Arc::new(Target::new(target_config.clone()).map_err(|e| ConfigError(e.to_string()))?);
+
+    let info = RunInfo {
+        config: settings.describe(&root, &target_config.registry),
+        secrets: target.secrets().into_iter().cloned().collect(),
+    };
+    println!("conform {} against {}", env!("CARGO_PKG_VERSION"), root);
+    for (k, v) in &info.config {
+        println!("  {k:<16} {v}");
+    }
+    println!();
+
+    let catalog = Arc::new(catalog);
+    let fixtures = Arc::new(Fixtures::new(
+        target.clone(),
+        catalog.clone(),
+        settings.prefix.clone(),
+        settings.fixtures.clone(),
+    ));
+    let ctx = Arc::new(Context::new(
+        target.clone(),
+        catalog.clone(),
+        Arc::new(schemas),
+        fixtures.clone(),
+        settings.profile,
+        settings.require.iter().cloned().collect(),
+    ));
+    let results: Arc<Mutex<Vec<TestResult>>> = Arc::new(Mutex::new(Vec::new()));
+    let handle = runtime.handle().clone();
+    let trials: Vec<Trial> = tests
+        .into_iter()
+        .map(|case| {
+            let (ctx, results, handle, info) =
+                (ctx.clone(), results.clone(), handle.clone(), info.clone());
+            Trial::ignorable_test(case.name.clone(), move || {
+                let result = handle.block_on(ctx.run(&case));
+                let outcome = completion(&result, &info);
+                if let Ok(mut all) = results.lock() {
+                    all.push(result);
+                }
+                outcome
+            })
+        })
+        .collect();
+    let _ = libtest_mimic::run(&args.libtest, trials);
+
+    let leftovers = runtime.block_on(fixtures.teardown());
+    let leftover_lines: Vec<String> = leftovers
+        .iter()
+        .map(|(m, why)| format!("{} {}: {why}", m.kind, m.id))
+        .collect();
+    let mut results = results.lock().map(|r| r.clone()).unwrap_or_default();
+    results.sort_by(|a, b| a.name.cmp(&b.name));
+    let figures = Figures {
+        requests: target.request_count(),
+        wall: started.elapsed(),
+    };
+    print_summary(&results, settings.profile, figures, &leftover_lines);
+    let junit = args.reports.join("junit.xml");
+    match write_junit(&junit, &results, &info) {
+        Ok(()) => println!("reports: {}", junit.display()),
+        Err(e) => eprintln!("warning: cannot write {}: {e}", junit.display()),
+    }
+    if let Some(running) = embedded {
+        running.shutdown();
+    }
+    drop(runtime);
+    Ok(ExitCode::from(exit_code(&results, settings.profile)))
+}
+
+fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed> {
+    match result.verdict {
+        Verdict::Pass | Verdict::Waived => Ok(Completion::Completed),
+        Verdict::Skipped | Verdict::Unsupported => Ok(Completion::ignored_with(format!(
+            "{}: {}",
+            result.verdict.as_str(),
+            info.scrub(result.reason.as_deref().unwrap_or(""))
+        ))),
+        Verdict::Fail | Verdict::Error => Err(Failed::from(info.scrub(&format!(
+            "{}: {}",
+            result.verdict.as_str(),
+            result.failure_text()
+        )))),
+    }
+}
+
+/// 0 when nothing failed at the profile's level, 1 otherwise.
+pub fn exit_code(results: &[TestResult], _profile: Profile) -> u8 {
+    if results
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::Fail | Verdict::Error))
+    {
+        ExitCodes::FAILED
+    } else {
+        ExitCodes::OK
+    }
+}
+
+/// Fails fast (exit 2) when the target cannot be reached or refuses the token.
+async fn preflight(target: &Target, settings: &Settings) -> Result<(), ConfigError> {
+    let mut last = None;
+    for path in ["/api/v2/organizations", "/organizations"] {
+        let ex = target
+            .send(Request::new(Method::GET, target.url(path), Auth::User))
+            .await;
+        match &ex.response {
+            Err(e) => {
+                return Err(ConfigError(format!(
+                    "cannot reach the target {}: {e}",
+                    target.config.root
+                )));
+            }
+            Ok(r) if r.status == 401 || r.status == 403 => {
+                let hint = if settings.token.is_some() {
+                    "the token was refused"
+                } else {
+                    "no token was given (--token, CONFORM_TOKEN or TFE_TOKEN)"
+                };
+                return Err(ConfigError(format!(
+                    "the target answered {} to GET {path}: {hint}",
+                    r.status
+                )));
+            }
+            Ok(r) if (200..300).contains(&r.status) => return Ok(()),
+            Ok(_) => last = Some(ex),
+        }
+    }
+    if let Some(ex) = last {
+        eprintln!(
+            "warning: GET /api/v2/organizations answered {:?}; the run goes on and the tests will say what is wrong",
+            ex.status()
+        );
+    }
+    Ok(())
+}
+
+/// Service discovery: `/.well-known/terraform.json`, key `modules.v1`; else the TFE default.
+async fn discover_registry(target: &Target) -> Url {
+    let fallback = join(&target.config.root, "/api/registry/v1/modules/");
+    let discovery = target.url("/.well-known/terraform.json");
+    let ex = target
+        .send(Request::new(Method::GET, discovery.clone(), Auth::None))
+        .await;
+    let found = ex
+        .json()
+        .ok()
+        .and_then(|doc| {
+            doc.get("modules.v1")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .and_then(|v| discovery.join(&v).ok());
+    with_trailing_slash(found.unwrap_or(fallback))
+}
+
+fn with_trailing_slash(mut url: Url) -> Url {
+    if !url.path().ends_with('/') {
+        let path = format!("{}/", url.path());
+        url.set_path(&path);
+    }
+    url
+}

@@ -1,0 +1,92 @@
+//! The console summary: a table per group and the run's figures.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::verdict::{Profile, TestResult, Verdict};
+
+/// Figures of the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Figures {
+    /// Requests sent (fixtures, checks, teardown).
+    pub requests: u64,
+    /// Wall time of the whole run.
+    pub wall: Duration,
+}
+
+/// Prints the summary table, the unsupported groups, the TFE-level findings below the
+/// profile, leftovers, and the figures.
+pub fn print_summary(
+    results: &[TestResult],
+    profile: Profile,
+    figures: Figures,
+    leftovers: &[String],
+) {
+    let mut groups: BTreeMap<&str, [usize; 6]> = BTreeMap::new();
+    for r in results {
+        let row = groups.entry(&r.group).or_default();
+        let col = match r.verdict {
+            Verdict::Pass => 0,
+            Verdict::Fail => 1,
+            Verdict::Unsupported => 2,
+            Verdict::Skipped => 3,
+            Verdict::Waived => 4,
+            Verdict::Error => 5,
+        };
+        row[col] += 1;
+    }
+    println!();
+    println!(
+        "{:<30} {:>5} {:>5} {:>11} {:>7} {:>6} {:>5}",
+        "group", "pass", "fail", "unsupported", "skipped", "waived", "error"
+    );
+    let mut total = [0usize; 6];
+    for (group, row) in &groups {
+        println!(
+            "{:<30} {:>5} {:>5} {:>11} {:>7} {:>6} {:>5}",
+            group, row[0], row[1], row[2], row[3], row[4], row[5]
+        );
+        for (t, v) in total.iter_mut().zip(row) {
+            *t += v;
+        }
+    }
+    println!(
+        "{:<30} {:>5} {:>5} {:>11} {:>7} {:>6} {:>5}",
+        "total", total[0], total[1], total[2], total[3], total[4], total[5]
+    );
+    let unsupported: Vec<&str> = groups
+        .iter()
+        .filter(|(_, r)| r[2] > 0)
+        .map(|(g, _)| *g)
+        .collect();
+    if !unsupported.is_empty() {
+        println!("\nunsupported groups (their routes are absent; --require GROUP makes that a failure): {}", unsupported.join(", "));
+    }
+    let below: usize = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Pass)
+        .map(|r| r.findings.len())
+        .sum();
+    if below > 0 && profile == Profile::Core {
+        println!("\n{below} TFE-convention finding(s) in passing tests (reported, not failing under --profile core; see the reports)");
+    }
+    if !leftovers.is_empty() {
+        println!(
+            "\ncould not delete {} resource(s) this run made:",
+            leftovers.len()
+        );
+        for l in leftovers {
+            println!("  {l}");
+        }
+    }
+    let secs = figures.wall.as_secs_f64();
+    let rate = if secs > 0.0 {
+        figures.requests as f64 / secs
+    } else {
+        0.0
+    };
+    println!(
+        "\nrequests: {}  wall time: {:.2} s  requests/s: {:.0}",
+        figures.requests, secs, rate
+    );
+}

@@ -1,0 +1,1176 @@
+//! Runs one test: resolve fixtures, send the request of the endpoint's variant, run the
+//! checks that apply to its kind, and turn findings into a verdict.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+use crate::catalog::{path_for, BodyKind, Catalog, Endpoint, Kind, TestCase, Variant};
+use crate::checks::{self as c, Check, Finding, Schemas};
+use crate::fixtures::{auth_for, FixtureError, Fixtures, Made, Scope};
+use crate::target::{Auth, Body, Exchange, Request, Target};
+use crate::verdict::{Profile, TestResult, Verdict};
+
+/// Pages a walk reads at most.
+const MAX_PAGES: usize = 50;
+
+/// What every test shares.
+pub struct Context {
+    /// The target.
+    pub target: Arc<Target>,
+    /// The catalog.
+    pub catalog: Arc<Catalog>,
+    /// Compiled schemas.
+    pub schemas: Arc<Schemas>,
+    /// The run's fixtures.
+    pub fixtures: Arc<Fixtures>,
+    /// Which levels fail the run.
+    pub profile: Profile,
+    /// Groups whose absence is a failure (`--require`).
+    pub require: BTreeSet<String>,
+    /// Time budget for eventually-consistent state.
+    pub poll_budget: Duration,
+    probes: Mutex<HashMap<String, Arc<OnceCell<Option<Exchange>>>>>,
+}
+
+impl Context {
+    /// A context for one run.
+    pub fn new(
+        target: Arc<Target>,
+        catalog: Arc<Catalog>,
+        schemas: Arc<Schemas>,
+        fixtures: Arc<Fixtures>,
+        profile: Profile,
+        require: BTreeSet<String>,
+    ) -> Self {
+        Self {
+            target,
+            catalog,
+            schemas,
+            fixtures,
+            profile,
+            require,
+            poll_budget: Duration::from_secs(10),
+            probes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Runs one test to its result. Never panics on target behaviour.
+    pub async fn run(&self, case: &TestCase) -> TestResult {
+        let started = Instant::now();
+        let mut run = TestRun::new(self, case);
+        let outcome = run.execute().await;
+        run.finish(outcome, started.elapsed())
+    }
+
+    /// True when the `require`d set names the group (or `all`).
+    fn required(&self, group: &str) -> bool {
+        self.require.contains(group) || self.require.contains("all")
+    }
+
+    /// Probes a group: `None` when some variant of its probe endpoint has a route, else
+    /// the exchange that shows it missing.
+    async fn group_missing(&self, group: &str) -> Option<Exchange> {
+        let cell = {
+            let mut probes = self.probes.lock().ok()?;
+            probes.entry(group.to_string()).or_default().clone()
+        };
+        cell.get_or_init(|| self.probe(group)).await.clone()
+    }
+
+    async fn probe(&self, group: &str) -> Option<Exchange> {
+        let g = self.catalog.groups.iter().find(|g| g.group == group)?;
+        let probe = g.probe.as_deref()?;
+        let (_, endpoint) = self.catalog.endpoint(probe, group)?;
+        let mut scope = Scope::default();
+        let kinds = self
+            .fixtures
+            .kinds_in(&endpoint.path, &[], Some(endpoint), None)
+            .ok()?;
+        self.fixtures
+            .resolve_all(&kinds, &BTreeSet::new(), &mut scope)
+            .await
+            .ok()?;
+        let variants: &[Variant] = if endpoint.path.starts_with(crate::catalog::REGISTRY) {
+            &[Variant::Registry]
+        } else {
+            &[Variant::Bare, Variant::ApiV2]
+        };
+        let mut last = None;
+        for variant in variants {
+            let template = match variant {
+                Variant::Registry => endpoint
+                    .path
+                    .trim_start_matches(crate::catalog::REGISTRY)
+                    .to_string(),
+                v => path_for(&endpoint.path, *v),
+            };
+            let path = self
+                .fixtures
+                .fill_path(&template, &scope, Some(endpoint), None)
+                .ok()?;
+            let url = if *variant == Variant::Registry {
+                self.target.registry_url(&path)
+            } else {
+                self.target.url(&path)
+            };
+            let ex = self
+                .target
+                .send(Request::new(Method::GET, url, auth_for(&path)))
+                .await;
+            if c::route_exists(&ex).is_ok() && ex.response.is_ok() {
+                return None;
+            }
+            last = Some(ex);
+        }
+        last
+    }
+}
+
+enum Outcome {
+    Done,
+    Skip(String),
+    Error(String),
+    RouteMissing,
+}
+
+struct TestRun<'a> {
+    ctx: &'a Context,
+    case: &'a TestCase,
+    endpoint: &'a Endpoint,
+    scope: Scope,
+    fresh: BTreeSet<String>,
+    exchanges: Vec<Exchange>,
+    findings: Vec<Finding>,
+    passed: BTreeSet<&'static str>,
+    unsupported: Option<String>,
+}
+
+impl<'a> TestRun<'a> {
+    fn new(ctx: &'a Context, case: &'a TestCase) -> Self {
+        Self {
+            ctx,
+            case,
+            endpoint: &case.endpoint,
+            scope: Scope::default(),
+            fresh: case.endpoint.fresh.iter().cloned().collect(),
+            exchanges: Vec::new(),
+            findings: Vec::new(),
+            passed: BTreeSet::new(),
+            unsupported: None,
+        }
+    }
+
+    fn finish(self, outcome: Outcome, duration: Duration) -> TestResult {
+        let profile = self.ctx.profile;
+        let (verdict, reason) = match outcome {
+            Outcome::Skip(why) => (Verdict::Skipped, Some(why)),
+            Outcome::Error(why) => (Verdict::Error, Some(why)),
+            Outcome::RouteMissing => match self.unsupported {
+                Some(why) if !self.ctx.required(&self.case.group) => {
+                    (Verdict::Unsupported, Some(why))
+                }
+                Some(why) => (
+                    Verdict::Fail,
+                    Some(format!("{why} (the group is required)")),
+                ),
+                None => (Verdict::Fail, None),
+            },
+            Outcome::Done => {
+                if self
+                    .findings
+                    .iter()
+                    .any(|f| profile.fails_on(f.check.level))
+                {
+                    (Verdict::Fail, None)
+                } else {
+                    (Verdict::Pass, None)
+                }
+            }
+        };
+        TestResult {
+            name: self.case.name.clone(),
+            group: self.case.group.clone(),
+            verdict,
+            reason,
+            findings: self.findings,
+            passed: self.passed.into_iter().collect(),
+            exchanges: self.exchanges,
+            duration,
+        }
+    }
+
+    /// Records a check's result; true when it passed.
+    fn check(
+        &mut self,
+        check: &'static Check,
+        exchange: Option<usize>,
+        result: Result<(), String>,
+    ) -> bool {
+        match result {
+            Ok(()) => {
+                self.passed.insert(check.id);
+                true
+            }
+            Err(message) => {
+                self.findings.push(Finding {
+                    check,
+                    message,
+                    exchange,
+                });
+                false
+            }
+        }
+    }
+
+    async fn send(&mut self, request: Request) -> usize {
+        let ex = self.ctx.target.send(request).await;
+        self.exchanges.push(ex);
+        self.exchanges.len() - 1
+    }
+
+    fn ex(&self, index: usize) -> &Exchange {
+        &self.exchanges[index]
+    }
+
+    fn url_for(&self, path: &str) -> url::Url {
+        match self.case.variant {
+            Variant::Registry => self.ctx.target.registry_url(path),
+            _ => self.ctx.target.url(path),
+        }
+    }
+
+    /// The path template of another endpoint under the same prefix choice as this test.
+    fn sibling_path(&self, endpoint: &Endpoint) -> String {
+        if let Some(rest) = endpoint.path.strip_prefix(crate::catalog::REGISTRY) {
+            return rest.to_string();
+        }
+        let variant = if self.case.variant.has_prefix() {
+            Variant::ApiV2
+        } else {
+            Variant::Bare
+        };
+        path_for(&endpoint.path, variant)
+    }
+
+    fn sibling_url(&self, endpoint: &Endpoint, path: &str) -> url::Url {
+        if endpoint.path.starts_with(crate::catalog::REGISTRY) {
+            self.ctx.target.registry_url(path)
+        } else {
+            self.ctx.target.url(path)
+        }
+    }
+
+    fn fixture_outcome(&mut self, error: FixtureError) -> Outcome {
+        match error {
+            FixtureError::Unavailable(why) => Outcome::Skip(why),
+            FixtureError::Catalog(why) => Outcome::Error(format!("catalog: {why}")),
+            FixtureError::Failed {
+                kind,
+                message,
+                exchange,
+            } => {
+                let route_missing = exchange
+                    .as_ref()
+                    .is_some_and(|e| c::route_exists(e).is_err());
+                if let Some(ex) = exchange {
+                    self.exchanges.push(*ex);
+                }
+                if route_missing {
+                    self.unsupported =
+                        Some(format!("could not make the `{kind}` fixture: {message}"));
+                    return Outcome::RouteMissing;
+                }
+                Outcome::Error(format!(
+                    "could not make the `{kind}` fixture: {message} (see the transcript)"
+                ))
+            }
+        }
+    }
+
+    async fn execute(&mut self) -> Outcome {
+        let e = self.endpoint;
+        if e.admin && self.ctx.target.config.admin_token.is_none() {
+            return Outcome::Skip("administrator endpoint: needs --admin-token".into());
+        }
+        if self.case.variant == Variant::Upload {
+            return self.upload().await;
+        }
+        match self.prepare().await {
+            Ok(()) => {}
+            Err(error) => {
+                let outcome = self.fixture_outcome(error);
+                if matches!(outcome, Outcome::RouteMissing) {
+                    return self.missing_route_outcome().await;
+                }
+                return outcome;
+            }
+        }
+        for before in e.before.clone() {
+            if let Err(why) = self.before_step(&before).await {
+                return Outcome::Error(why);
+            }
+        }
+        let request = match self.main_request(&self.case.path, &self.case.method, true) {
+            Ok(r) => r,
+            Err(e) => return self.fixture_outcome(e),
+        };
+        let main = self.send(request).await;
+        if self.ex(main).response.is_ok() && c::route_exists(self.ex(main)).is_err() {
+            let result = c::route_exists(self.ex(main));
+            self.check(&c::ENDPOINT_EXISTS, Some(main), result);
+            return self.missing_route_outcome().await;
+        }
+        self.passed.insert(c::ENDPOINT_EXISTS.id);
+        let result = c::no_server_error(self.ex(main));
+        self.check(&c::NO_SERVER_ERROR, Some(main), result);
+        let success = self.ex(main).is_success()
+            || (e.kind == Kind::Download
+                && self
+                    .ex(main)
+                    .status()
+                    .is_some_and(|s| (300..400).contains(&s)));
+        let result = if success {
+            Ok(())
+        } else {
+            c::succeeds(self.ex(main))
+        };
+        if !self.check(&c::ENDPOINT_SUCCEEDS, Some(main), result) {
+            return Outcome::Done;
+        }
+        let status = c::tfe_status(self.ex(main), e.kind, &e.expect.status);
+        self.check(&c::TFE_STATUS, Some(main), status);
+        match e.kind {
+            Kind::Create => self.after_create(main).await,
+            Kind::Show => self.after_show(main).await,
+            Kind::List => self.after_list(main).await,
+            Kind::Update => self.after_update(main).await,
+            Kind::Delete => self.after_delete(main).await,
+            Kind::Action | Kind::Relationship => self.after_action(main).await,
+            Kind::Read => self.after_read(main).await,
+            Kind::Download => self.after_download(main).await,
+            Kind::Upload => {}
+        }
+        Outcome::Done
+    }
+
+    async fn missing_route_outcome(&mut self) -> Outcome {
+        if let Some(evidence) = self.ctx.group_missing(&self.case.group).await {
+            let status = evidence
+                .status()
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "no answer".into());
+            let line = format!("{} {}", evidence.request.method, evidence.request.url);
+            self.exchanges.push(evidence);
+            self.unsupported = Some(format!(
+                "the target lacks the `{}` group: its probe {line} answered {status} on every path variant",
+                self.case.group
+            ));
+        }
+        Outcome::RouteMissing
+    }
+
+    async fn prepare(&mut self) -> Result<(), FixtureError> {
+        let e = self.endpoint;
+        let payload = e
+            .payload
+            .as_deref()
+            .and_then(|p| self.ctx.catalog.payload(p))
+            .unwrap_or("");
+        let query_values: Vec<&str> = e.query.iter().filter_map(|q| q.value.as_deref()).collect();
+        let mut texts = vec![payload];
+        texts.extend(query_values);
+        let mut kinds = self
+            .ctx
+            .fixtures
+            .kinds_in(&self.case.path, &texts, Some(e), None)?;
+        if e.kind == Kind::Create {
+            // The created kind is this test's own product, not a fixture.
+            if let Some(resource) = &e.resource {
+                kinds.retain(|k| k != resource);
+            }
+        } else if let Some(resource) = &e.resource {
+            kinds.push(resource.clone());
+        }
+        kinds.extend(e.expect.contains.iter().cloned());
+        for before in &e.before {
+            if let Some((_, b)) = self.ctx.catalog.endpoint(before, &self.case.group) {
+                let payload = b
+                    .payload
+                    .as_deref()
+                    .and_then(|p| self.ctx.catalog.payload(p))
+                    .unwrap_or("");
+                kinds.extend(
+                    self.ctx
+                        .fixtures
+                        .kinds_in(&b.path, &[payload], Some(b), None)?,
+                );
+            }
+        }
+        let mut seen = BTreeSet::new();
+        kinds.retain(|k| seen.insert(k.clone()));
+        // Fresh kinds first, so that what depends on them is made for this test as well.
+        kinds.sort_by_key(|k| !self.fresh.contains(k));
+        let fresh = self.fresh.clone();
+        self.ctx
+            .fixtures
+            .resolve_all(&kinds, &fresh, &mut self.scope)
+            .await
+    }
+
+    fn main_request(
+        &self,
+        template: &str,
+        method: &str,
+        with_required_query: bool,
+    ) -> Result<Request, FixtureError> {
+        let e = self.endpoint;
+        let fixtures = &self.ctx.fixtures;
+        let path = fixtures.fill_path(template, &self.scope, Some(e), None)?;
+        let mut url = self.url_for(&path);
+        {
+            let mut pairs = Vec::new();
+            for q in &e.query {
+                if let Some(value) = &q.value {
+                    if q.required && !with_required_query {
+                        continue;
+                    }
+                    pairs.push((q.name.clone(), fixtures.fill_text(value, &self.scope)?));
+                }
+            }
+            if !pairs.is_empty() {
+                url.query_pairs_mut().extend_pairs(pairs);
+            }
+        }
+        let method = Method::from_bytes(method.as_bytes()).unwrap_or(Method::GET);
+        let mut request = Request::new(method, url, auth_for(&path));
+        if e.body == BodyKind::Json {
+            let body = match &e.payload {
+                Some(p) => fixtures.payload(p, &self.scope)?,
+                None => serde_json::json!({}),
+            };
+            request = request.with_body(Body::Json(body));
+        }
+        Ok(request)
+    }
+
+    async fn before_step(&mut self, reference: &str) -> Result<(), String> {
+        let Some((_, before)) = self.ctx.catalog.endpoint(reference, &self.case.group) else {
+            return Err(format!("catalog: unknown `before` endpoint {reference}"));
+        };
+        let path = self.sibling_path(before);
+        let fixtures = &self.ctx.fixtures;
+        let filled = fixtures
+            .fill_path(&path, &self.scope, Some(before), None)
+            .map_err(|e| e.to_string())?;
+        let method = Method::from_bytes(before.method.as_bytes()).unwrap_or(Method::POST);
+        let mut request =
+            Request::new(method, self.sibling_url(before, &filled), auth_for(&filled));
+        if before.body == BodyKind::Json {
+            let body = match &before.payload {
+                Some(p) => fixtures
+                    .payload(p, &self.scope)
+                    .map_err(|e| e.to_string())?,
+                None => serde_json::json!({}),
+            };
+            request = request.with_body(Body::Json(body));
+        }
+        let index = self.send(request).await;
+        if self.ex(index).is_success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "the set-up step {reference} did not succeed (status {}), so this test could not run",
+                self.ex(index).status().map(|s| s.to_string()).unwrap_or_else(|| "none".into())
+            ))
+        }
+    }
+
+    /// Parses the main answer as JSON (check `json.body`).
+    fn json(&mut self, index: usize) -> Option<Value> {
+        match c::json_body(self.ex(index)) {
+            Ok(v) => {
+                self.passed.insert(c::JSON_BODY.id);
+                Some(v)
+            }
+            Err(message) => {
+                self.findings.push(Finding {
+                    check: &c::JSON_BODY,
+                    message,
+                    exchange: Some(index),
+                });
+                None
+            }
+        }
+    }
+
+    fn jsonapi_media_type(&mut self, index: usize) {
+        let result = c::tfe_media_type(self.ex(index));
+        self.check(&c::TFE_MEDIA_TYPE, Some(index), result);
+    }
+
+    /// The id of the endpoint's resource when the path names it.
+    fn requested_id(&self) -> Option<String> {
+        let resource = self.endpoint.resource.as_deref()?;
+        let names_it = crate::fixtures::path_params(&self.case.path).any(|p| {
+            matches!(self.ctx.fixtures.param_source(p, Some(self.endpoint), None),
+                Ok(crate::fixtures::ParamSource::Field(ref k, ref f)) if k == resource && f == "id")
+        });
+        if names_it {
+            self.scope.get(resource).map(|i| i.id.clone())
+        } else {
+            None
+        }
+    }
+
+    async fn after_create(&mut self, main: usize) {
+        let Some(doc) = self.json(main) else { return };
+        self.jsonapi_media_type(main);
+        let envelope = c::envelope_single(&self.ctx.schemas, &doc);
+        self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
+        let id = c::document_id(&doc).map(str::to_string);
+        let returned = id.clone().map(|_| ()).ok_or_else(|| {
+            "expected the created resource's `data.id` (a string), found none".to_string()
+        });
+        if !self.check(&c::CREATE_RETURNS_ID, Some(main), returned) {
+            return;
+        }
+        let (Some(id), Some(kind)) = (id, self.endpoint.resource.clone()) else {
+            return;
+        };
+        let made = self.ctx.fixtures.instance_from(&kind, id.clone(), &doc);
+        let delete = self.ctx.fixtures.delete_request(&kind, &made, &self.scope);
+        self.ctx.fixtures.note_made(Made {
+            kind: kind.clone(),
+            id: id.clone(),
+            delete,
+        });
+        self.scope.insert(Arc::new(made));
+        let check = if matches!(
+            self.case.variant,
+            Variant::Deprecated | Variant::DeprecatedApiV2
+        ) {
+            &c::DEPRECATED_SAME
+        } else {
+            &c::CREATE_THEN_SHOW
+        };
+        if let Some(index) = self.show_resource(&kind).await {
+            let result = match (self.ex(index).is_success(), self.ex(index).json()) {
+                (true, Ok(shown)) if c::document_id(&shown) == Some(id.as_str()) => Ok(()),
+                (true, Ok(shown)) => Err(format!(
+                    "expected the show of {id} to answer id {id}, received {:?}",
+                    c::document_id(&shown)
+                )),
+                (true, Err(e)) => Err(format!("the show of the created {kind} is not JSON: {e}")),
+                (false, _) => Err(format!(
+                    "expected the show of the created {kind} {id} to succeed, received {:?}",
+                    self.ex(index).status()
+                )),
+            };
+            self.check(check, Some(index), result);
+        }
+    }
+
+    /// Sends the show endpoint of `kind` (same prefix choice); `None` when there is none.
+    async fn show_resource(&mut self, kind: &str) -> Option<usize> {
+        let (_, show) = self.ctx.catalog.show_of(kind)?;
+        let show = show.clone();
+        let path = self.sibling_path(&show);
+        let filled = self
+            .ctx
+            .fixtures
+            .fill_path(&path, &self.scope, Some(&show), None)
+            .ok()?;
+        let url = self.sibling_url(&show, &filled);
+        Some(
+            self.send(Request::new(Method::GET, url, auth_for(&filled)))
+                .await,
+        )
+    }
+
+    async fn after_show(&mut self, main: usize) {
+        let Some(doc) = self.json(main) else { return };
+        self.jsonapi_media_type(main);
+        let envelope = c::envelope_single(&self.ctx.schemas, &doc);
+        self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
+        if let Some(expected) = self.requested_id() {
+            let got = c::document_id(&doc);
+            let result = if got == Some(expected.as_str()) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "expected `data.id` {expected}, received {}",
+                    got.map(|g| format!("`{g}`"))
+                        .unwrap_or_else(|| "none".into())
+                ))
+            };
+            self.check(&c::SHOW_SAME_ID, Some(main), result);
+        }
+        self.variants_agree(main, &doc).await;
+        self.unauthorized().await;
+    }
+
+    async fn after_list(&mut self, main: usize) {
+        let Some(doc) = self.json(main) else { return };
+        self.jsonapi_media_type(main);
+        let envelope = c::envelope_list(&self.ctx.schemas, &doc);
+        if !self.check(&c::ENVELOPE_LIST, Some(main), envelope) {
+            return;
+        }
+        if let Some(kind) = self.endpoint.expect.contains.clone() {
+            if let Some(wanted) = self.scope.get(&kind).map(|i| i.id.clone()) {
+                let (found, last) = self.find_in_list(main, &doc, &wanted).await;
+                let result = if found {
+                    Ok(())
+                } else {
+                    Err(format!("expected the list to hold the {kind} {wanted} this run made; it does not (pages read up to the end)"))
+                };
+                self.check(&c::LIST_CONTAINS, Some(last), result);
+            }
+        }
+        if self.endpoint.paged {
+            self.paging(main).await;
+        }
+        self.required_filters().await;
+        self.variants_agree(main, &doc).await;
+        self.unauthorized().await;
+    }
+
+    /// Looks for `wanted` in the list, following `links.next` (bounded).
+    async fn find_in_list(&mut self, main: usize, doc: &Value, wanted: &str) -> (bool, usize) {
+        let mut doc = doc.clone();
+        let mut last = main;
+        for _ in 0..MAX_PAGES {
+            if c::list_ids(&doc).iter().any(|id| id == wanted) {
+                return (true, last);
+            }
+            let Some(next) = doc
+                .pointer("/links/next")
+                .and_then(Value::as_str)
+                .and_then(|n| {
+                    url::Url::parse(n)
+                        .ok()
+                        .or_else(|| Some(self.ctx.target.url(n)))
+                })
+            else {
+                return (false, last);
+            };
+            if !self.ctx.target.same_origin(&next) {
+                return (false, last);
+            }
+            last = self
+                .send(Request::new(Method::GET, next, auth_for("")))
+                .await;
+            match self.ex(last).json() {
+                Ok(d) if self.ex(last).is_success() => doc = d,
+                _ => return (false, last),
+            }
+        }
+        (false, last)
+    }
+
+    fn list_request(&self, page: Option<(usize, usize)>, with_required: bool) -> Option<Request> {
+        let mut request = self
+            .main_request(&self.case.path, "GET", with_required)
+            .ok()?;
+        if let Some((page, size)) = page {
+            request
+                .url
+                .query_pairs_mut()
+                .append_pair("page", &page.to_string())
+                .append_pair("page_size", &size.to_string());
+        }
+        Some(request)
+    }
+
+    async fn paging(&mut self, _main: usize) {
+        let Some(first) = self.list_request(Some((1, 1)), true) else {
+            return;
+        };
+        let index = self.send(first).await;
+        let accepted = match (self.ex(index).is_success(), self.ex(index).json()) {
+            (true, Ok(doc)) => c::envelope_list(&self.ctx.schemas, &doc).map(|_| doc),
+            (true, Err(e)) => Err(e),
+            (false, _) => Err(format!(
+                "expected `page=1&page_size=1` to be answered with a list, received {:?}",
+                self.ex(index).status()
+            )),
+        };
+        let doc = match accepted {
+            Ok(doc) => {
+                self.passed.insert(c::PAGING_ACCEPTED.id);
+                doc
+            }
+            Err(message) => {
+                self.findings.push(Finding {
+                    check: &c::PAGING_ACCEPTED,
+                    message,
+                    exchange: Some(index),
+                });
+                return;
+            }
+        };
+        let meta = self
+            .ctx
+            .schemas
+            .validate("tfe/pagination", &doc)
+            .map_err(|e| format!("expected meta.pagination (schema tfe/pagination); {e}"));
+        self.check(&c::TFE_PAGINATION_META, Some(index), meta);
+        // Walk with page_size 1: each page holds at most one item, and the pages together
+        // hold every item once.
+        let Some(all_request) = self.list_request(Some((1, 100)), true) else {
+            return;
+        };
+        let all_index = self.send(all_request).await;
+        let all = self
+            .ex(all_index)
+            .json()
+            .map(|d| c::list_ids(&d))
+            .unwrap_or_default();
+        let mut seen: Vec<String> = Vec::new();
+        let mut problem = None;
+        for page in 1..=all.len().min(MAX_PAGES) {
+            let Some(request) = self.list_request(Some((page, 1)), true) else {
+                return;
+            };
+            let index = self.send(request).await;
+            let ids = self
+                .ex(index)
+                .json()
+                .map(|d| c::list_ids(&d))
+                .unwrap_or_default();
+            if ids.len() > 1 {
+                problem = Some((
+                    index,
+                    format!(
+                        "expected at most 1 item on page {page} with page_size=1, received {}",
+                        ids.len()
+                    ),
+                ));
+                break;
+            }
+            if let Some(id) = ids.first() {
+                if seen.contains(id) {
+                    problem = Some((
+                        index,
+                        format!("page {page} repeats {id}, already on an earlier page"),
+                    ));
+                    break;
+                }
+                seen.push(id.clone());
+            }
+        }
+        if problem.is_none() && all.len() <= MAX_PAGES {
+            if let Some(missing) = all.iter().find(|id| !seen.contains(id)) {
+                problem = Some((all_index, format!("the walk with page_size=1 never showed {missing}, which the whole list holds")));
+            }
+        }
+        match problem {
+            Some((index, message)) => {
+                self.findings.push(Finding {
+                    check: &c::TFE_PAGE_SIZE,
+                    message,
+                    exchange: Some(index),
+                });
+            }
+            None => {
+                self.passed.insert(c::TFE_PAGE_SIZE.id);
+            }
+        }
+    }
+
+    async fn required_filters(&mut self) {
+        if !self.endpoint.query.iter().any(|q| q.required) || self.case.variant != Variant::Bare {
+            return;
+        }
+        let Some(request) = self.list_request(None, false) else {
+            return;
+        };
+        let index = self.send(request).await;
+        let result = match self.ex(index).status() {
+            Some(400) => c::tfe_error_document(&self.ctx.schemas, self.ex(index)),
+            other => Err(format!(
+                "expected 400 without the required filter, received {other:?}"
+            )),
+        };
+        self.check(&c::TFE_REQUIRED_FILTER, Some(index), result);
+    }
+
+    /// Versioning 1: for reads under the prefixed form, the bare form answers alike.
+    async fn variants_agree(&mut self, main: usize, doc: &Value) {
+        if !self.case.variant.has_prefix() {
+            return;
+        }
+        let Some(other) = self.case.variant.counterpart() else {
+            return;
+        };
+        let template = match other {
+            Variant::Bare => path_for(&self.endpoint.path, Variant::Bare),
+            Variant::Deprecated => self
+                .endpoint
+                .deprecated
+                .as_ref()
+                .map(|d| path_for(&d.path, Variant::Deprecated))
+                .unwrap_or_default(),
+            Variant::Alias => self
+                .endpoint
+                .alias
+                .as_ref()
+                .map(|d| path_for(&d.path, Variant::Alias))
+                .unwrap_or_default(),
+            _ => return,
+        };
+        let Ok(request) = self.main_request(&template, &self.case.method, true) else {
+            return;
+        };
+        let index = self.send(request).await;
+        let result = match self.ex(index).json() {
+            Ok(bare) if self.ex(index).status() == self.ex(main).status() => c::same_document(doc, &bare),
+            Ok(_) | Err(_) => Err(format!(
+                "expected the path without /api/v2 to answer like the path with it ({:?}); it answered {:?}",
+                self.ex(main).status(),
+                self.ex(index).status()
+            )),
+        };
+        self.check(&c::VARIANTS_AGREE, Some(index), result);
+    }
+
+    /// TFE: a read without a token is answered 401 (checked once per endpoint, bare form).
+    async fn unauthorized(&mut self) {
+        if self.case.variant != Variant::Bare {
+            return;
+        }
+        let Ok(mut request) = self.main_request(&self.case.path, &self.case.method, true) else {
+            return;
+        };
+        request.auth = Auth::None;
+        let index = self.send(request).await;
+        let result = match self.ex(index).status() {
+            Some(401) => c::tfe_error_document(&self.ctx.schemas, self.ex(index)),
+            other => Err(format!("expected 401 without a token, received {other:?}")),
+        };
+        self.check(&c::TFE_UNAUTHORIZED, Some(index), result);
+    }
+
+    async fn after_update(&mut self, main: usize) {
+        let Some(doc) = self.json(main) else { return };
+        self.jsonapi_media_type(main);
+        let envelope = c::envelope_single(&self.ctx.schemas, &doc);
+        self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
+        if let Some(expected) = self.requested_id() {
+            let got = c::document_id(&doc);
+            let result = if got == Some(expected.as_str()) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "expected the updated resource {expected}, received {got:?}"
+                ))
+            };
+            self.check(&c::UPDATE_SAME_ID, Some(main), result);
+        }
+    }
+
+    async fn after_delete(&mut self, main: usize) {
+        let Some(kind) = self.endpoint.resource.clone() else {
+            return;
+        };
+        let Some(index) = self.show_resource(&kind).await else {
+            return;
+        };
+        let ex = self.ex(index);
+        let (gone, status) = (!ex.is_success(), ex.status());
+        let check = if matches!(
+            self.case.variant,
+            Variant::Deprecated | Variant::DeprecatedApiV2
+        ) {
+            &c::DEPRECATED_SAME
+        } else {
+            &c::DELETE_THEN_GONE
+        };
+        let result = if gone {
+            Ok(())
+        } else {
+            Err(format!("expected the show of the deleted {kind} to fail; it answered {status:?} (the delete answered {:?})", self.ex(main).status()))
+        };
+        if self.check(check, Some(index), result) {
+            let result = match status {
+                Some(404) => c::tfe_error_document(&self.ctx.schemas, self.ex(index)),
+                other => Err(format!("expected 404 after the delete, received {other:?}")),
+            };
+            self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result);
+        }
+    }
+
+    async fn after_action(&mut self, main: usize) {
+        if !self.ex(main).body().is_empty() {
+            if self.json(main).is_none() {
+                return;
+            }
+        }
+        if let Some(state) = self.endpoint.expect.state.clone() {
+            self.state_check(&state, &c::STATE_AFTER).await;
+        }
+        if self.endpoint.expect.repeat_refused {
+            if let Ok(request) = self.main_request(&self.case.path, &self.case.method, true) {
+                let index = self.send(request).await;
+                let result = match self.ex(index).status() {
+                    Some(s) if (400..500).contains(&s) => c::tfe_error_document(&self.ctx.schemas, self.ex(index)),
+                    other => Err(format!("expected the same action to be refused (4xx) now that the state no longer allows it, received {other:?}")),
+                };
+                self.check(&c::TFE_WRONG_STATE, Some(index), result);
+            }
+        }
+    }
+
+    /// Polls the show endpoint of `state.show` until the pointer holds the value (or an
+    /// array there holds it), within the poll budget.
+    async fn state_check(
+        &mut self,
+        state: &crate::catalog::StateExpect,
+        check: &'static Check,
+    ) -> bool {
+        let Some((_, show)) = self
+            .ctx
+            .catalog
+            .endpoint(&state.show, &self.case.group)
+            .map(|(g, e)| (g.clone(), e.clone()))
+        else {
+            return self.check(
+                check,
+                None,
+                Err(format!("catalog: unknown show endpoint {}", state.show)),
+            );
+        };
+        let wanted = match &state.value {
+            Value::String(s) => Value::String(
+                self.ctx
+                    .fixtures
+                    .fill_text(s, &self.scope)
+                    .unwrap_or_else(|_| s.clone()),
+            ),
+            v => v.clone(),
+        };
+        let path = self.sibling_path(&show);
+        let Ok(filled) = self
+            .ctx
+            .fixtures
+            .fill_path(&path, &self.scope, Some(&show), None)
+        else {
+            return self.check(
+                check,
+                None,
+                Err(format!("cannot fill the path of {}", state.show)),
+            );
+        };
+        let url = self.sibling_url(&show, &filled);
+        let deadline = Instant::now() + self.ctx.poll_budget;
+        let mut delay = Duration::from_millis(50);
+        loop {
+            let index = self
+                .send(Request::new(Method::GET, url.clone(), auth_for(&filled)))
+                .await;
+            let seen = self
+                .ex(index)
+                .json()
+                .ok()
+                .and_then(|d| d.pointer(&state.pointer).cloned());
+            let holds = match &seen {
+                Some(Value::Array(items)) => items.iter().any(|i| {
+                    i == &wanted
+                        || i.as_object()
+                            .is_some_and(|o| o.values().any(|v| v == &wanted))
+                }),
+                Some(v) => v == &wanted,
+                None => false,
+            };
+            if holds {
+                return self.check(check, Some(index), Ok(()));
+            }
+            if Instant::now() + delay > deadline {
+                let last = seen
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "nothing".into());
+                return self.check(
+                    check,
+                    Some(index),
+                    Err(format!(
+                        "expected {} at {} of {}, last seen {last} (polled for {} s)",
+                        wanted,
+                        state.pointer,
+                        state.show,
+                        self.ctx.poll_budget.as_secs()
+                    )),
+                );
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    async fn after_read(&mut self, main: usize) {
+        let Some(doc) = self.json(main) else { return };
+        if self.case.variant == Variant::Registry {
+            if let Some(name) = self
+                .endpoint
+                .resource
+                .as_deref()
+                .and_then(|k| self.scope.get(k))
+                .and_then(|i| i.fields.get("name").cloned())
+            {
+                let text = doc.to_string();
+                let result = if text.contains(&format!("\"{name}\"")) {
+                    Ok(())
+                } else {
+                    Err(format!("expected the answer to mention the module `{name}` this run published; it does not"))
+                };
+                self.check(&c::REGISTRY_READ, Some(main), result);
+            }
+        } else {
+            self.variants_agree(main, &doc).await;
+        }
+    }
+
+    async fn after_download(&mut self, main: usize) {
+        let mut index = main;
+        // Follow redirects ourselves: the token goes only to the target's own origin.
+        for _ in 0..5 {
+            let Some(location) = self
+                .ex(index)
+                .status()
+                .filter(|s| (300..400).contains(s))
+                .and_then(|_| self.ex(index).header("location").map(str::to_string))
+            else {
+                break;
+            };
+            let base = url::Url::parse(&self.ex(index).request.url).ok();
+            let Some(next) = base.and_then(|b| b.join(&location).ok()) else {
+                break;
+            };
+            let auth = if self.ctx.target.same_origin(&next) {
+                auth_for(next.path())
+            } else {
+                Auth::None
+            };
+            index = self.send(Request::new(Method::GET, next, auth)).await;
+        }
+        if self.case.variant == Variant::Registry {
+            let ex = self.ex(index);
+            let result = if ex.header("x-terraform-get").is_some() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "expected 204 with an X-Terraform-Get header, received {:?} without it",
+                    ex.status()
+                ))
+            };
+            self.check(&c::TFE_REGISTRY_DOWNLOAD, Some(index), result);
+            let result = c::succeeds(self.ex(index));
+            self.check(&c::ENDPOINT_SUCCEEDS, Some(index), result);
+        } else {
+            let result = c::succeeds(self.ex(index)).and_then(|_| {
+                if self.ex(index).body().is_empty() {
+                    Err("expected the downloaded bytes, received an empty body".into())
+                } else {
+                    Ok(())
+                }
+            });
+            self.check(&c::ENDPOINT_SUCCEEDS, Some(index), result);
+        }
+    }
+
+    /// Rule 3 and Versioning 2: create a version, find its upload address, PUT a tarball,
+    /// then see the effect.
+    async fn upload(&mut self) -> Outcome {
+        let Some(kind) = self.endpoint.resource.clone() else {
+            return Outcome::Error("catalog: the upload endpoint names no resource".into());
+        };
+        let fresh = self.fresh.clone();
+        let made = match self
+            .ctx
+            .fixtures
+            .make_fresh(&kind, &fresh, &mut self.scope, true)
+            .await
+        {
+            Ok(made) => made,
+            Err(e) => return self.fixture_outcome(e),
+        };
+        let candidates = c::upload_candidates(&made.document);
+        let Some((pointer, url)) = candidates.first().cloned() else {
+            return {
+                self.check(&c::UPLOAD_URL_FORM, None, Err(format!("expected the create answer of the {kind} to hold an upload address (any attribute or link); it holds none: {}", made.document)));
+                Outcome::Done
+            };
+        };
+        let form = c::upload_url_form(&url).map_err(|e| format!("{e} (at {pointer})"));
+        self.check(&c::UPLOAD_URL_FORM, None, form);
+        let target_url = url::Url::parse(&url).unwrap_or_else(|_| self.ctx.target.url(&url));
+        let tarball = crate::tarball::config_tarball();
+        let put = self
+            .send(
+                Request::new(Method::PUT, target_url, Auth::None)
+                    .with_body(Body::Bytes(tarball.clone())),
+            )
+            .await;
+        let accepted = c::succeeds(self.ex(put));
+        if !self.check(&c::UPLOAD_ACCEPTED, Some(put), accepted) {
+            return Outcome::Done;
+        }
+        if let Some(state) = self.endpoint.expect.state.clone() {
+            self.state_check(&state, &c::UPLOAD_APPLIED).await;
+        }
+        // Where the group can download the version, the bytes must come back.
+        let download = self
+            .ctx
+            .catalog
+            .endpoints()
+            .find(|(_, e)| e.kind == Kind::Download && e.resource.as_deref() == Some(kind.as_str()))
+            .map(|(_, e)| e.clone());
+        if let Some(download) = download {
+            let path = path_for(&download.path, Variant::Bare);
+            if let Ok(filled) =
+                self.ctx
+                    .fixtures
+                    .fill_path(&path, &self.scope, Some(&download), None)
+            {
+                let mut index = self
+                    .send(Request::new(
+                        Method::GET,
+                        self.ctx.target.url(&filled),
+                        auth_for(&filled),
+                    ))
+                    .await;
+                if let Some(location) = self
+                    .ex(index)
+                    .status()
+                    .filter(|s| (300..400).contains(s))
+                    .and_then(|_| self.ex(index).header("location").map(str::to_string))
+                {
+                    if let Some(next) = url::Url::parse(&self.ex(index).request.url)
+                        .ok()
+                        .and_then(|b| b.join(&location).ok())
+                    {
+                        let auth = if self.ctx.target.same_origin(&next) {
+                            Auth::User
+                        } else {
+                            Auth::None
+                        };
+                        index = self.send(Request::new(Method::GET, next, auth)).await;
+                    }
+                }
+                let result = if self.ex(index).is_success()
+                    && self.ex(index).body() == tarball.as_slice()
+                {
+                    Ok(())
+                } else {
+                    Err(format!("expected the download to give back the {} bytes uploaded, received status {:?} with {} bytes", tarball.len(), self.ex(index).status(), self.ex(index).body().len()))
+                };
+                self.check(&c::UPLOAD_APPLIED, Some(index), result);
+            }
+        }
+        Outcome::Done
+    }
+}

@@ -1,0 +1,285 @@
+//! The resolved configuration of a run: flags > environment > config file > defaults.
+//! Everything is validated here, before any request is sent.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use url::Url;
+
+use crate::cli::{ProfileArg, RunArgs};
+use crate::target::Secret;
+use crate::verdict::Profile;
+
+/// A configuration that cannot be used (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// The config file (`conform.toml`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FileConfig {
+    /// The service root.
+    pub target: Option<String>,
+    /// API token.
+    pub token: Option<String>,
+    /// Administrator token.
+    pub admin_token: Option<String>,
+    /// Header that carries the token.
+    pub auth_header: Option<String>,
+    /// Scheme before the token.
+    pub auth_scheme: Option<String>,
+    /// Registry read address.
+    pub registry_url: Option<String>,
+    /// CA certificate file.
+    pub ca_cert: Option<PathBuf>,
+    /// Accept any certificate.
+    pub insecure: Option<bool>,
+    /// Request timeout in seconds.
+    pub timeout: Option<f64>,
+    /// Profile name.
+    pub profile: Option<String>,
+    /// Name prefix.
+    pub prefix: Option<String>,
+    /// Required groups.
+    #[serde(default)]
+    pub require: Vec<String>,
+    /// Fixtures by kind.
+    #[serde(default)]
+    pub fixtures: BTreeMap<String, String>,
+}
+
+/// Where the run goes and how.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The service root, or `None` for the embedded reference service.
+    pub target: Option<Url>,
+    /// API token.
+    pub token: Option<Secret>,
+    /// Administrator token.
+    pub admin_token: Option<Secret>,
+    /// Header that carries the token.
+    pub auth_header: String,
+    /// Scheme before the token.
+    pub auth_scheme: String,
+    /// Registry read address, if given.
+    pub registry_url: Option<Url>,
+    /// CA certificate (PEM bytes).
+    pub ca_cert: Option<Vec<u8>>,
+    /// Accept any certificate.
+    pub insecure: bool,
+    /// Request timeout.
+    pub timeout: Duration,
+    /// Response size cap.
+    pub max_body: usize,
+    /// Profile.
+    pub profile: Profile,
+    /// Name prefix.
+    pub prefix: String,
+    /// Required groups.
+    pub require: Vec<String>,
+    /// Given fixtures.
+    pub fixtures: BTreeMap<String, String>,
+    /// Where the config file came from, if any.
+    pub config_file: Option<PathBuf>,
+}
+
+/// Reads an environment variable, treating empty as unset.
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+impl Settings {
+    /// Resolves flags, environment and the config file.
+    pub fn resolve(args: &RunArgs) -> Result<Self, ConfigError> {
+        let (file, config_file) = load_file(args.config.as_deref())?;
+        let target_text = args
+            .target
+            .clone()
+            .or_else(|| env("CONFORM_TARGET"))
+            .or_else(|| env("TFE_ADDRESS"))
+            .or(file.target.clone());
+        let target = target_text
+            .as_deref()
+            .map(|t| parse_url("--target", t))
+            .transpose()?;
+        let token = args
+            .token
+            .clone()
+            .or_else(|| env("CONFORM_TOKEN"))
+            .or_else(|| env("TFE_TOKEN"))
+            .or(file.token.clone())
+            .map(Secret::new);
+        let admin_token = args
+            .admin_token
+            .clone()
+            .or_else(|| env("CONFORM_ADMIN_TOKEN"))
+            .or(file.admin_token.clone())
+            .map(Secret::new);
+        let registry_url = args
+            .registry_url
+            .clone()
+            .or_else(|| env("CONFORM_REGISTRY_URL"))
+            .or(file.registry_url.clone())
+            .map(|u| parse_url("--registry-url", &u))
+            .transpose()?;
+        let ca_path = args.ca_cert.clone().or(file.ca_cert.clone());
+        let ca_cert = ca_path
+            .map(|p| {
+                std::fs::read(&p)
+                    .map_err(|e| ConfigError(format!("cannot read --ca-cert {}: {e}", p.display())))
+            })
+            .transpose()?;
+        let timeout = args.timeout.or(file.timeout).unwrap_or(10.0);
+        if !(timeout > 0.0 && timeout <= 3600.0) {
+            return Err(ConfigError(format!(
+                "--timeout must be between 0 and 3600 seconds, not {timeout}"
+            )));
+        }
+        let profile = match (args.profile, file.profile.as_deref()) {
+            (Some(ProfileArg::Core), _) => Profile::Core,
+            (Some(ProfileArg::Tfe), _) => Profile::Tfe,
+            (None, None | Some("core")) => Profile::Core,
+            (None, Some("tfe")) => Profile::Tfe,
+            (None, Some(other)) => {
+                return Err(ConfigError(format!(
+                    "profile `{other}` in the config file is not one of: core, tfe"
+                )))
+            }
+        };
+        let mut fixtures = file.fixtures.clone();
+        for entry in &args.fixture {
+            let (kind, id) = entry
+                .split_once('=')
+                .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+                .ok_or_else(|| ConfigError(format!("--fixture `{entry}` is not KIND=ID")))?;
+            fixtures.insert(kind.to_string(), id.to_string());
+        }
+        let prefix = args
+            .prefix
+            .clone()
+            .or(file.prefix.clone())
+            .unwrap_or_else(default_prefix);
+        if prefix.is_empty()
+            || !prefix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(ConfigError(format!(
+                "--prefix `{prefix}` may hold only letters, digits, `-` and `_`"
+            )));
+        }
+        let mut require = args.require.clone();
+        require.extend(file.require.iter().cloned());
+        Ok(Self {
+            target,
+            token,
+            admin_token,
+            auth_header: args
+                .auth_header
+                .clone()
+                .or(file.auth_header.clone())
+                .unwrap_or_else(|| "Authorization".into()),
+            auth_scheme: args
+                .auth_scheme
+                .clone()
+                .or(file.auth_scheme.clone())
+                .unwrap_or_else(|| "Bearer".into()),
+            registry_url,
+            ca_cert,
+            insecure: args.insecure || file.insecure.unwrap_or(false),
+            timeout: Duration::from_secs_f64(timeout),
+            max_body: args.max_body.unwrap_or(8 * 1024 * 1024),
+            profile,
+            prefix,
+            require,
+            fixtures,
+            config_file,
+        })
+    }
+
+    /// The configuration as `key = value` lines, tokens redacted.
+    pub fn describe(&self, target: &Url, registry: &Url) -> Vec<(String, String)> {
+        let shown = |s: &Option<Secret>| {
+            if s.is_some() {
+                "(redacted)".to_string()
+            } else {
+                "(none)".to_string()
+            }
+        };
+        vec![
+            (
+                "target".into(),
+                if self.target.is_some() {
+                    target.to_string()
+                } else {
+                    format!("{target} (embedded reference service)")
+                },
+            ),
+            ("registry-url".into(), registry.to_string()),
+            ("profile".into(), self.profile.as_str().into()),
+            ("token".into(), shown(&self.token)),
+            ("admin-token".into(), shown(&self.admin_token)),
+            (
+                "auth".into(),
+                format!("{}: {} <token>", self.auth_header, self.auth_scheme),
+            ),
+            (
+                "timeout".into(),
+                format!("{} s", self.timeout.as_secs_f64()),
+            ),
+            ("prefix".into(), self.prefix.clone()),
+            (
+                "config-file".into(),
+                self.config_file
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "(none)".into()),
+            ),
+            ("conform-version".into(), env!("CARGO_PKG_VERSION").into()),
+        ]
+    }
+}
+
+fn load_file(explicit: Option<&Path>) -> Result<(FileConfig, Option<PathBuf>), ConfigError> {
+    let path = match explicit {
+        Some(p) => p.to_path_buf(),
+        None => {
+            let default = PathBuf::from("conform.toml");
+            if !default.exists() {
+                return Ok((FileConfig::default(), None));
+            }
+            default
+        }
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| ConfigError(format!("cannot read config file {}: {e}", path.display())))?;
+    let file: FileConfig = toml::from_str(&text)
+        .map_err(|e| ConfigError(format!("config file {}: {e}", path.display())))?;
+    Ok((file, Some(path)))
+}
+
+fn parse_url(flag: &str, text: &str) -> Result<Url, ConfigError> {
+    let url =
+        Url::parse(text).map_err(|e| ConfigError(format!("{flag} `{text}` is not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(ConfigError(format!(
+            "{flag} `{text}` must be an http:// or https:// URL with a host"
+        )));
+    }
+    Ok(url)
+}
+
+fn default_prefix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    format!("conform-{:06x}", hasher.finish() & 0xff_ffff)
+}

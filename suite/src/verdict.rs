@@ -1,0 +1,114 @@
+//! Verdicts and per-test results: data, not errors.
+
+use std::time::Duration;
+
+use crate::checks::{Finding, Level};
+use crate::target::Exchange;
+
+/// The outcome of one test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verdict {
+    /// Every check that applies passed (at the profile's level).
+    Pass,
+    /// A known deviation listed in a waiver file.
+    Waived,
+    /// Excluded by filter, profile, credentials or a missing fixture, with the reason.
+    Skipped,
+    /// The target lacks the endpoint's whole group; the evidence is kept.
+    Unsupported,
+    /// A check failed: the target is wrong.
+    Fail,
+    /// The harness or the connection broke, not the target's behaviour.
+    Error,
+}
+
+impl Verdict {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Waived => "waived",
+            Verdict::Skipped => "skipped",
+            Verdict::Unsupported => "unsupported",
+            Verdict::Fail => "fail",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+/// Which levels fail the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// Only core checks fail the run.
+    Core,
+    /// Core and TFE-convention checks fail the run.
+    Tfe,
+}
+
+impl Profile {
+    /// True when a finding at `level` fails a test under this profile.
+    pub fn fails_on(self, level: Level) -> bool {
+        match self {
+            Profile::Core => level == Level::Core,
+            Profile::Tfe => true,
+        }
+    }
+
+    /// `core` or `tfe`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Core => "core",
+            Profile::Tfe => "tfe",
+        }
+    }
+}
+
+/// Everything one test produced.
+#[derive(Debug, Clone)]
+pub struct TestResult {
+    /// `group::endpoint::variant`.
+    pub name: String,
+    /// The group.
+    pub group: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why skipped, unsupported or errored.
+    pub reason: Option<String>,
+    /// Failed checks (including those below the profile's level).
+    pub findings: Vec<Finding>,
+    /// Ids of the checks that ran and passed.
+    pub passed: Vec<&'static str>,
+    /// Every request and answer, in order.
+    pub exchanges: Vec<Exchange>,
+    /// Wall time of the test.
+    pub duration: Duration,
+}
+
+impl TestResult {
+    /// The failure text: each finding with the exchange that shows it.
+    pub fn failure_text(&self) -> String {
+        let mut out = String::new();
+        if let Some(reason) = &self.reason {
+            out.push_str(reason);
+            out.push('\n');
+        }
+        for finding in &self.findings {
+            out.push_str(&format!(
+                "[{}] {} ({}; {})\n  {}\n",
+                finding.check.level,
+                finding.check.id,
+                finding.check.title,
+                finding.check.cites,
+                finding.message
+            ));
+            if let Some(ex) = finding.exchange.and_then(|i| self.exchanges.get(i)) {
+                for line in ex.transcript().lines() {
+                    out.push_str("    ");
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+}

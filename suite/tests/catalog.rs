@@ -1,0 +1,166 @@
+//! The catalog against the spec: every method + path row of the spec's Endpoints part is in
+//! `cases/`, exactly once, and nothing else is. A dropped or mistyped row fails the build.
+
+use std::collections::BTreeSet;
+
+use conform::catalog::Catalog;
+
+const SPEC: &str = include_str!("../../../shared/spec/000_02ffe03873a68711.txt");
+
+/// (method, path) rows of the Endpoints part, as the spec writes them.
+fn spec_rows() -> Vec<(String, String)> {
+    let endpoints = SPEC
+        .split("## Endpoints")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("the spec has an Endpoints part");
+    let mut rows = Vec::new();
+    let methods = ["GET", "POST", "PATCH", "DELETE", "PUT"];
+    for line in endpoints.lines() {
+        let line = line.trim();
+        if let Some(row) = line.strip_prefix("| ") {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            if cells.len() >= 2 && methods.contains(&cells[0]) {
+                let path = cells[1];
+                if let Some((a, b)) = path.split_once(" and ") {
+                    rows.push((cells[0].to_string(), a.trim().to_string()));
+                    rows.push((cells[0].to_string(), b.trim().to_string()));
+                } else {
+                    rows.push((
+                        cells[0].to_string(),
+                        path.split(' ').next().unwrap_or(path).to_string(),
+                    ));
+                }
+            }
+        } else if let Some(item) = line.strip_prefix("- ") {
+            let mut words = item.split_whitespace();
+            if let (Some(method), Some(path)) = (words.next(), words.next()) {
+                let path = path.trim_end_matches([',', '.']);
+                if methods.contains(&method) && path.starts_with('/') {
+                    if path.contains("/S-settings") {
+                        for s in [
+                            "general",
+                            "cost-estimation",
+                            "saml",
+                            "smtp",
+                            "twilio",
+                            "customization",
+                        ] {
+                            rows.push((
+                                method.to_string(),
+                                path.replace("/S-settings", &format!("/{s}-settings")),
+                            ));
+                        }
+                    } else {
+                        rows.push((method.to_string(), path.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    rows
+}
+
+fn catalog_rows(catalog: &Catalog) -> Vec<(String, String)> {
+    let mut rows = Vec::new();
+    for (_, e) in catalog.endpoints() {
+        rows.push((e.method.clone(), e.path.clone()));
+        if let Some(d) = &e.deprecated {
+            rows.push((d.method.clone(), d.path.clone()));
+        }
+    }
+    rows
+}
+
+#[test]
+fn spec_parser_finds_183_rows() {
+    // Our own count of the Endpoints part: 162 table rows, one of which names two paths,
+    // 6 deprecated forms, 12 settings reads and writes, 2 further settings operations.
+    assert_eq!(spec_rows().len(), 183);
+}
+
+#[test]
+fn catalog_holds_every_spec_row_exactly_once() {
+    let catalog = Catalog::embedded().expect("the embedded catalog loads");
+    let spec: Vec<(String, String)> = spec_rows();
+    let mine = catalog_rows(&catalog);
+    assert_eq!(catalog.row_count(), mine.len());
+    let spec_set: BTreeSet<_> = spec.iter().cloned().collect();
+    let mine_set: BTreeSet<_> = mine.iter().cloned().collect();
+    // The three upload rows share one (method, path): count them separately.
+    let uploads = mine
+        .iter()
+        .filter(|(m, p)| m == "PUT" && p == "{upload_url}")
+        .count();
+    assert_eq!(uploads, 3, "the three PUT {{upload_url}} rows");
+    let missing: Vec<_> = spec_set.difference(&mine_set).collect();
+    let extra: Vec<_> = mine_set.difference(&spec_set).collect();
+    assert!(
+        missing.is_empty(),
+        "rows of the spec missing from cases/: {missing:#?}"
+    );
+    assert!(
+        extra.is_empty(),
+        "rows in cases/ that the spec does not list: {extra:#?}"
+    );
+    assert_eq!(mine.len(), spec.len(), "a row is listed twice in cases/");
+}
+
+#[test]
+fn catalog_keeps_the_quirks() {
+    let catalog = Catalog::embedded().expect("the embedded catalog loads");
+    let rows: BTreeSet<_> = catalog_rows(&catalog).into_iter().collect();
+    for (method, path) in [
+        ("DELETE", "/policies/:policy_set_id"),
+        ("POST", "/organizations/:organization_name/agent-pools"),
+        ("GET", "{registry_url}/search"),
+        (
+            "GET",
+            "/api/v2/assessment-results/:assessment_result_id/json-output",
+        ),
+        (
+            "POST",
+            "/registry-modules/actions/delete/:organization_name/:name/:provider/:version",
+        ),
+        ("POST", "/api/v2/admin/twilio-settings/verify"),
+        (
+            "GET",
+            "/configuration-versions/:configuration-id/ingress-attributes",
+        ),
+    ] {
+        assert!(
+            rows.contains(&(method.to_string(), path.to_string())),
+            "{method} {path}"
+        );
+    }
+    let singular = catalog.endpoints().any(|(_, e)| {
+        e.alias
+            .as_ref()
+            .is_some_and(|a| a.path.ends_with("/agent-pool"))
+    });
+    assert!(
+        singular,
+        "the agent-pool spelling is a variant of agent pool create"
+    );
+}
+
+#[test]
+fn every_endpoint_has_both_prefix_variants_and_names_are_unique() {
+    let catalog = Catalog::embedded().expect("the embedded catalog loads");
+    let tests = catalog.tests();
+    let names: BTreeSet<_> = tests.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names.len(), tests.len(), "test names are unique");
+    assert!(names.contains("runs::show::api-v2") && names.contains("runs::show::bare"));
+    assert!(names.contains("registry_modules::delete_version::deprecated"));
+    assert!(
+        names.contains("admin_settings::show_general::bare")
+            || names
+                .iter()
+                .any(|n| n.starts_with("admin_settings::") && n.ends_with("::bare"))
+    );
+    assert!(
+        (340..=370).contains(&tests.len()),
+        "about 350 tests, found {}",
+        tests.len()
+    );
+}
