@@ -1,0 +1,812 @@
+//! Drives the reference through its router (`app()` + `oneshot`), one test per behaviour.
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, Method, Request, StatusCode};
+use axum::Router;
+use conform_reference::{app, Config, Fault};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+const TOKEN: &str = "reference-token";
+const ADMIN: &str = "reference-admin-token";
+
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    bytes: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.bytes).unwrap_or(Value::Null)
+    }
+    fn content_type(&self) -> &str {
+        self.headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+}
+
+async fn send(
+    app: &Router,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Vec<u8>,
+) -> Answer {
+    let mut req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::HOST, "127.0.0.1:9");
+    if let Some(t) = token {
+        req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
+    }
+    if !body.is_empty() {
+        req = req.header(header::CONTENT_TYPE, "application/vnd.api+json");
+    }
+    let res = app
+        .clone()
+        .oneshot(req.body(Body::from(body)).expect("request"))
+        .await
+        .expect("infallible");
+    let status = res.status();
+    let headers = res.headers().clone();
+    let bytes = res
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes()
+        .to_vec();
+    Answer {
+        status,
+        headers,
+        bytes,
+    }
+}
+
+async fn call(app: &Router, method: Method, path: &str, body: Option<Value>) -> Answer {
+    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+    send(app, method, path, Some(TOKEN), bytes).await
+}
+
+async fn admin(app: &Router, method: Method, path: &str, body: Option<Value>) -> Answer {
+    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+    send(app, method, path, Some(ADMIN), bytes).await
+}
+
+fn with_faults(faults: &[&str]) -> Router {
+    app(Config {
+        faults: faults
+            .iter()
+            .map(|f| f.parse::<Fault>().expect("fault"))
+            .collect(),
+        ..Config::default()
+    })
+}
+
+async fn org(app: &Router, name: &str) {
+    let a = call(app, Method::POST, "/api/v2/organizations", Some(json!({"data":{"type":"organizations","attributes":{"name":name,"email":"o@example.test"}}}))).await;
+    assert_eq!(a.status, StatusCode::CREATED, "{:?}", a.json());
+}
+
+async fn workspace(app: &Router, org_name: &str, name: &str) -> String {
+    let a = call(
+        app,
+        Method::POST,
+        &format!("/api/v2/organizations/{org_name}/workspaces"),
+        Some(json!({"data":{"type":"workspaces","attributes":{"name":name}}})),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::CREATED, "{:?}", a.json());
+    a.json()["data"]["id"].as_str().unwrap().to_string()
+}
+
+fn id(a: &Answer) -> String {
+    a.json()["data"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn path_of(url: &str) -> String {
+    url.trim_start_matches("http://127.0.0.1:9").to_string()
+}
+
+#[tokio::test]
+async fn organization_lifecycle_on_both_prefixes() {
+    let app = app(Config::default());
+    org(&app, "acme").await;
+    let a = call(&app, Method::GET, "/organizations/acme", None).await;
+    assert_eq!(a.status, StatusCode::OK);
+    assert_eq!(a.content_type(), "application/vnd.api+json");
+    assert!(
+        a.json()["data"]["relationships"]["default-project"]["data"]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("prj-")
+    );
+    let teams = call(&app, Method::GET, "/api/v2/organizations/acme/teams", None).await;
+    assert_eq!(teams.json()["data"][0]["attributes"]["name"], "owners");
+    let list = call(&app, Method::GET, "/api/v2/organizations", None).await;
+    assert_eq!(list.json()["meta"]["pagination"]["total-count"], 1);
+    let dup = call(&app, Method::POST, "/organizations", Some(json!({"data":{"type":"organizations","attributes":{"name":"acme","email":"o@example.test"}}}))).await;
+    assert_eq!(dup.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        dup.json()["errors"][0]["source"]["pointer"],
+        "/data/attributes/name"
+    );
+    let ent = call(
+        &app,
+        Method::GET,
+        "/organizations/acme/entitlement-set",
+        None,
+    )
+    .await;
+    assert_eq!(ent.json()["data"]["type"], "entitlement-sets");
+    assert_eq!(
+        call(&app, Method::DELETE, "/api/v2/organizations/acme", None)
+            .await
+            .status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        call(&app, Method::GET, "/organizations/acme", None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn request_errors_are_jsonapi_and_change_nothing() {
+    let app = app(Config {
+        body_limit: 200,
+        ..Config::default()
+    });
+    let malformed = send(
+        &app,
+        Method::POST,
+        "/api/v2/organizations",
+        Some(TOKEN),
+        b"{nope".to_vec(),
+    )
+    .await;
+    assert_eq!(malformed.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(malformed.content_type(), "application/vnd.api+json");
+    let wrong_type = call(
+        &app,
+        Method::POST,
+        "/organizations",
+        Some(json!({"data":{"type":"teams","attributes":{"name":"a","email":"b@c"}}})),
+    )
+    .await;
+    assert_eq!(wrong_type.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let missing = call(
+        &app,
+        Method::POST,
+        "/organizations",
+        Some(json!({"data":{"type":"organizations","attributes":{"name":"a"}}})),
+    )
+    .await;
+    assert_eq!(missing.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let list = call(&app, Method::GET, "/organizations", None).await;
+    assert_eq!(list.json()["data"], json!([]));
+    let big = send(
+        &app,
+        Method::POST,
+        "/organizations",
+        Some(TOKEN),
+        vec![b' '; 300],
+    )
+    .await;
+    assert_eq!(big.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(big.json()["errors"][0]["status"], "413");
+    let unknown = call(&app, Method::GET, "/api/v2/nothing-here", None).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    assert_eq!(unknown.json()["errors"][0]["status"], "404");
+    let method = call(&app, Method::PUT, "/api/v2/organizations", None).await;
+    assert_eq!(method.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(method.content_type(), "application/vnd.api+json");
+    let anonymous = send(&app, Method::GET, "/api/v2/organizations", None, vec![]).await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+    let wrong = send(
+        &app,
+        Method::GET,
+        "/api/v2/organizations",
+        Some("nope"),
+        vec![],
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        call(&app, Method::GET, "/api/v2/admin/users", None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        admin(&app, Method::GET, "/api/v2/admin/users", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        admin(&app, Method::GET, "/admin/general-settings", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn run_state_machine() {
+    let app = app(Config::default());
+    org(&app, "acme").await;
+    let ws = workspace(&app, "acme", "app").await;
+    let run_body = json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}});
+    let run = call(&app, Method::POST, "/runs", Some(run_body.clone())).await;
+    assert_eq!(run.status, StatusCode::CREATED);
+    assert_eq!(run.json()["data"]["attributes"]["status"], "pending");
+    let run_id = id(&run);
+    let action = |name: &str| format!("/api/v2/runs/{run_id}/actions/{name}");
+    assert_eq!(
+        call(&app, Method::POST, &action("apply"), None)
+            .await
+            .status,
+        StatusCode::CONFLICT
+    );
+    assert_eq!(
+        call(&app, Method::POST, &action("force-execute"), None)
+            .await
+            .status,
+        StatusCode::ACCEPTED
+    );
+    let shown = call(&app, Method::GET, &format!("/runs/{run_id}"), None).await;
+    assert_eq!(shown.json()["data"]["attributes"]["status"], "planned");
+    assert_eq!(
+        shown.json()["data"]["attributes"]["actions"]["is-confirmable"],
+        true
+    );
+    let applied = call(
+        &app,
+        Method::POST,
+        &action("apply"),
+        Some(json!({"comment":"ship it"})),
+    )
+    .await;
+    assert_eq!(applied.status, StatusCode::ACCEPTED);
+    assert_eq!(
+        call(&app, Method::POST, &action("discard"), None)
+            .await
+            .status,
+        StatusCode::CONFLICT
+    );
+    let comments = call(&app, Method::GET, &format!("/runs/{run_id}/comments"), None).await;
+    assert_eq!(comments.json()["data"][0]["attributes"]["body"], "ship it");
+    let apply_id = call(&app, Method::GET, &format!("/runs/{run_id}"), None)
+        .await
+        .json()["data"]["relationships"]["apply"]["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        call(&app, Method::GET, &format!("/applies/{apply_id}"), None)
+            .await
+            .json()["data"]["attributes"]["status"],
+        "finished"
+    );
+    // Admin force-cancel of a fresh run.
+    let second = id(&call(&app, Method::POST, "/runs", Some(run_body)).await);
+    let cancelled = admin(
+        &app,
+        Method::POST,
+        &format!("/api/v2/admin/runs/{second}/actions/force-cancel"),
+        None,
+    )
+    .await;
+    assert_eq!(cancelled.status, StatusCode::OK);
+    assert_eq!(
+        cancelled.json()["data"]["attributes"]["status"],
+        "cancelled"
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            &format!("/runs/{second}/actions/cancel"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::CONFLICT
+    );
+}
+
+#[tokio::test]
+async fn configuration_upload_round_trip() {
+    let app = app(Config::default());
+    org(&app, "acme").await;
+    let ws = workspace(&app, "acme", "app").await;
+    let cv = call(
+        &app,
+        Method::POST,
+        &format!("/api/v2/workspaces/{ws}/configuration-versions"),
+        Some(json!({"data":{"type":"configuration-versions"}})),
+    )
+    .await;
+    assert_eq!(cv.status, StatusCode::CREATED);
+    let cv_id = id(&cv);
+    let url = cv.json()["data"]["attributes"]["upload-url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(url.starts_with("http://127.0.0.1:9/v1/object/"), "{url}");
+    let download = format!("/configuration-versions/{cv_id}/download");
+    assert_eq!(
+        call(&app, Method::GET, &download, None).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let put = send(
+        &app,
+        Method::PUT,
+        &path_of(&url),
+        None,
+        b"tarball bytes".to_vec(),
+    )
+    .await;
+    assert_eq!(put.status, StatusCode::OK);
+    let shown = call(
+        &app,
+        Method::GET,
+        &format!("/configuration-versions/{cv_id}"),
+        None,
+    )
+    .await;
+    assert_eq!(shown.json()["data"]["attributes"]["status"], "uploaded");
+    assert!(shown.json()["data"]["attributes"]["upload-url"].is_null());
+    let got = call(&app, Method::GET, &download, None).await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.bytes, b"tarball bytes");
+    let run = call(&app, Method::POST, "/runs", Some(json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}}))).await;
+    assert_eq!(run.json()["data"]["attributes"]["status"], "planned");
+    let archive = format!("/configuration-versions/{cv_id}/actions/archive");
+    assert_eq!(
+        call(&app, Method::POST, &archive, None).await.status,
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(
+        call(&app, Method::POST, &archive, None).await.status,
+        StatusCode::CONFLICT
+    );
+    let ingress = call(
+        &app,
+        Method::GET,
+        &format!("/configuration-versions/{cv_id}/ingress-attributes"),
+        None,
+    )
+    .await;
+    assert_eq!(ingress.json()["data"]["type"], "ingress-attributes");
+}
+
+#[tokio::test]
+async fn registry_publish_discover_and_download() {
+    let app = app(Config::default());
+    org(&app, "acme").await;
+    let module = call(&app, Method::POST, "/api/v2/organizations/acme/registry-modules", Some(json!({"data":{"type":"registry-modules","attributes":{"name":"net","provider":"aws","registry-name":"private"}}}))).await;
+    assert_eq!(module.status, StatusCode::CREATED);
+    let version = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations/acme/registry-modules/private/acme/net/aws/versions",
+        Some(json!({"data":{"type":"registry-module-versions","attributes":{"version":"1.0.0"}}})),
+    )
+    .await;
+    assert_eq!(version.status, StatusCode::CREATED);
+    let upload = version.json()["data"]["links"]["upload"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        send(
+            &app,
+            Method::PUT,
+            &path_of(&upload),
+            None,
+            b"module".to_vec()
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+    let discovery = send(
+        &app,
+        Method::GET,
+        "/.well-known/terraform.json",
+        None,
+        vec![],
+    )
+    .await;
+    assert_eq!(discovery.json()["modules.v1"], "/api/registry/v1/modules/");
+    let versions = call(
+        &app,
+        Method::GET,
+        "/api/registry/v1/modules/acme/net/aws/versions",
+        None,
+    )
+    .await;
+    assert_eq!(
+        versions.json()["modules"][0]["versions"][0]["version"],
+        "1.0.0"
+    );
+    let dl = call(
+        &app,
+        Method::GET,
+        "/api/registry/v1/modules/acme/net/aws/1.0.0/download",
+        None,
+    )
+    .await;
+    assert_eq!(dl.status, StatusCode::NO_CONTENT);
+    let get = dl
+        .headers
+        .get("x-terraform-get")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(get.contains("/v1/object/"));
+    let latest = call(
+        &app,
+        Method::GET,
+        "/api/registry/v1/modules/acme/net/aws/download",
+        None,
+    )
+    .await;
+    assert_eq!(latest.status, StatusCode::FOUND);
+    let shown = call(
+        &app,
+        Method::GET,
+        "/registry-modules/show/acme/net/aws",
+        None,
+    )
+    .await;
+    assert_eq!(id(&shown), id(&module));
+    let search = call(
+        &app,
+        Method::GET,
+        "/api/registry/v1/modules/search?q=net",
+        None,
+    )
+    .await;
+    assert_eq!(search.json()["modules"][0]["name"], "net");
+    // Deprecated delete acts on the same store.
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            "/registry-modules/actions/delete/acme/net",
+            None
+        )
+        .await
+        .status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::GET,
+            "/organizations/acme/registry-modules/private/acme/net/aws",
+            None
+        )
+        .await
+        .status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn paging_meta_and_links() {
+    let app = app(Config::default());
+    for n in ["a", "b", "c"] {
+        org(&app, n).await;
+    }
+    let page = call(
+        &app,
+        Method::GET,
+        "/api/v2/organizations?page%5Bnumber%5D=2&page%5Bsize%5D=1",
+        None,
+    )
+    .await;
+    let doc = page.json();
+    assert_eq!(doc["data"][0]["id"], "b");
+    assert_eq!(doc["meta"]["pagination"]["total-count"], 3);
+    assert_eq!(doc["meta"]["pagination"]["prev-page"], 1);
+    assert_eq!(doc["meta"]["pagination"]["next-page"], 3);
+    let plain = call(&app, Method::GET, "/organizations?page=3&page_size=1", None).await;
+    assert_eq!(plain.json()["data"][0]["id"], "c");
+    let far = call(
+        &app,
+        Method::GET,
+        "/organizations?page=999&page_size=100",
+        None,
+    )
+    .await;
+    assert_eq!(far.json()["data"], json!([]));
+    assert_eq!(far.json()["meta"]["pagination"]["current-page"], 999);
+}
+
+#[tokio::test]
+async fn admin_users_and_memberships() {
+    let app = app(Config::default());
+    org(&app, "acme").await;
+    let m = call(&app, Method::POST, "/organizations/acme/organization-memberships", Some(json!({"data":{"type":"organization-memberships","attributes":{"email":"new@example.test"}}}))).await;
+    assert_eq!(m.status, StatusCode::CREATED);
+    let user = m.json()["data"]["relationships"]["user"]["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let act = |a: &str| format!("/api/v2/admin/users/{user}/actions/{a}");
+    let s = admin(&app, Method::POST, &act("suspend"), None).await;
+    assert_eq!(s.status, StatusCode::OK);
+    assert_eq!(s.json()["data"]["attributes"]["is-suspended"], true);
+    assert_eq!(
+        admin(&app, Method::POST, &act("suspend"), None)
+            .await
+            .status,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        admin(&app, Method::POST, &act("disable_two_factor"), None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        admin(
+            &app,
+            Method::POST,
+            &act("impersonate"),
+            Some(json!({"reason":"support"}))
+        )
+        .await
+        .status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        admin(
+            &app,
+            Method::POST,
+            "/admin/users/actions/unimpersonate",
+            None
+        )
+        .await
+        .status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        admin(
+            &app,
+            Method::POST,
+            "/admin/users/actions/unimpersonate",
+            None
+        )
+        .await
+        .status,
+        StatusCode::BAD_REQUEST
+    );
+}
+
+// ---- one test per fault family ----
+
+#[tokio::test]
+async fn routing_faults_drop_routes() {
+    let app = with_faults(&[
+        "no-api-v2",
+        "drop-route=GET /organizations/:organization_name",
+    ]);
+    assert_eq!(
+        call(&app, Method::GET, "/api/v2/organizations", None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    let made = call(&app, Method::POST, "/organizations", Some(json!({"data":{"type":"organizations","attributes":{"name":"acme","email":"o@example.test"}}}))).await;
+    assert_eq!(made.status, StatusCode::CREATED);
+    assert_eq!(
+        call(&app, Method::GET, "/organizations/acme", None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        call(&app, Method::GET, "/organizations/acme/teams", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn envelope_faults_break_documents() {
+    let app = with_faults(&["numeric-id", "list-as-object"]);
+    org(&app, "acme").await;
+    assert!(call(&app, Method::GET, "/organizations/acme", None)
+        .await
+        .json()["data"]["id"]
+        .is_number());
+    assert!(call(&app, Method::GET, "/organizations", None).await.json()["data"].is_object());
+    let app = with_faults(&[
+        "no-data",
+        "wrong-content-type=GET /organizations/:organization_name",
+    ]);
+    org(&app, "acme").await;
+    let a = call(&app, Method::GET, "/organizations/acme", None).await;
+    assert!(a.json().get("data").is_none() && a.json().get("result").is_some());
+    assert!(a.content_type().starts_with("text/plain"));
+    let app = with_faults(&["huge-body=GET /organizations"]);
+    let req = Request::builder()
+        .uri("/organizations")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .body(Body::empty())
+        .unwrap();
+    let res = app.oneshot(req).await.unwrap();
+    assert_eq!(
+        res.headers().get(header::CONTENT_LENGTH).unwrap(),
+        "1073741824"
+    );
+}
+
+#[tokio::test]
+async fn behaviour_faults_pretend() {
+    let app = with_faults(&[
+        "delete-noop",
+        "update-not-persisted",
+        "action-ignores-state",
+    ]);
+    org(&app, "acme").await;
+    assert_eq!(
+        call(&app, Method::DELETE, "/organizations/acme", None)
+            .await
+            .status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        call(&app, Method::GET, "/organizations/acme", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let patched = call(
+        &app,
+        Method::PATCH,
+        "/organizations/acme",
+        Some(json!({"data":{"type":"organizations","attributes":{"email":"x@y.test"}}})),
+    )
+    .await;
+    assert_eq!(patched.json()["data"]["attributes"]["email"], "x@y.test");
+    assert_eq!(
+        call(&app, Method::GET, "/organizations/acme", None)
+            .await
+            .json()["data"]["attributes"]["email"],
+        "o@example.test"
+    );
+    let ws = workspace(&app, "acme", "app").await;
+    let run = id(&call(&app, Method::POST, "/runs", Some(json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}}))).await);
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            &format!("/runs/{run}/actions/apply"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::ACCEPTED
+    );
+    let app = with_faults(&["upload-url-wrong-form", "show-wrong-id"]);
+    org(&app, "acme").await;
+    let ws = workspace(&app, "acme", "app").await;
+    let cv = call(
+        &app,
+        Method::POST,
+        &format!("/workspaces/{ws}/configuration-versions"),
+        None,
+    )
+    .await;
+    let url = cv.json()["data"]["attributes"]["upload-url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(url.contains("/uploads/"));
+    assert_eq!(
+        send(&app, Method::PUT, &path_of(&url), None, b"x".to_vec())
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_ne!(
+        id(&call(&app, Method::GET, &format!("/workspaces/{ws}"), None).await),
+        ws
+    );
+}
+
+#[tokio::test]
+async fn paging_faults_shift_pages() {
+    let app = with_faults(&["page-ignored"]);
+    for n in ["a", "b"] {
+        org(&app, n).await;
+    }
+    assert_eq!(
+        call(&app, Method::GET, "/organizations?page=2&page_size=1", None)
+            .await
+            .json()["data"][0]["id"],
+        "a"
+    );
+    let app = with_faults(&["page-repeats-item", "list-omits-newest"]);
+    for n in ["a", "b", "c"] {
+        org(&app, n).await;
+    }
+    let doc = call(&app, Method::GET, "/organizations?page=2&page_size=1", None)
+        .await
+        .json();
+    assert_eq!(doc["data"][0]["id"], "a");
+    assert_eq!(doc["meta"]["pagination"]["total-count"], 2);
+}
+
+#[tokio::test]
+async fn transport_faults() {
+    let app = with_faults(&["rate-limit-first=1", "server-error=GET /organizations"]);
+    let limited = call(&app, Method::GET, "/organizations", None).await;
+    assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(limited.headers.get("retry-after").unwrap(), "1");
+    assert_eq!(limited.headers.get("x-ratelimit-reset").unwrap(), "0.2");
+    assert_eq!(
+        call(&app, Method::GET, "/organizations", None).await.status,
+        StatusCode::INTERNAL_SERVER_ERROR
+    );
+}
+
+#[tokio::test]
+async fn reset_closes_the_connection() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let running = conform_reference::start(Config {
+        faults: vec!["reset=GET /organizations".parse().unwrap()],
+        ..Config::default()
+    })
+    .await
+    .unwrap();
+    let addr = running.root_url().trim_start_matches("http://").to_string();
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    stream
+        .write_all(format!("GET /organizations HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = stream.read_to_end(&mut got).await;
+    let text = String::from_utf8_lossy(&got);
+    // No complete answer: at most a head without a finished body.
+    assert!(!text.contains("0\r\n\r\n"), "{text}");
+    assert_eq!(running.seeded().len(), 2);
+    running.shutdown();
+}
+
+#[tokio::test]
+async fn tfe_profile_faults() {
+    let app = with_faults(&[
+        "wrong-status",
+        "errors-not-jsonapi",
+        "plain-json-media-type",
+    ]);
+    let a = call(&app, Method::POST, "/organizations", Some(json!({"data":{"type":"organizations","attributes":{"name":"acme","email":"o@example.test"}}}))).await;
+    assert_eq!(a.status, StatusCode::OK);
+    assert_eq!(a.content_type(), "application/json");
+    let missing = call(&app, Method::GET, "/organizations/none", None).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert!(missing.content_type().starts_with("text/plain"));
+    let app = with_faults(&["no-auth", "no-pagination-meta"]);
+    let anonymous = send(&app, Method::GET, "/organizations", None, vec![]).await;
+    assert_eq!(anonymous.status, StatusCode::OK);
+    assert!(anonymous.json()["meta"].get("pagination").is_none());
+}
