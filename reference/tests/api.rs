@@ -810,3 +810,168 @@ async fn tfe_profile_faults() {
     assert_eq!(anonymous.status, StatusCode::OK);
     assert!(anonymous.json()["meta"].get("pagination").is_none());
 }
+
+/// Every spec route answers something other than 404/405 with real ids.
+#[tokio::test]
+async fn spec_routes_are_present() {
+    let app = app(Config::default());
+    org(&app, "acme").await;
+    let ws = workspace(&app, "acme", "app").await;
+    let src = workspace(&app, "acme", "src").await;
+    let prj = call(&app, Method::GET, "/organizations/acme", None)
+        .await
+        .json()["data"]["relationships"]["default-project"]["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let team = id(&call(
+        &app,
+        Method::POST,
+        "/organizations/acme/teams",
+        Some(json!({"data":{"type":"teams","attributes":{"name":"devs"}}})),
+    )
+    .await);
+    let tws = id(&call(&app, Method::POST, "/team-workspaces", Some(json!({"data":{"type":"team-workspaces","attributes":{"access":"read"},"relationships":{"team":{"data":{"type":"teams","id":team}},"workspace":{"data":{"type":"workspaces","id":ws}}}}}))).await);
+    let tprj = id(&call(&app, Method::POST, "/team-projects", Some(json!({"data":{"type":"team-projects","attributes":{"access":"read"},"relationships":{"team":{"data":{"type":"teams","id":team}},"project":{"data":{"type":"projects","id":prj}}}}}))).await);
+    let run = call(&app, Method::POST, "/runs", Some(json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}}))).await.json();
+    let run_id = run["data"]["id"].as_str().unwrap().to_string();
+    let ce = run["data"]["relationships"]["cost-estimate"]["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rt = id(&call(&app, Method::POST, &format!("/workspaces/{ws}/run-triggers"), Some(json!({"data":{"relationships":{"sourceable":{"data":{"type":"workspaces","id":src}}}}}))).await);
+    let sv = call(&app, Method::POST, &format!("/workspaces/{ws}/state-versions"), Some(json!({"data":{"type":"state-versions","attributes":{"serial":1,"md5":"x","state":"e30="}}}))).await;
+    assert_eq!(sv.status, StatusCode::CREATED);
+    let var = call(&app, Method::POST, "/vars", Some(json!({"data":{"type":"vars","attributes":{"key":"k","value":"v","category":"env"},"relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}}))).await;
+    assert_eq!(var.status, StatusCode::CREATED);
+    let nc = id(&call(&app, Method::POST, &format!("/workspaces/{ws}/notification-configurations"), Some(json!({"data":{"type":"notification-configurations","attributes":{"name":"n","destination-type":"generic","enabled":false,"url":"https://hook.test/x"}}}))).await);
+    let ps = id(&call(
+        &app,
+        Method::POST,
+        "/organizations/acme/policy-sets",
+        Some(json!({"data":{"type":"policy-sets","attributes":{"name":"ps"}}})),
+    )
+    .await);
+    let psv = id(&call(
+        &app,
+        Method::POST,
+        &format!("/policy-sets/{ps}/versions"),
+        None,
+    )
+    .await);
+    let oc = call(&app, Method::POST, "/organizations/acme/oauth-clients", Some(json!({"data":{"type":"oauth-clients","attributes":{"service-provider":"github","http-url":"https://github.com","api-url":"https://api.github.com","oauth-token-string":"t"}}}))).await.json();
+    let oc_id = oc["data"]["id"].as_str().unwrap().to_string();
+    let ot = oc["data"]["relationships"]["oauth-tokens"]["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pool = id(&call(
+        &app,
+        Method::POST,
+        "/organizations/acme/agent-pool",
+        Some(json!({"data":{"type":"agent-pools","attributes":{"name":"p"}}})),
+    )
+    .await);
+    let agent = call(
+        &app,
+        Method::GET,
+        &format!("/agent-pools/{pool}/agents"),
+        None,
+    )
+    .await
+    .json()["data"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let at = id(&call(
+        &app,
+        Method::POST,
+        &format!("/agent-pools/{pool}/authentication-tokens"),
+        Some(json!({"data":{"type":"authentication-tokens","attributes":{"description":"d"}}})),
+    )
+    .await);
+    let module = id(&call(&app, Method::POST, "/organizations/acme/registry-modules", Some(json!({"data":{"type":"registry-modules","attributes":{"name":"net","provider":"aws"}}}))).await);
+    let nocode = id(&call(&app, Method::POST, "/organizations/acme/no-code-modules", Some(json!({"data":{"type":"no-code-modules","relationships":{"registry-module":{"data":{"type":"registry-modules","id":module}}}}}))).await);
+    let engine = id(&admin(&app, Method::POST, "/admin/engine-versions", Some(json!({"data":{"type":"terraform-versions","attributes":{"version":"9.9.9","url":"https://x","sha":"abc"}}}))).await);
+    let gets = [
+        "/account/details".to_string(), "/organizations/acme/entitlement-set".into(),
+        "/organization-memberships".into(), "/organizations/acme/organization-memberships".into(),
+        "/organizations/acme/tags".into(), format!("/teams/{team}"), format!("/team-workspaces?filter%5Bworkspace%5D%5Bid%5D={ws}"),
+        format!("/team-workspaces/{tws}"), format!("/team-projects?filter%5Bproject%5D%5Bid%5D={prj}"), format!("/team-projects/{tprj}"),
+        format!("/workspaces/{ws}/runs"), format!("/cost-estimates/{ce}"), format!("/workspaces/{ws}/run-triggers?filter%5Brun-trigger%5D%5Btype%5D=inbound"),
+        format!("/run-triggers/{rt}"), format!("/workspaces/{ws}/current-state-version"),
+        "/state-versions?filter%5Bworkspace%5D%5Bname%5D=app&filter%5Borganization%5D%5Bname%5D=acme".into(),
+        "/vars?filter%5Bworkspace%5D%5Bname%5D=app".into(), "/organizations/acme/policy-sets".into(),
+        format!("/policy-sets/{ps}"), format!("/policy-set-versions/{psv}"), format!("/oauth-clients/{oc_id}"),
+        format!("/oauth-clients/{oc_id}/oauth-tokens"), format!("/oauth-tokens/{ot}"), format!("/notification-configurations/{nc}"),
+        format!("/agent-pools/{pool}"), format!("/agents/{agent}"), format!("/authentication-tokens/{at}"),
+        "/organizations/acme/registry-modules".into(), "/organization/audit-trail".into(), "/organizations/acme/invoices".into(),
+        "/organizations/acme/invoices/next".into(), "/feature-sets".into(), "/organizations/acme/feature-sets".into(),
+        "/meta/ip-ranges".into(), "/vcs-app/installations".into(), format!("/no-code-modules/{nocode}"),
+        format!("/api/v2/admin/runs"), "/admin/organizations/acme".into(), format!("/admin/workspaces/{ws}"),
+        format!("/admin/engine-versions/{engine}"), "/api/v2/admin/smtp-settings".into(),
+    ];
+    for path in gets {
+        let a = admin(&app, Method::GET, &path, None).await;
+        assert_eq!(a.status, StatusCode::OK, "GET {path}: {:?}", a.json());
+    }
+    let a = call(
+        &app,
+        Method::POST,
+        &format!("/notification-configurations/{nc}/actions/verify"),
+        None,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK);
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            &format!("/runs/{run_id}/actions/discard"),
+            Some(json!({"comment":"x"}))
+        )
+        .await
+        .status,
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            "/organizations/acme/authentication-token",
+            None
+        )
+        .await
+        .status,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::DELETE,
+            "/organizations/acme/authentication-token",
+            None
+        )
+        .await
+        .status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        call(&app, Method::DELETE, &format!("/policies/{ps}"), None)
+            .await
+            .status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        call(&app, Method::GET, &format!("/policy-sets/{ps}"), None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    let seeded = conform_reference::start(Config::default())
+        .await
+        .unwrap()
+        .seeded();
+    assert_eq!(seeded[0].0, "vcs_installation");
+    assert_eq!(seeded[1].0, "assessment_result");
+}
