@@ -908,7 +908,7 @@ async fn spec_routes_are_present() {
         "/organizations/acme/registry-modules".into(), "/organization/audit-trail".into(), "/organizations/acme/invoices".into(),
         "/organizations/acme/invoices/next".into(), "/feature-sets".into(), "/organizations/acme/feature-sets".into(),
         "/meta/ip-ranges".into(), "/vcs-app/installations".into(), format!("/no-code-modules/{nocode}"),
-        format!("/api/v2/admin/runs"), "/admin/organizations/acme".into(), format!("/admin/workspaces/{ws}"),
+        "/api/v2/admin/runs".into(), "/admin/organizations/acme".into(), format!("/admin/workspaces/{ws}"),
         format!("/admin/engine-versions/{engine}"), "/api/v2/admin/smtp-settings".into(),
     ];
     for path in gets {
