@@ -276,6 +276,30 @@ impl Fixtures {
         Ok(())
     }
 
+    /// Widens a set of fresh kinds: a kind that is found or read rather than created can be
+    /// had anew only through fresh parents, so those join the set.
+    pub fn expand_fresh(&self, fresh: &mut BTreeSet<String>) {
+        let mut pending: Vec<String> = fresh.iter().cloned().collect();
+        while let Some(kind) = pending.pop() {
+            let Ok(def) = self.def(&kind) else { continue };
+            if def.create.is_some() {
+                continue;
+            }
+            for dep in self.deps(&kind, &def).unwrap_or_default() {
+                if fresh.insert(dep.clone()) {
+                    pending.push(dep);
+                }
+            }
+        }
+    }
+
+    /// True when instances of `kind` are made by a create request.
+    pub fn is_creatable(&self, kind: &str) -> bool {
+        self.def(kind)
+            .is_ok_and(|d| d.create.is_some() || d.from.is_some() || d.find.is_some())
+            && !self.given.contains_key(kind)
+    }
+
     /// Makes a new instance of `kind` for one test (parents from the scope or shared),
     /// without its `after` steps when `bare` (e.g. a version not yet uploaded).
     pub async fn make_fresh(
@@ -287,6 +311,7 @@ impl Fixtures {
     ) -> Result<Arc<Instance>, FixtureError> {
         let mut fresh = fresh.clone();
         fresh.insert(kind.to_string());
+        self.expand_fresh(&mut fresh);
         scope.instances.remove(kind);
         self.resolve(kind.to_string(), &fresh, scope, bare).await
     }

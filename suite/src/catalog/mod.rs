@@ -171,7 +171,7 @@ impl Catalog {
                         return Err(at(format!("unknown resource kind `{kind}`")));
                     }
                 }
-                for before in &e.before {
+                for before in e.before.iter().chain(e.after.iter()) {
                     if self.endpoint(before, &group.group).is_none() {
                         return Err(at(format!("`before` names unknown endpoint `{before}`")));
                     }

@@ -52,6 +52,11 @@ pub struct Endpoint {
     /// Endpoints sent first, with the same fixtures.
     #[serde(default)]
     pub before: Vec<String>,
+    /// Endpoints sent afterwards to restore the state (e.g. unimpersonate after impersonate).
+    #[serde(default)]
+    pub after: Vec<String>,
+    /// Tests naming the same lock never run at once (state the target keeps per session).
+    pub lock: Option<String>,
     /// What the answer must be, beyond the kind's default.
     #[serde(default)]
     pub expect: Expect,

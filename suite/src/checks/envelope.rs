@@ -150,93 +150,95 @@ pub fn tfe_error_document(schemas: &Schemas, ex: &Exchange) -> Result<(), String
         .map_err(|e| format!("expected a JSON:API error document (schema tfe/error); {e}"))
 }
 
-/// Attribute names whose values may differ between two reads of the same resource.
-pub const VOLATILE: &[&str] = &[
-    "updated-at",
-    "last-used-at",
-    "last-ping-at",
-    "status-timestamps",
-    "created-at",
-    "upload-url",
-];
-
-/// `variants.agree`: two documents for the same request agree, apart from links, meta and
-/// volatile attributes.
-pub fn same_document(a: &Value, b: &Value) -> Result<(), String> {
-    let (na, nb) = (normalise(a), normalise(b));
-    if na == nb {
-        return Ok(());
-    }
-    Err(format!(
-        "the documents differ: {}",
-        first_difference(&na, &nb, "")
-    ))
-}
-
-fn normalise(doc: &Value) -> Value {
-    match doc {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| {
-                    !matches!(k.as_str(), "links" | "meta" | "included")
-                        && !VOLATILE.contains(&k.as_str())
-                })
-                .map(|(k, v)| (k.clone(), normalise(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(normalise).collect()),
-        Value::String(s) => Value::String(s.replace("/api/v2/", "/")),
-        other => other.clone(),
-    }
-}
-
-fn first_difference(a: &Value, b: &Value, at: &str) -> String {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            for (k, v) in x {
-                match y.get(k) {
-                    Some(w) if w == v => {}
-                    Some(w) => return first_difference(v, w, &format!("{at}/{k}")),
-                    None => return format!("`{at}/{k}` is only in the first"),
+/// `variants.agree`: two answers to the same request under the two path forms describe the
+/// same thing. Values may change between the two reads while other tests run, so the
+/// comparison is of identity and shape: for one resource its `id`, `type` and the names of
+/// its attributes and relationships; for a list, the types of its items and, when both are
+/// non-empty, at least one common id (or `must_hold` in both); otherwise the top-level members.
+pub fn documents_agree(a: &Value, b: &Value, must_hold: Option<&str>) -> Result<(), String> {
+    match (a.get("data"), b.get("data")) {
+        (Some(Value::Object(x)), Some(Value::Object(y))) => {
+            for member in ["id", "type"] {
+                if x.get(member) != y.get(member) {
+                    return Err(format!(
+                        "`data.{member}` differs: {} versus {}",
+                        short(&x.get(member).cloned().unwrap_or(Value::Null)),
+                        short(&y.get(member).cloned().unwrap_or(Value::Null))
+                    ));
                 }
             }
-            for k in y.keys() {
-                if !x.contains_key(k) {
-                    return format!("`{at}/{k}` is only in the second");
+            for member in ["attributes", "relationships"] {
+                let (kx, ky) = (keys(x.get(member)), keys(y.get(member)));
+                if kx != ky {
+                    let only: Vec<_> = kx.symmetric_difference(&ky).cloned().collect();
+                    return Err(format!(
+                        "`data.{member}` differ in their names: {}",
+                        only.join(", ")
+                    ));
                 }
             }
-            format!("at `{at}`")
+            Ok(())
         }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            for (i, (v, w)) in x.iter().zip(y).enumerate() {
-                if v != w {
-                    return first_difference(v, w, &format!("{at}/{i}"));
-                }
+        (Some(Value::Array(x)), Some(Value::Array(y))) => {
+            let types = |items: &Vec<Value>| -> std::collections::BTreeSet<String> {
+                items
+                    .iter()
+                    .filter_map(|i| i.get("type").and_then(Value::as_str).map(str::to_string))
+                    .collect()
+            };
+            let ids = |items: &Vec<Value>| -> std::collections::BTreeSet<String> {
+                items
+                    .iter()
+                    .filter_map(|i| i.get("id").and_then(Value::as_str).map(str::to_string))
+                    .collect()
+            };
+            if !x.is_empty() && !y.is_empty() && types(x) != types(y) {
+                return Err(format!(
+                    "the lists hold items of different types: {:?} versus {:?}",
+                    types(x),
+                    types(y)
+                ));
             }
-            format!("at `{at}`")
+            if let Some(id) = must_hold {
+                for (list, name) in [(x, "with"), (y, "without")] {
+                    if !ids(list).contains(id) {
+                        return Err(format!("the list {name} /api/v2 does not hold {id}"));
+                    }
+                }
+            } else if !x.is_empty() && !y.is_empty() && ids(x).is_disjoint(&ids(y)) {
+                return Err("the two lists have no item in common".to_string());
+            }
+            Ok(())
         }
-        _ => format!(
-            "at `{}`: {} versus {}",
-            if at.is_empty() { "/" } else { at },
+        (None, None) => {
+            let (kx, ky) = (keys(Some(a)), keys(Some(b)));
+            if kx == ky {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the documents have different members: {kx:?} versus {ky:?}"
+                ))
+            }
+        }
+        _ => Err(format!(
+            "the documents differ in shape: {} versus {}",
             short(a),
             short(b)
-        ),
+        )),
     }
+}
+
+fn keys(v: Option<&Value>) -> std::collections::BTreeSet<String> {
+    v.and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 fn short(v: &Value) -> String {
     let text = v.to_string();
-    if text.len() > 80 {
-        format!(
-            "{}…",
-            &text[..text
-                .char_indices()
-                .nth(80)
-                .map(|(i, _)| i)
-                .unwrap_or(text.len())]
-        )
-    } else {
-        text
+    match text.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
     }
 }
 
@@ -394,12 +396,24 @@ mod tests {
     }
 
     #[test]
-    fn same_document_ignores_links_and_volatile_fields() {
-        let a = json!({"data":{"id":"a","attributes":{"name":"n","updated-at":"1"},"links":{"self":"/api/v2/x"}}});
-        let b = json!({"data":{"id":"a","attributes":{"name":"n","updated-at":"2"},"links":{"self":"/x"}}});
-        assert!(same_document(&a, &b).is_ok());
-        let c = json!({"data":{"id":"b","attributes":{"name":"n"}}});
-        assert!(same_document(&a, &c).unwrap_err().contains("/data/id"));
+    fn documents_agree_on_identity_and_shape_only() {
+        let a = json!({"data":{"id":"a","type":"t","attributes":{"name":"n","updated-at":"1"},"links":{"self":"/api/v2/x"}}});
+        let b = json!({"data":{"id":"a","type":"t","attributes":{"name":"m","updated-at":"2"},"links":{"self":"/x"}}});
+        assert!(documents_agree(&a, &b, None).is_ok());
+        let c = json!({"data":{"id":"b","type":"t","attributes":{"name":"n","updated-at":"1"}}});
+        assert!(documents_agree(&a, &c, None)
+            .unwrap_err()
+            .contains("data.id"));
+        let d = json!({"data":{"id":"a","type":"t","attributes":{"name":"n"}}});
+        assert!(documents_agree(&a, &d, None)
+            .unwrap_err()
+            .contains("updated-at"));
+        let l1 = json!({"data":[{"id":"a","type":"t"},{"id":"b","type":"t"}]});
+        let l2 = json!({"data":[{"id":"b","type":"t"}]});
+        assert!(documents_agree(&l1, &l2, None).is_ok());
+        assert!(documents_agree(&l1, &l2, Some("a")).is_err());
+        assert!(documents_agree(&l1, &json!({"data":[{"id":"c","type":"t"}]}), None).is_err());
+        assert!(documents_agree(&l1, &json!({"data":{"id":"a"}}), None).is_err());
     }
 
     #[test]
