@@ -33,7 +33,8 @@ pub fn run(mut args: RunArgs) -> ExitCode {
     }
 }
 
-fn load_catalog(args: &RunArgs) -> Result<(Catalog, Schemas), ConfigError> {
+/// The catalog and schemas a run uses (embedded, or `--cases` / `--schemas`).
+pub fn load_catalog(args: &RunArgs) -> Result<(Catalog, Schemas), ConfigError> {
     let catalog = match &args.cases {
         Some(dir) => Catalog::from_dir(dir),
         None => Catalog::embedded(),
@@ -66,8 +67,162 @@ pub fn selected_tests(catalog: &Catalog, groups: &[String]) -> Result<Vec<TestCa
         .collect())
 }
 
+/// A connected run: the target (or the embedded reference service), the fixtures and the
+/// shared test context. The CLI drives it through libtest-mimic; self-tests call
+/// [`Session::run_direct`].
+pub struct Session {
+    /// The async runtime every request runs on.
+    pub runtime: tokio::runtime::Runtime,
+    /// What every test shares.
+    pub ctx: Arc<Context>,
+    /// The resolved configuration, for reports.
+    pub info: RunInfo,
+    /// The resolved settings.
+    pub settings: Settings,
+    embedded: Option<conform_reference::Running>,
+    started: Instant,
+}
+
+impl Session {
+    /// Resolves the settings, starts the embedded reference service when no target is given,
+    /// checks the target answers (exit 2 otherwise) and finds the registry.
+    pub fn open(args: &RunArgs, catalog: Catalog, schemas: Schemas) -> Result<Self, ConfigError> {
+        let started = Instant::now();
+        let mut settings = Settings::resolve(args)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ConfigError(format!("cannot start the async runtime: {e}")))?;
+        let mut embedded = None;
+        let root = match &settings.target {
+            Some(url) => url.clone(),
+            None => {
+                let mut config = conform_reference::Config::default();
+                for fault in &args.reference_fault {
+                    config.faults.push(
+                        fault
+                            .parse()
+                            .map_err(|e| ConfigError(format!("--reference-fault: {e}")))?,
+                    );
+                }
+                settings
+                    .token
+                    .get_or_insert_with(|| Secret::new(config.token.clone()));
+                settings
+                    .admin_token
+                    .get_or_insert_with(|| Secret::new(config.admin_token.clone()));
+                settings
+                    .fixtures
+                    .entry("account_password".into())
+                    .or_insert_with(|| config.password.clone());
+                let running = runtime
+                    .block_on(conform_reference::start(config))
+                    .map_err(|e| {
+                        ConfigError(format!("cannot start the embedded reference service: {e}"))
+                    })?;
+                for (kind, id) in running.seeded() {
+                    settings.fixtures.entry(kind).or_insert(id);
+                }
+                let root =
+                    Url::parse(&running.root_url()).map_err(|e| ConfigError(e.to_string()))?;
+                embedded = Some(running);
+                root
+            }
+        };
+        let mut target_config = TargetConfig {
+            root: root.clone(),
+            registry: join(&root, "/api/registry/v1/modules/"),
+            token: settings.token.clone(),
+            admin_token: settings.admin_token.clone(),
+            auth_header: settings.auth_header.clone(),
+            auth_scheme: settings.auth_scheme.clone(),
+            timeout: settings.timeout,
+            max_body: settings.max_body,
+            ca_cert: settings.ca_cert.clone(),
+            insecure: settings.insecure,
+        };
+        let probe_target =
+            Target::new(target_config.clone()).map_err(|e| ConfigError(e.to_string()))?;
+        runtime.block_on(preflight(&probe_target, &settings))?;
+        target_config.registry = match &settings.registry_url {
+            Some(url) => with_trailing_slash(url.clone()),
+            None => runtime.block_on(discover_registry(&probe_target)),
+        };
+        let target =
+            Arc::new(Target::new(target_config.clone()).map_err(|e| ConfigError(e.to_string()))?);
+        let info = RunInfo {
+            config: settings.describe(&root, &target_config.registry),
+            secrets: target.secrets().into_iter().cloned().collect(),
+        };
+        let catalog = Arc::new(catalog);
+        let fixtures = Arc::new(Fixtures::new(
+            target.clone(),
+            catalog.clone(),
+            settings.prefix.clone(),
+            settings.fixtures.clone(),
+        ));
+        let ctx = Arc::new(Context::new(
+            target,
+            catalog,
+            Arc::new(schemas),
+            fixtures,
+            settings.profile,
+            settings.require.iter().cloned().collect(),
+        ));
+        Ok(Self {
+            runtime,
+            ctx,
+            info,
+            settings,
+            embedded,
+            started,
+        })
+    }
+
+    /// Runs tests concurrently without libtest-mimic's output (for self-tests).
+    pub fn run_direct(&self, tests: &[TestCase], concurrency: usize) -> Vec<TestResult> {
+        let semaphore = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
+        let mut results = self.runtime.block_on(async {
+            let mut handles = Vec::new();
+            for case in tests {
+                let (ctx, semaphore, case) = (self.ctx.clone(), semaphore.clone(), case.clone());
+                handles.push(tokio::spawn(async move {
+                    let _permit = semaphore.acquire_owned().await;
+                    ctx.run(&case).await
+                }));
+            }
+            let mut results = Vec::new();
+            for handle in handles {
+                if let Ok(result) = handle.await {
+                    results.push(result);
+                }
+            }
+            results
+        });
+        results.sort_by(|a, b| a.name.cmp(&b.name));
+        results
+    }
+
+    /// Deletes what the run made and stops the embedded service; returns what could not be
+    /// deleted, one line each, and the run's figures.
+    pub fn close(self) -> (Vec<String>, Figures) {
+        let leftovers = self.runtime.block_on(self.ctx.fixtures.teardown());
+        let lines = leftovers
+            .iter()
+            .map(|(m, why)| format!("{} {}: {why}", m.kind, m.id))
+            .collect();
+        let figures = Figures {
+            requests: self.ctx.target.request_count(),
+            wall: self.started.elapsed(),
+        };
+        if let Some(running) = self.embedded {
+            running.shutdown();
+        }
+        (lines, figures)
+    }
+}
+
 fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
-    let started = Instant::now();
     let (catalog, schemas) = load_catalog(args)?;
     let tests = selected_tests(&catalog, &args.group)?;
     if args.libtest.test_threads.is_none() {
@@ -81,102 +236,28 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         let _ = libtest_mimic::run(&args.libtest, trials);
         return Ok(ExitCode::SUCCESS);
     }
-    let mut settings = Settings::resolve(args)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| ConfigError(format!("cannot start the async runtime: {e}")))?;
-
-    // The embedded reference service, when no target is given.
-    let mut embedded = None;
-    let root = match &settings.target {
-        Some(url) => url.clone(),
-        None => {
-            let mut config = conform_reference::Config::default();
-            for fault in &args.reference_fault {
-                config.faults.push(
-                    fault
-                        .parse()
-                        .map_err(|e| ConfigError(format!("--reference-fault: {e}")))?,
-                );
-            }
-            settings
-                .token
-                .get_or_insert_with(|| Secret::new(config.token.clone()));
-            settings
-                .admin_token
-                .get_or_insert_with(|| Secret::new(config.admin_token.clone()));
-            settings
-                .fixtures
-                .entry("account_password".into())
-                .or_insert_with(|| config.password.clone());
-            let running = runtime
-                .block_on(conform_reference::start(config))
-                .map_err(|e| {
-                    ConfigError(format!("cannot start the embedded reference service: {e}"))
-                })?;
-            for (kind, id) in running.seeded() {
-                settings.fixtures.entry(kind).or_insert(id);
-            }
-            let root = Url::parse(&running.root_url()).map_err(|e| ConfigError(e.to_string()))?;
-            embedded = Some(running);
-            root
-        }
-    };
-    let mut target_config = TargetConfig {
-        root: root.clone(),
-        registry: join(&root, "/api/registry/v1/modules/"),
-        token: settings.token.clone(),
-        admin_token: settings.admin_token.clone(),
-        auth_header: settings.auth_header.clone(),
-        auth_scheme: settings.auth_scheme.clone(),
-        timeout: settings.timeout,
-        max_body: settings.max_body,
-        ca_cert: settings.ca_cert.clone(),
-        insecure: settings.insecure,
-    };
-    let probe_target =
-        Target::new(target_config.clone()).map_err(|e| ConfigError(e.to_string()))?;
-    runtime.block_on(preflight(&probe_target, &settings))?;
-    target_config.registry = match &settings.registry_url {
-        Some(url) => with_trailing_slash(url.clone()),
-        None => runtime.block_on(discover_registry(&probe_target)),
-    };
-    let target =
-        Arc::new(Target::new(target_config.clone()).map_err(|e| ConfigError(e.to_string()))?);
-
-    let info = RunInfo {
-        config: settings.describe(&root, &target_config.registry),
-        secrets: target.secrets().into_iter().cloned().collect(),
-    };
-    println!("conform {} against {}", env!("CARGO_PKG_VERSION"), root);
+    let session = Session::open(args, catalog, schemas)?;
+    let info = session.info.clone();
+    println!(
+        "conform {} against {}",
+        env!("CARGO_PKG_VERSION"),
+        session.ctx.target.config.root
+    );
     for (k, v) in &info.config {
         println!("  {k:<16} {v}");
     }
     println!();
-
-    let catalog = Arc::new(catalog);
-    let fixtures = Arc::new(Fixtures::new(
-        target.clone(),
-        catalog.clone(),
-        settings.prefix.clone(),
-        settings.fixtures.clone(),
-    ));
-    let ctx = Arc::new(Context::new(
-        target.clone(),
-        catalog.clone(),
-        Arc::new(schemas),
-        fixtures.clone(),
-        settings.profile,
-        settings.require.iter().cloned().collect(),
-    ));
     let results: Arc<Mutex<Vec<TestResult>>> = Arc::new(Mutex::new(Vec::new()));
-    let handle = runtime.handle().clone();
+    let handle = session.runtime.handle().clone();
     let trials: Vec<Trial> = tests
         .into_iter()
         .map(|case| {
-            let (ctx, results, handle, info) =
-                (ctx.clone(), results.clone(), handle.clone(), info.clone());
+            let (ctx, results, handle, info) = (
+                session.ctx.clone(),
+                results.clone(),
+                handle.clone(),
+                info.clone(),
+            );
             Trial::ignorable_test(case.name.clone(), move || {
                 let result = handle.block_on(ctx.run(&case));
                 let outcome = completion(&result, &info);
@@ -188,29 +269,17 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         })
         .collect();
     let _ = libtest_mimic::run(&args.libtest, trials);
-
-    let leftovers = runtime.block_on(fixtures.teardown());
-    let leftover_lines: Vec<String> = leftovers
-        .iter()
-        .map(|(m, why)| format!("{} {}: {why}", m.kind, m.id))
-        .collect();
+    let profile = session.settings.profile;
+    let (leftovers, figures) = session.close();
     let mut results = results.lock().map(|r| r.clone()).unwrap_or_default();
     results.sort_by(|a, b| a.name.cmp(&b.name));
-    let figures = Figures {
-        requests: target.request_count(),
-        wall: started.elapsed(),
-    };
-    print_summary(&results, settings.profile, figures, &leftover_lines);
+    print_summary(&results, profile, figures, &leftovers);
     let junit = args.reports.join("junit.xml");
     match write_junit(&junit, &results, &info) {
         Ok(()) => println!("reports: {}", junit.display()),
         Err(e) => eprintln!("warning: cannot write {}: {e}", junit.display()),
     }
-    if let Some(running) = embedded {
-        running.shutdown();
-    }
-    drop(runtime);
-    Ok(ExitCode::from(exit_code(&results, settings.profile)))
+    Ok(ExitCode::from(exit_code(&results, profile)))
 }
 
 fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed> {

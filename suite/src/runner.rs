@@ -92,50 +92,55 @@ impl Context {
         cell.get_or_init(|| self.probe(group)).await.clone()
     }
 
+    /// A group is missing when none of its read endpoints has a route, on any path variant.
+    /// The group's `probe` is tried first; a group whose reads need a fixture that cannot be
+    /// made counts as present (the test then fails rather than hiding as unsupported).
     async fn probe(&self, group: &str) -> Option<Exchange> {
         let g = self.catalog.groups.iter().find(|g| g.group == group)?;
-        let probe = g.probe.as_deref()?;
-        let (_, endpoint) = self.catalog.endpoint(probe, group)?;
-        let mut scope = Scope::default();
-        let kinds = self
-            .fixtures
-            .kinds_in(&endpoint.path, &[], Some(endpoint), None)
-            .ok()?;
-        self.fixtures
-            .resolve_all(&kinds, &BTreeSet::new(), &mut scope)
-            .await
-            .ok()?;
-        let variants: &[Variant] = if endpoint.path.starts_with(crate::catalog::REGISTRY) {
-            &[Variant::Registry]
-        } else {
-            &[Variant::Bare, Variant::ApiV2]
-        };
+        let mut reads: Vec<&Endpoint> = g.endpoints.iter().filter(|e| e.method == "GET").collect();
+        reads.sort_by_key(|e| Some(&e.id) != g.probe.as_ref());
         let mut last = None;
-        for variant in variants {
-            let template = match variant {
-                Variant::Registry => endpoint
-                    .path
-                    .trim_start_matches(crate::catalog::REGISTRY)
-                    .to_string(),
-                v => path_for(&endpoint.path, *v),
-            };
-            let path = self
+        for endpoint in reads {
+            let mut scope = Scope::default();
+            let kinds = self
                 .fixtures
-                .fill_path(&template, &scope, Some(endpoint), None)
+                .kinds_in(&endpoint.path, &[], Some(endpoint), None)
                 .ok()?;
-            let url = if *variant == Variant::Registry {
-                self.target.registry_url(&path)
+            self.fixtures
+                .resolve_all(&kinds, &BTreeSet::new(), &mut scope)
+                .await
+                .ok()?;
+            let variants: &[Variant] = if endpoint.path.starts_with(crate::catalog::REGISTRY) {
+                &[Variant::Registry]
             } else {
-                self.target.url(&path)
+                &[Variant::Bare, Variant::ApiV2]
             };
-            let ex = self
-                .target
-                .send(Request::new(Method::GET, url, auth_for(&path)))
-                .await;
-            if c::route_exists(&ex).is_ok() && ex.response.is_ok() {
-                return None;
+            for variant in variants {
+                let template = match variant {
+                    Variant::Registry => endpoint
+                        .path
+                        .trim_start_matches(crate::catalog::REGISTRY)
+                        .to_string(),
+                    v => path_for(&endpoint.path, *v),
+                };
+                let path = self
+                    .fixtures
+                    .fill_path(&template, &scope, Some(endpoint), None)
+                    .ok()?;
+                let url = if *variant == Variant::Registry {
+                    self.target.registry_url(&path)
+                } else {
+                    self.target.url(&path)
+                };
+                let ex = self
+                    .target
+                    .send(Request::new(Method::GET, url, auth_for(&path)))
+                    .await;
+                if c::route_exists(&ex).is_ok() && ex.response.is_ok() {
+                    return None;
+                }
+                last = Some(ex);
             }
-            last = Some(ex);
         }
         last
     }
@@ -945,10 +950,8 @@ impl<'a> TestRun<'a> {
     }
 
     async fn after_action(&mut self, main: usize) {
-        if !self.ex(main).body().is_empty() {
-            if self.json(main).is_none() {
-                return;
-            }
+        if !self.ex(main).body().is_empty() && self.json(main).is_none() {
+            return;
         }
         if let Some(state) = self.endpoint.expect.state.clone() {
             self.state_check(&state, &c::STATE_AFTER).await;

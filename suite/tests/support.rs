@@ -1,0 +1,50 @@
+//! Helpers shared by the project's integration tests: run the suite in-process against the
+//! embedded reference service, with faults switched on.
+
+#![allow(dead_code)]
+
+use clap::Parser;
+use conform::cli::Cli;
+use conform::harness::{load_catalog, selected_tests, Session};
+use conform::verdict::{TestResult, Verdict};
+
+/// Runs the tests whose names start with one of `prefixes` (all when empty) against the
+/// reference with `faults`, plus extra command-line `args`.
+pub fn run(faults: &[&str], prefixes: &[&str], args: &[&str]) -> Vec<TestResult> {
+    let mut argv = vec!["conform".to_string()];
+    for fault in faults {
+        argv.push("--reference-fault".into());
+        argv.push(fault.to_string());
+    }
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let cli = Cli::try_parse_from(argv).expect("arguments parse");
+    let (catalog, schemas) = load_catalog(&cli.run).expect("catalog loads");
+    let tests: Vec<_> = selected_tests(&catalog, &[])
+        .expect("tests")
+        .into_iter()
+        .filter(|t| prefixes.is_empty() || prefixes.iter().any(|p| t.name.starts_with(p)))
+        .collect();
+    assert!(!tests.is_empty(), "no test matches {prefixes:?}");
+    let session = Session::open(&cli.run, catalog, schemas).expect("session opens");
+    let results = session.run_direct(&tests, 16);
+    session.close();
+    results
+}
+
+/// The names of the tests with that verdict.
+pub fn with_verdict(results: &[TestResult], verdict: Verdict) -> Vec<String> {
+    results
+        .iter()
+        .filter(|r| r.verdict == verdict)
+        .map(|r| r.name.clone())
+        .collect()
+}
+
+/// The check ids that failed in a test.
+pub fn failed_checks(results: &[TestResult], name: &str) -> Vec<&'static str> {
+    results
+        .iter()
+        .filter(|r| r.name == name)
+        .flat_map(|r| r.findings.iter().map(|f| f.check.id))
+        .collect()
+}
