@@ -1,0 +1,363 @@
+//! The binary end to end: the main job against the embedded reference writes a JUnit file a
+//! JUnit consumer parses; bad input gets one clear message and exit 2, or failed tests that
+//! say what is wrong; the token never appears in any output.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+fn conform(args: &[&str], reports: &PathBuf) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(args)
+        .arg("--reports")
+        .arg(reports)
+        .env_remove("CONFORM_TOKEN")
+        .env_remove("TFE_TOKEN")
+        .env_remove("TFE_ADDRESS")
+        .env_remove("CONFORM_TARGET")
+        .output()
+        .expect("conform runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("conform-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// A loopback HTTP server that answers every request with `response` (or, when `None`,
+/// reads the request and never answers). Records each request head.
+fn fake_server(response: Option<Vec<u8>>) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = format!("http://{}", listener.local_addr().expect("addr"));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (response, log) = (response.clone(), log.clone());
+            thread::spawn(move || handle(stream, response, log));
+        }
+    });
+    (addr, seen)
+}
+
+fn handle(mut stream: TcpStream, response: Option<Vec<u8>>, log: Arc<Mutex<Vec<String>>>) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+    loop {
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            if line == "\r\n" {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let length = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+            })
+            .unwrap_or(0);
+        let mut body = vec![0; length];
+        let _ = reader.read_exact(&mut body);
+        log.lock().expect("log").push(head);
+        match &response {
+            Some(bytes) => {
+                if stream.write_all(bytes).is_err() {
+                    return;
+                }
+            }
+            None => thread::sleep(Duration::from_secs(30)),
+        }
+    }
+}
+
+fn http(status: &str, headers: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status}\r\n{headers}content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+#[test]
+fn main_job_passes_and_writes_junit_a_consumer_parses() {
+    let reports = scratch("main");
+    let out = conform(&[], &reports);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("requests/s"), "the summary prints its figures");
+    let xml = std::fs::File::open(reports.join("junit.xml")).expect("junit.xml written");
+    let suites =
+        junit_parser::from_reader(std::io::BufReader::new(xml)).expect("a JUnit parser reads it");
+    let cases: usize = suites.suites.iter().map(|s| s.cases.len()).sum();
+    assert!(cases > 340, "one testcase per test, found {cases}");
+    let runs = suites
+        .suites
+        .iter()
+        .find(|s| s.name == "runs")
+        .expect("a suite per group");
+    assert!(runs
+        .cases
+        .iter()
+        .all(|c| c.classname.as_deref() == Some("runs")));
+    assert!(
+        runs.properties.hashmap.contains_key("target"),
+        "suite properties carry the target"
+    );
+    assert_eq!(
+        runs.properties.hashmap.get("profile").map(String::as_str),
+        Some("core")
+    );
+}
+
+#[test]
+fn list_names_every_test() {
+    let reports = scratch("list");
+    let out = conform(&["--list"], &reports);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.lines().count() > 340);
+    assert!(stdout.contains("runs::show::api-v2: test"));
+    assert!(stdout.contains("registry_modules::delete_version::deprecated: test"));
+}
+
+#[test]
+fn wrong_flags_and_configs_exit_2_with_one_message() {
+    let reports = scratch("config");
+    for args in [
+        vec!["--target", "not a url"],
+        vec!["--target", "ftp://example.test"],
+        vec!["--config", "/nonexistent/conform.toml"],
+        vec!["--group", "no_such_group"],
+        vec!["--fixture", "novalue"],
+        vec!["--timeout", "-1"],
+    ] {
+        let out = conform(&args, &reports);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains("error:"), "{args:?}");
+    }
+    let bad = reports.join("bad.toml");
+    std::fs::write(&bad, "target = [").expect("write");
+    let out = conform(&["--config", bad.to_str().expect("utf8")], &reports);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("bad.toml"), "{}", text(&out));
+}
+
+#[test]
+fn unreachable_or_silent_target_exits_2_within_seconds() {
+    let reports = scratch("unreachable");
+    let closed = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = format!("http://{}", closed.local_addr().expect("addr"));
+    drop(closed);
+    let started = Instant::now();
+    let out = conform(&["--target", &addr, "--token", "test-token-123"], &reports);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("cannot reach the target"),
+        "{}",
+        text(&out)
+    );
+    let (silent, _) = fake_server(None);
+    let out = conform(
+        &[
+            "--target",
+            &silent,
+            "--token",
+            "test-token-123",
+            "--timeout",
+            "1",
+        ],
+        &reports,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("no answer within the request timeout"),
+        "{}",
+        text(&out)
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn a_target_that_wants_a_token_and_has_none_exits_2() {
+    let reports = scratch("notoken");
+    let (addr, _) = fake_server(Some(http(
+        "401 Unauthorized",
+        "content-type: application/vnd.api+json\r\n",
+        r#"{"errors":[{"status":"401","title":"unauthorized"}]}"#,
+    )));
+    let out = conform(&["--target", &addr], &reports);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("no token was given"), "{}", text(&out));
+}
+
+#[test]
+fn html_garbage_and_huge_answers_fail_tests_that_say_so() {
+    let reports = scratch("html");
+    let (html, _) = fake_server(Some(http(
+        "200 OK",
+        "content-type: text/html\r\n",
+        "<html><body>login</body></html>",
+    )));
+    let out = conform(
+        &[
+            "--target",
+            &html,
+            "--token",
+            "test-token-123",
+            "--group",
+            "account",
+        ],
+        &reports,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("is not JSON") && text(&out).contains("<html>"),
+        "{}",
+        text(&out)
+    );
+    let (garbage, _) = fake_server(Some(http(
+        "200 OK",
+        "content-type: application/json\r\n",
+        "{\"data\": [1, 2,",
+    )));
+    let out = conform(
+        &[
+            "--target",
+            &garbage,
+            "--token",
+            "test-token-123",
+            "--group",
+            "account",
+        ],
+        &reports,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("is not JSON"), "{}", text(&out));
+    // A body far larger than the cap: the client stops reading at the cap.
+    let huge = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
+        1u64 << 30,
+        " ".repeat(1 << 20)
+    );
+    let (big, _) = fake_server(Some(huge.into_bytes()));
+    let started = Instant::now();
+    let out = conform(
+        &[
+            "--target",
+            &big,
+            "--token",
+            "test-token-123",
+            "--group",
+            "account",
+            "--max-body",
+            "65536",
+            "--timeout",
+            "3",
+        ],
+        &reports,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("larger than the response size cap"),
+        "{}",
+        text(&out)
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn a_redirect_elsewhere_never_carries_the_token() {
+    let reports = scratch("redirect");
+    let (elsewhere, seen) = fake_server(Some(http(
+        "200 OK",
+        "content-type: application/json\r\n",
+        "{}",
+    )));
+    let (origin, _) = fake_server(Some(http(
+        "302 Found",
+        &format!("location: {elsewhere}/stolen\r\n"),
+        "",
+    )));
+    let out = conform(
+        &[
+            "--target",
+            &origin,
+            "--token",
+            "canary-redirect-token",
+            "--group",
+            "account,configuration_versions",
+        ],
+        &reports,
+    );
+    assert_ne!(out.status.code(), Some(0));
+    let heads = seen.lock().expect("log").join("\n").to_ascii_lowercase();
+    assert!(
+        !heads.contains("canary-redirect-token") && !heads.contains("authorization"),
+        "{heads}"
+    );
+}
+
+#[test]
+fn a_canary_token_appears_in_no_output_or_report() {
+    let reports = scratch("canary");
+    let canary = "canary-0d2c7f41e9";
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let running = runtime
+        .block_on(conform_reference::start(conform_reference::Config {
+            token: canary.into(),
+            admin_token: format!("{canary}-admin"),
+            ..Default::default()
+        }))
+        .expect("reference starts");
+    let root = running.root_url();
+    let out = conform(
+        &[
+            "--target",
+            &root,
+            "--token",
+            canary,
+            "--admin-token",
+            &format!("{canary}-admin"),
+            "--fixture",
+            "account_password=reference-password",
+        ],
+        &reports,
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        !all.contains(canary),
+        "the token leaked to stdout or stderr"
+    );
+    for entry in std::fs::read_dir(&reports).expect("reports") {
+        let path = entry.expect("entry").path();
+        let content = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            !content.contains(canary),
+            "the token leaked into {}",
+            path.display()
+        );
+    }
+    running.shutdown();
+}
