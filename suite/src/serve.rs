@@ -1,5 +1,7 @@
 //! `conform serve`: the embedded reference service, standalone.
 
+use std::io::Write;
+
 use crate::cli::ServeArgs;
 
 /// Runs the reference service on loopback until the process is stopped.
@@ -32,10 +34,13 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", args.port))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
-        // Printed on purpose: the operator started this service and needs its tokens.
-        println!("reference service at http://{addr}");
-        println!("  token:       {}", config.token);
-        println!("  admin token: {}", config.admin_token);
+        // Printed on purpose: the operator started this service and needs its tokens. A closed
+        // stdout (the caller read the address and went away) must not stop the service.
+        let mut out = std::io::stdout();
+        let _ = writeln!(out, "reference service at http://{addr}");
+        let _ = writeln!(out, "  token:       {}", config.token);
+        let _ = writeln!(out, "  admin token: {}", config.admin_token);
+        let _ = out.flush();
         conform_reference::serve(listener, config)
             .await
             .map_err(|e| e.to_string())

@@ -361,3 +361,33 @@ fn a_canary_token_appears_in_no_output_or_report() {
     }
     running.shutdown();
 }
+
+#[test]
+fn serve_prints_its_address_and_answers_discovery() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["serve", "--port", "0", "--token", "serve-test-token"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("conform serve starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut first = String::new();
+    let mut lines = BufReader::new(stdout);
+    lines.read_line(&mut first).expect("a line");
+    let addr = first
+        .trim()
+        .rsplit("http://")
+        .next()
+        .expect("an address")
+        .to_string();
+    let mut stream = TcpStream::connect(&addr).expect("connects");
+    stream
+        .write_all(
+            b"GET /.well-known/terraform.json HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        )
+        .expect("writes");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let _ = child.kill();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("modules.v1"), "{answer}");
+}
