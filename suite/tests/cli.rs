@@ -388,6 +388,7 @@ fn serve_prints_its_address_and_answers_discovery() {
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
     let _ = child.kill();
+    let _ = child.wait();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("modules.v1"), "{answer}");
 }
