@@ -18,7 +18,8 @@ use crate::exit::ExitCodes;
 use crate::fixtures::Fixtures;
 use crate::partition::Partition;
 use crate::report::{
-    print_failures, print_summary, write_reports, Figures, Progress, ProgressMode, RunInfo, RunReport,
+    print_failures, print_summary, write_reports, Figures, Progress, ProgressMode, RunInfo,
+    RunReport,
 };
 use crate::runner::Context;
 use crate::settings::{ConfigError, Settings};
@@ -228,7 +229,11 @@ impl Session {
 
 fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
     let (catalog, schemas) = load_catalog(args)?;
-    let partition = args.partition.as_deref().map(Partition::parse).transpose()?;
+    let partition = args
+        .partition
+        .as_deref()
+        .map(Partition::parse)
+        .transpose()?;
     let waivers = args.waivers.as_deref().map(Waivers::load).transpose()?;
     let mut tests = selected_tests(&catalog, &args.group)?;
     let selected = tests.len();

@@ -32,9 +32,7 @@ impl Partition {
                 "--partition `{text}` {why}; write hash:M/N or count:M/N with 1 <= M <= N (e.g. hash:1/3)"
             ))
         };
-        let (kind, rest) = text
-            .split_once(':')
-            .ok_or_else(|| bad("has no kind"))?;
+        let (kind, rest) = text.split_once(':').ok_or_else(|| bad("has no kind"))?;
         let (m, n) = rest.split_once('/').ok_or_else(|| bad("has no M/N"))?;
         let num = |s: &str| {
             s.parse::<u64>()
@@ -62,8 +60,10 @@ impl Partition {
                 .filter(|t| fnv1a(name(t).as_bytes()) % total == shard - 1)
                 .collect(),
             Partition::Count { shard, total } => {
-                let mut sorted: Vec<(String, T)> =
-                    items.into_iter().map(|t| (name(&t).to_string(), t)).collect();
+                let mut sorted: Vec<(String, T)> = items
+                    .into_iter()
+                    .map(|t| (name(&t).to_string(), t))
+                    .collect();
                 sorted.sort_by(|a, b| a.0.cmp(&b.0));
                 sorted
                     .into_iter()
@@ -110,7 +110,14 @@ mod tests {
             Partition::Count { shard: 1, total: 1 }
         );
         for bad in [
-            "hash:0/3", "hash:4/3", "hash:1/0", "hash:1", "hash:a/3", "slice:1/2", "1/2", "hash:+1/2",
+            "hash:0/3",
+            "hash:4/3",
+            "hash:1/0",
+            "hash:1",
+            "hash:a/3",
+            "slice:1/2",
+            "1/2",
+            "hash:+1/2",
             "",
         ] {
             assert!(Partition::parse(bad).is_err(), "{bad}");
@@ -119,7 +126,9 @@ mod tests {
 
     #[test]
     fn shards_cover_every_name_once() {
-        let names: Vec<String> = (0..500).map(|i| format!("g{}::e{i}::bare", i % 7)).collect();
+        let names: Vec<String> = (0..500)
+            .map(|i| format!("g{}::e{i}::bare", i % 7))
+            .collect();
         for kind in ["hash", "count"] {
             let mut seen = Vec::new();
             for m in 1..=4 {

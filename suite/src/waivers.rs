@@ -210,24 +210,27 @@ pub struct Waivers {
 impl Waivers {
     /// Reads and validates a waiver file; every problem is a configuration error.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ConfigError(format!("cannot read --waivers {}: {e}", path.display()))
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("cannot read --waivers {}: {e}", path.display())))?;
         Self::parse(&text, &path.display().to_string(), Date::today())
     }
 
     /// Parses a waiver file's text, judging expiry against `today`.
     pub fn parse(text: &str, source: &str, today: Date) -> Result<Self, ConfigError> {
-        let file: WaiverFile = toml::from_str(text)
-            .map_err(|e| ConfigError(format!("waiver file {source}: {e}")))?;
+        let file: WaiverFile =
+            toml::from_str(text).map_err(|e| ConfigError(format!("waiver file {source}: {e}")))?;
         let mut entries = Vec::new();
         for (i, raw) in file.waiver.into_iter().enumerate() {
-            let at = |msg: String| ConfigError(format!("waiver file {source}, waiver #{}: {msg}", i + 1));
+            let at = |msg: String| {
+                ConfigError(format!("waiver file {source}, waiver #{}: {msg}", i + 1))
+            };
             let pattern = Pattern::parse(raw.test.trim()).map_err(at)?;
-            let expires = Date::parse(raw.expires.trim())
-                .map_err(|e| at(format!("expires: {e}")))?;
+            let expires =
+                Date::parse(raw.expires.trim()).map_err(|e| at(format!("expires: {e}")))?;
             if raw.reason.trim().is_empty() {
-                return Err(at("the reason is empty; say why the deviation is accepted".into()));
+                return Err(at(
+                    "the reason is empty; say why the deviation is accepted".into()
+                ));
             }
             if let Some(bad) = raw
                 .checks
@@ -314,7 +317,8 @@ impl Waivers {
             if matched == 0 {
                 let names = test_names.iter().filter(|n| w.pattern.matches(n)).count();
                 let what = if names == 0 {
-                    "matches no test name of this run (a typo, or outside the selection)".to_string()
+                    "matches no test name of this run (a typo, or outside the selection)"
+                        .to_string()
                 } else {
                     format!(
                         "matched {names} test(s), none of which failed: the deviation may be fixed; remove the waiver"
@@ -355,8 +359,12 @@ mod tests {
         assert!(!p.matches("runs::show::bare"));
         assert!(!p.matches("xruns::show::api-v2"));
         assert!(Pattern::parse("*").unwrap().matches("a::b::c"));
-        assert!(Pattern::parse("runs::sho?::*").unwrap().matches("runs::show::bare"));
-        assert!(Pattern::parse("runs::**::bare").unwrap().matches("runs::a::b::bare"));
+        assert!(Pattern::parse("runs::sho?::*")
+            .unwrap()
+            .matches("runs::show::bare"));
+        assert!(Pattern::parse("runs::**::bare")
+            .unwrap()
+            .matches("runs::a::b::bare"));
         assert!(Pattern::parse("").is_err());
         assert!(Pattern::parse("runs show").is_err());
         assert!(Pattern::parse("runs:show").is_err());
@@ -385,9 +393,12 @@ mod tests {
             today,
         )
         .unwrap_err();
-        assert!(e.0.contains("waiver #1") && e.0.contains("2025-02-30"), "{e}");
-        let e = Waivers::parse("[[waiver]]\ntest='a::*'\nreason='r'\n", "w.toml", today)
-            .unwrap_err();
+        assert!(
+            e.0.contains("waiver #1") && e.0.contains("2025-02-30"),
+            "{e}"
+        );
+        let e =
+            Waivers::parse("[[waiver]]\ntest='a::*'\nreason='r'\n", "w.toml", today).unwrap_err();
         assert!(e.0.contains("expires"), "{e}");
         let e = Waivers::parse(
             "[[waiver]]\ntest='a::*'\nreason='r'\nexpires='2025-01-01'\ncheck='x'\n",

@@ -211,7 +211,10 @@ fn every_format_states_the_same_verdicts() {
     let md = std::fs::read_to_string(dir.join("reports/summary.md")).expect("md");
     assert_eq!(totals_md(&md), expected, "summary.md totals\n{md}");
     for name in json.iter().filter(|(_, v)| *v == "fail").map(|(n, _)| n) {
-        assert!(md.contains(&format!("### `{name}`")), "{name} not in summary.md");
+        assert!(
+            md.contains(&format!("### `{name}`")),
+            "{name} not in summary.md"
+        );
     }
     assert!(md.contains("Profile **core**"), "{md}");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -229,7 +232,10 @@ fn every_format_states_the_same_verdicts() {
     assert_eq!(check["id"], "endpoint.exists");
     assert_eq!(check["level"], "core");
     assert!(check["message"].as_str().unwrap().contains("404"));
-    assert!(check["evidence"].as_str().unwrap().contains("response: 404"));
+    assert!(check["evidence"]
+        .as_str()
+        .unwrap()
+        .contains("response: 404"));
     assert!(failing["requests"].as_u64().unwrap() >= 1);
     assert!(failing["duration_ms"].as_f64().is_some());
     let passing = doc["tests"]
@@ -296,12 +302,21 @@ expires = "2999-12-31"
     let expired = test("runs::show::bare");
     assert_eq!(expired["verdict"], "fail");
     assert!(
-        expired["reason"].as_str().unwrap().contains("expired on 2001-01-01"),
+        expired["reason"]
+            .as_str()
+            .unwrap()
+            .contains("expired on 2001-01-01"),
         "{expired}"
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("waiver `nothing::*::bare`") && stderr.contains("matches no test"), "{stderr}");
-    assert!(stderr.contains("waiver `organizations::*`") && stderr.contains("none of which failed"), "{stderr}");
+    assert!(
+        stderr.contains("waiver `nothing::*::bare`") && stderr.contains("matches no test"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("waiver `organizations::*`") && stderr.contains("none of which failed"),
+        "{stderr}"
+    );
     assert!(stderr.contains("expired on 2001-01-01"), "{stderr}");
     let warnings = doc["warnings"].as_array().unwrap();
     assert_eq!(warnings.len(), 3, "{warnings:?}");
@@ -316,7 +331,10 @@ expires = "2999-12-31"
     let out = run_faulted(&dir, &["--waivers", &narrow]);
     let verdicts = verdicts_json(&results_json(&dir));
     assert_eq!(verdicts["runs::show::bare"], "waived");
-    assert_eq!(verdicts["runs::create::bare"], "fail", "create.then-show is not waived");
+    assert_eq!(
+        verdicts["runs::create::bare"], "fail",
+        "create.then-show is not waived"
+    );
     assert_eq!(out.status.code(), Some(1));
     let all = write(
         &dir,
@@ -346,7 +364,10 @@ fn bad_waivers_and_partitions_stop_the_run_before_any_request() {
     // An unreachable target: a run that got as far as a request would say so instead.
     for (i, (body, says)) in cases.iter().enumerate() {
         let file = write(&dir, &format!("w{i}.toml"), body);
-        let out = conform(&dir, &["--target", "http://127.0.0.1:9", "--waivers", &file]);
+        let out = conform(
+            &dir,
+            &["--target", "http://127.0.0.1:9", "--waivers", &file],
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{body}\n{}", text(&out));
         assert!(stderr.contains(says), "{body}: {stderr}");
@@ -354,13 +375,27 @@ fn bad_waivers_and_partitions_stop_the_run_before_any_request() {
     }
     let out = conform(&dir, &["--waivers", "/no/such/waivers.toml"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    for bad in ["hash:0/3", "hash:4/3", "hash:1/0", "hash:1", "slice:1/2", "1/2", "hash:x/2"] {
-        let out = conform(&dir, &["--target", "http://127.0.0.1:9", "--partition", bad]);
+    for bad in [
+        "hash:0/3",
+        "hash:4/3",
+        "hash:1/0",
+        "hash:1",
+        "slice:1/2",
+        "1/2",
+        "hash:x/2",
+    ] {
+        let out = conform(
+            &dir,
+            &["--target", "http://127.0.0.1:9", "--partition", bad],
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{bad}\n{}", text(&out));
         assert!(stderr.contains("--partition"), "{bad}: {stderr}");
     }
-    assert!(!dir.join("reports").exists(), "a refused run writes no report");
+    assert!(
+        !dir.join("reports").exists(),
+        "a refused run writes no report"
+    );
 }
 
 fn listed(dir: &Path, extra: &[&str]) -> Vec<String> {
@@ -391,13 +426,20 @@ fn partitions_split_the_tests_deterministically() {
                 shard.len(),
                 all.len()
             );
-            assert_eq!(shard, listed(&dir, &["--partition", &spec]), "{spec} is stable");
+            assert_eq!(
+                shard,
+                listed(&dir, &["--partition", &spec]),
+                "{spec} is stable"
+            );
             union.extend(shard);
         }
         union.sort();
         let mut expected = all.clone();
         expected.sort();
-        assert_eq!(union, expected, "{kind}: the shards cover every test exactly once");
+        assert_eq!(
+            union, expected,
+            "{kind}: the shards cover every test exactly once"
+        );
     }
     // A shard runs, and says which it is.
     let out = conform(&dir, &["--group", "runs", "--partition", "hash:2/2"]);
@@ -412,7 +454,12 @@ fn partitions_split_the_tests_deterministically() {
 
 fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    for name in ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"] {
+    for name in [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ] {
         for dir in std::env::split_paths(&path) {
             let candidate = dir.join(name);
             if candidate.is_file() {
@@ -483,7 +530,11 @@ fn the_html_report_renders_and_filters_in_headless_chromium() {
     let profile = dir.join("chromium-profile");
     let visible = |hash: &str| -> (Vec<(String, String, String, bool)>, String) {
         let dom = dump_dom(&chromium, &profile, &format!("{page}{hash}"));
-        assert!(dom.contains("data-ready=\"true\""), "the page's script did not run for {hash}:\n{}", &dom[..dom.len().min(2000)]);
+        assert!(
+            dom.contains("data-ready=\"true\""),
+            "the page's script did not run for {hash}:\n{}",
+            &dom[..dom.len().min(2000)]
+        );
         let shown = dom
             .split("id=\"shown\">")
             .nth(1)
@@ -496,14 +547,24 @@ fn the_html_report_renders_and_filters_in_headless_chromium() {
     // Unfiltered: every test, nothing hidden, and the failing tests' transcripts are there.
     let (rows, shown) = visible("");
     assert_eq!(rows.len(), json.len());
-    assert!(rows.iter().all(|r| !r.3), "nothing is hidden without a filter");
+    assert!(
+        rows.iter().all(|r| !r.3),
+        "nothing is hidden without a filter"
+    );
     assert_eq!(shown, json.len().to_string());
 
     for (hash, keep) in [
-        ("#verdict=fail", &(|_: &str, v: &str| v == "fail") as &dyn Fn(&str, &str) -> bool),
+        (
+            "#verdict=fail",
+            &(|_: &str, v: &str| v == "fail") as &dyn Fn(&str, &str) -> bool,
+        ),
         ("#group=audit_trail", &|g: &str, _: &str| g == "audit_trail"),
-        ("#group=runs&verdict=pass", &|g: &str, v: &str| g == "runs" && v == "pass"),
-        ("#verdict=fail,unsupported", &|_: &str, v: &str| v == "fail" || v == "unsupported"),
+        ("#group=runs&verdict=pass", &|g: &str, v: &str| {
+            g == "runs" && v == "pass"
+        }),
+        ("#verdict=fail,unsupported", &|_: &str, v: &str| {
+            v == "fail" || v == "unsupported"
+        }),
     ] {
         let (rows, shown) = visible(hash);
         let expected: Vec<&String> = rows
@@ -521,7 +582,10 @@ fn the_html_report_renders_and_filters_in_headless_chromium() {
     // The failing rows carry their transcripts.
     let (_, _) = visible("#verdict=fail");
     let fail_rows = json.values().filter(|v| *v == "fail").count();
-    assert_eq!(html.matches("<details class=\"transcript\" open>").count(), fail_rows);
+    assert_eq!(
+        html.matches("<details class=\"transcript\" open>").count(),
+        fail_rows
+    );
     assert!(html.contains("response: 404"));
 }
 
@@ -531,7 +595,15 @@ fn no_token_reaches_any_output() {
     const ADMIN: &str = "canary-admin-0d5e8c17b92f4a";
     let dir = scratch("canary");
     let mut server = Command::new(BIN)
-        .args(["serve", "--token", USER, "--admin-token", ADMIN, "--fault", SHOW])
+        .args([
+            "serve",
+            "--token",
+            USER,
+            "--admin-token",
+            ADMIN,
+            "--fault",
+            SHOW,
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -551,7 +623,16 @@ fn no_token_reaches_any_output() {
         .to_string();
     let out = conform(
         &dir,
-        &["--target", &url, "--token", USER, "--admin-token", ADMIN, "--group", "runs,admin_users"],
+        &[
+            "--target",
+            &url,
+            "--token",
+            USER,
+            "--admin-token",
+            ADMIN,
+            "--group",
+            "runs,admin_users",
+        ],
     );
     let _ = server.kill();
     let _ = server.wait();
@@ -564,12 +645,19 @@ fn no_token_reaches_any_output() {
     for entry in std::fs::read_dir(dir.join("reports")).expect("reports") {
         let path = entry.expect("entry").path();
         let s = std::fs::read_to_string(&path).expect("report text");
-        assert!(!s.contains(USER) && !s.contains(ADMIN), "a token in {}", path.display());
+        assert!(
+            !s.contains(USER) && !s.contains(ADMIN),
+            "a token in {}",
+            path.display()
+        );
         files += 1;
     }
     assert!(files >= 4, "junit, md, json and html are written");
     let html = std::fs::read_to_string(dir.join("reports/report.html")).unwrap();
-    assert!(html.contains("$CONFORM_TOKEN"), "transcripts are in the page, redacted");
+    assert!(
+        html.contains("$CONFORM_TOKEN"),
+        "transcripts are in the page, redacted"
+    );
 }
 
 #[test]
@@ -582,7 +670,10 @@ fn progress_is_plain_lines_in_ci_and_a_live_line_on_a_terminal() {
         .lines()
         .find(|l| l.starts_with("progress: "))
         .expect("a progress line");
-    assert!(line.contains("tests done") && line.contains("requests/s"), "{line}");
+    assert!(
+        line.contains("tests done") && line.contains("requests/s"),
+        "{line}"
+    );
     assert!(!stderr.contains('\r'), "no live redraws in CI");
     let libtest_line = |s: &str| {
         s.lines()
@@ -598,10 +689,7 @@ fn progress_is_plain_lines_in_ci_and_a_live_line_on_a_terminal() {
         return;
     }
     let reports = dir.join("live");
-    let cmd = format!(
-        "{BIN} --group runs --reports {}",
-        reports.display()
-    );
+    let cmd = format!("{BIN} --group runs --reports {}", reports.display());
     let out = Command::new("script")
         .args(["-qec", &cmd, "/dev/null"])
         .current_dir(&dir)

@@ -190,10 +190,10 @@ pub fn render(report: &RunReport) -> String {
     for v in VERDICTS {
         let _ = write!(h, "<option value=\"{0}\">{0}</option>", v.as_str());
     }
-    let _ = write!(
+    let _ = writeln!(
         h,
         "</select></label><label>name <input id=\"f-text\" type=\"search\" placeholder=\"runs::show\"></label>\
-         <span class=\"muted\"><span id=\"shown\">{0}</span> of {0} shown</span></div>\n",
+         <span class=\"muted\"><span id=\"shown\">{0}</span> of {0} shown</span></div>",
         total.total()
     );
 
@@ -273,7 +273,11 @@ fn row(h: &mut String, r: &TestResult, report: &RunReport) {
                 "<div class=\"muted\">#{}{}</div><pre{}>{}</pre>",
                 i + 1,
                 esc(&label),
-                if shows.is_empty() { "" } else { " class=\"ev\"" },
+                if shows.is_empty() {
+                    ""
+                } else {
+                    " class=\"ev\""
+                },
                 safe(info, &ex.transcript())
             );
         }

@@ -49,11 +49,7 @@ pub fn render(report: &RunReport) -> Value {
     for (g, c) in &groups {
         by_group.insert((*g).to_string(), counts(c));
     }
-    let tests: Vec<Value> = report
-        .results
-        .iter()
-        .map(|r| test(r, report))
-        .collect();
+    let tests: Vec<Value> = report.results.iter().map(|r| test(r, report)).collect();
     json!({
         "format": 1,
         "conform": env!("CARGO_PKG_VERSION"),

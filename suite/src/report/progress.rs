@@ -31,7 +31,10 @@ impl ProgressMode {
         let ci = std::env::var("CI")
             .map(|v| !v.is_empty() && v != "false" && v != "0")
             .unwrap_or(false);
-        if !ci && std::io::stderr().is_terminal() && std::env::var_os("TERM").is_some_and(|t| t != "dumb") {
+        if !ci
+            && std::io::stderr().is_terminal()
+            && std::env::var_os("TERM").is_some_and(|t| t != "dumb")
+        {
             ProgressMode::Live
         } else {
             ProgressMode::Lines {
