@@ -113,6 +113,12 @@ pub struct RunArgs {
     /// Folder the reports are written to.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports: PathBuf,
+    /// Known deviations to waive: a TOML file of [[waiver]] entries (test, reason, link, expires).
+    #[arg(long, value_name = "FILE")]
+    pub waivers: Option<PathBuf>,
+    /// Run one shard of the tests: hash:M/N (stable per test name) or count:M/N.
+    #[arg(long, value_name = "KIND:M/N")]
+    pub partition: Option<String>,
     /// Faults to switch on in the embedded reference service (for self-tests).
     #[arg(long, value_name = "NAME[=ARG]", hide = true)]
     pub reference_fault: Vec<String>,

@@ -16,11 +16,16 @@ use crate::checks::Schemas;
 use crate::cli::RunArgs;
 use crate::exit::ExitCodes;
 use crate::fixtures::Fixtures;
-use crate::report::{print_summary, write_junit, Figures, RunInfo};
+use crate::partition::Partition;
+use crate::report::{
+    print_failures, print_summary, write_reports, Figures, Progress, ProgressMode, RunInfo,
+    RunReport,
+};
 use crate::runner::Context;
 use crate::settings::{ConfigError, Settings};
 use crate::target::{join, Auth, Request, Secret, Target, TargetConfig};
 use crate::verdict::{Profile, TestResult, Verdict};
+use crate::waivers::Waivers;
 
 /// Runs the suite; returns the process exit code.
 pub fn run(mut args: RunArgs) -> ExitCode {
@@ -224,7 +229,17 @@ impl Session {
 
 fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
     let (catalog, schemas) = load_catalog(args)?;
-    let tests = selected_tests(&catalog, &args.group)?;
+    let partition = args
+        .partition
+        .as_deref()
+        .map(Partition::parse)
+        .transpose()?;
+    let waivers = args.waivers.as_deref().map(Waivers::load).transpose()?;
+    let mut tests = selected_tests(&catalog, &args.group)?;
+    let selected = tests.len();
+    if let Some(partition) = partition {
+        tests = partition.select(tests, |t| t.name.as_str());
+    }
     if args.libtest.test_threads.is_none() {
         args.libtest.test_threads = Some(16);
     }
@@ -237,7 +252,19 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         return Ok(ExitCode::SUCCESS);
     }
     let session = Session::open(args, catalog, schemas)?;
-    let info = session.info.clone();
+    let mut info = session.info.clone();
+    if let Some(partition) = partition {
+        info.config.push((
+            "partition".into(),
+            format!("{partition}: {} of {selected} tests", tests.len()),
+        ));
+    }
+    if let Some(w) = &waivers {
+        info.config.push((
+            "waivers".into(),
+            format!("{} ({} entries)", w.source, w.entries.len()),
+        ));
+    }
     println!(
         "conform {} against {}",
         env!("CARGO_PKG_VERSION"),
@@ -247,20 +274,34 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         println!("  {k:<16} {v}");
     }
     println!();
+    let profile = session.settings.profile;
+    let waivers = waivers.map(Arc::new);
     let results: Arc<Mutex<Vec<TestResult>>> = Arc::new(Mutex::new(Vec::new()));
     let handle = session.runtime.handle().clone();
-    let trials: Vec<Trial> = tests
+    let names: Vec<String> = tests.iter().map(|t| t.name.clone()).collect();
+    let mode = progress_mode(args);
+    let progress = {
+        let target = session.ctx.target.clone();
+        Progress::start(mode, 0, move || target.request_count())
+    };
+    let mut trials: Vec<Trial> = tests
         .into_iter()
         .map(|case| {
-            let (ctx, results, handle, info) = (
+            let (ctx, results, handle, info, waivers, progress) = (
                 session.ctx.clone(),
                 results.clone(),
                 handle.clone(),
                 info.clone(),
+                waivers.clone(),
+                progress.clone(),
             );
             Trial::ignorable_test(case.name.clone(), move || {
-                let result = handle.block_on(ctx.run(&case));
+                let mut result = handle.block_on(ctx.run(&case));
+                if let Some(waivers) = &waivers {
+                    waivers.apply(&mut result, profile);
+                }
                 let outcome = completion(&result, &info);
+                progress.record(result.verdict);
                 if let Ok(mut all) = results.lock() {
                     all.push(result);
                 }
@@ -268,18 +309,70 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
             })
         })
         .collect();
+    trials.retain(|t| !args.libtest.is_filtered_out(t));
+    progress.set_total(trials.len());
     let _ = libtest_mimic::run(&args.libtest, trials);
-    let profile = session.settings.profile;
+    progress.finish();
     let (leftovers, figures) = session.close();
     let mut results = results.lock().map(|r| r.clone()).unwrap_or_default();
     results.sort_by(|a, b| a.name.cmp(&b.name));
-    print_summary(&results, profile, figures, &leftovers);
-    let junit = args.reports.join("junit.xml");
-    match write_junit(&junit, &results, &info) {
-        Ok(()) => println!("reports: {}", junit.display()),
-        Err(e) => eprintln!("warning: cannot write {}: {e}", junit.display()),
+    if mode == ProgressMode::Live {
+        print_failures(&results, &info);
     }
+    print_summary(&results, profile, figures, &leftovers);
+    let warnings = waivers
+        .as_ref()
+        .map(|w| w.warnings(&names))
+        .unwrap_or_default();
+    for w in &warnings {
+        eprintln!("warning: {}", info.scrub(w));
+    }
+    let report = RunReport {
+        results: &results,
+        info: &info,
+        profile,
+        figures,
+        leftovers: &leftovers,
+        warnings: &warnings,
+    };
+    let mut written = Vec::new();
+    for (path, outcome) in write_reports(&args.reports, &report) {
+        match outcome {
+            Ok(()) => written.push(path.display().to_string()),
+            Err(e) => eprintln!("warning: cannot write {}: {e}", path.display()),
+        }
+    }
+    if let Some(log) = &args.libtest.logfile {
+        written.push(log.clone());
+    }
+    println!("reports: {}", written.join(", "));
     Ok(ExitCode::from(exit_code(&results, profile)))
+}
+
+/// Live progress on a terminal sends libtest's own lines to `reports/libtest.log`, unless
+/// the user chose a libtest format or log file (then plain progress lines).
+fn progress_mode(args: &mut RunArgs) -> ProgressMode {
+    let mode = ProgressMode::detect();
+    let chosen = args.libtest.logfile.is_some()
+        || args.libtest.quiet
+        || args.libtest.format.is_some()
+        || args.libtest.nocapture;
+    if mode != ProgressMode::Live || chosen {
+        return match mode {
+            ProgressMode::Live => ProgressMode::Lines {
+                every: std::time::Duration::from_secs(10),
+            },
+            lines => lines,
+        };
+    }
+    let log = args.reports.join("libtest.log");
+    if std::fs::create_dir_all(&args.reports).is_err() {
+        return ProgressMode::Lines {
+            every: std::time::Duration::from_secs(10),
+        };
+    }
+    args.libtest.logfile = Some(log.display().to_string());
+    mode
 }
 
 fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed> {

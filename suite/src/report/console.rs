@@ -90,3 +90,33 @@ pub fn print_summary(
         figures.requests, secs, rate
     );
 }
+
+/// The failing tests, one block each: the name, the reason and the failed checks (the
+/// transcripts are in the reports). Printed when the live progress line replaced libtest's
+/// own output.
+pub fn print_failures(results: &[TestResult], info: &super::RunInfo) {
+    let failing: Vec<&TestResult> = results
+        .iter()
+        .filter(|r| super::is_failure(r.verdict))
+        .collect();
+    if failing.is_empty() {
+        return;
+    }
+    println!("\nfailures:");
+    for r in failing {
+        println!("  {} ({})", r.name, r.verdict.as_str());
+        if let Some(reason) = &r.reason {
+            for line in info.scrub(reason).lines() {
+                println!("    {line}");
+            }
+        }
+        for f in &r.findings {
+            println!(
+                "    [{}] {}: {}",
+                f.check.level,
+                f.check.id,
+                info.scrub(&f.message)
+            );
+        }
+    }
+}

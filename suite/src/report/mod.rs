@@ -1,13 +1,30 @@
 //! Reports: verdicts in, files and console lines out. Nothing here knows HTTP beyond the
 //! recorded exchanges.
+//!
+//! A run writes, into `--reports DIR`: `junit.xml`, `summary.md` (for a CI step summary),
+//! `results.json` (every test, for tools) and `report.html` (self-contained, with the
+//! transcripts of the failing tests and filters by group and verdict). All of them state the
+//! same verdicts, and every text in them is scrubbed of the run's secrets.
 
 mod console;
+mod html;
+mod json;
 mod junit;
+mod progress;
+mod summary_md;
 
-pub use console::{print_summary, Figures};
+pub use console::{print_failures, print_summary, Figures};
+pub use html::write_html;
+pub use json::write_json;
 pub use junit::write_junit;
+pub use progress::{Progress, ProgressMode};
+pub use summary_md::write_summary_md;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use crate::target::{redact, Secret};
+use crate::verdict::{Profile, TestResult, Verdict};
 
 /// What every report states about the run (printed at the start too).
 #[derive(Debug, Clone)]
@@ -23,5 +40,119 @@ impl RunInfo {
     pub fn scrub(&self, text: &str) -> String {
         let refs: Vec<&Secret> = self.secrets.iter().collect();
         redact(text, &refs)
+    }
+
+    /// A configuration value by key (`target`, `profile`, ...), scrubbed.
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.config
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| self.scrub(v))
+    }
+}
+
+/// Everything the report files are made from.
+#[derive(Debug, Clone, Copy)]
+pub struct RunReport<'a> {
+    /// Every test's result, sorted by name.
+    pub results: &'a [TestResult],
+    /// The run's configuration and secrets.
+    pub info: &'a RunInfo,
+    /// The profile.
+    pub profile: Profile,
+    /// Requests and wall time.
+    pub figures: Figures,
+    /// What the run made and could not delete.
+    pub leftovers: &'a [String],
+    /// End-of-run warnings (waivers that matched nothing, expired waivers, ...).
+    pub warnings: &'a [String],
+}
+
+/// The verdicts in the order every report lists them.
+pub const VERDICTS: [Verdict; 6] = [
+    Verdict::Pass,
+    Verdict::Fail,
+    Verdict::Unsupported,
+    Verdict::Skipped,
+    Verdict::Waived,
+    Verdict::Error,
+];
+
+/// Counts per verdict, in [`VERDICTS`] order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts(pub [usize; 6]);
+
+impl Counts {
+    /// Adds one verdict.
+    pub fn add(&mut self, verdict: Verdict) {
+        if let Some(i) = VERDICTS.iter().position(|v| *v == verdict) {
+            self.0[i] += 1;
+        }
+    }
+
+    /// The count of one verdict.
+    pub fn of(&self, verdict: Verdict) -> usize {
+        VERDICTS
+            .iter()
+            .position(|v| *v == verdict)
+            .map(|i| self.0[i])
+            .unwrap_or(0)
+    }
+
+    /// All tests.
+    pub fn total(&self) -> usize {
+        self.0.iter().sum()
+    }
+}
+
+/// Counts per group (sorted) and in all.
+pub fn tally(results: &[TestResult]) -> (BTreeMap<&str, Counts>, Counts) {
+    let mut groups: BTreeMap<&str, Counts> = BTreeMap::new();
+    let mut total = Counts::default();
+    for r in results {
+        groups.entry(r.group.as_str()).or_default().add(r.verdict);
+        total.add(r.verdict);
+    }
+    (groups, total)
+}
+
+/// True for the verdicts that fail the run.
+pub fn is_failure(verdict: Verdict) -> bool {
+    matches!(verdict, Verdict::Fail | Verdict::Error)
+}
+
+/// Writes every report file into `dir`; returns each path with how writing it went.
+pub fn write_reports(dir: &Path, report: &RunReport) -> Vec<(PathBuf, std::io::Result<()>)> {
+    let mut out = Vec::new();
+    let junit = dir.join("junit.xml");
+    let r = write_junit(&junit, report.results, report.info);
+    out.push((junit, r));
+    let md = dir.join("summary.md");
+    let r = write_summary_md(&md, report);
+    out.push((md, r));
+    let json = dir.join("results.json");
+    let r = write_json(&json, report);
+    out.push((json, r));
+    let html = dir.join("report.html");
+    let r = write_html(&html, report);
+    out.push((html, r));
+    out
+}
+
+/// Writes a text file, creating its folder, scrubbing the whole text once more.
+fn write_scrubbed(path: &Path, text: &str, info: &RunInfo) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, info.scrub(text))
+}
+
+/// Requests per second of the run.
+fn rate(figures: Figures) -> f64 {
+    let secs = figures.wall.as_secs_f64();
+    if secs > 0.0 {
+        figures.requests as f64 / secs
+    } else {
+        0.0
     }
 }

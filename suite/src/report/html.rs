@@ -1,0 +1,287 @@
+//! `report.html`: one self-contained page (inline CSS and plain JS, no external asset): the
+//! configuration and figures, a table per group, and a row per test with its failed checks
+//! and, for failing and waived tests, every request and response of the test.
+//!
+//! Filters by group, verdict and name; they live in the URL hash (`#group=runs&verdict=fail`,
+//! `verdict=fail,error` for several), so a link opens the page filtered. Every row is a
+//! `tr.t` with `data-group`, `data-verdict` and `data-name`; hidden rows carry `hidden`; the
+//! number of rows shown is in `#shown`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::{is_failure, rate, tally, write_scrubbed, RunInfo, RunReport, VERDICTS};
+use crate::verdict::{TestResult, Verdict};
+
+/// Writes `report.html`.
+pub fn write_html(path: &Path, report: &RunReport) -> std::io::Result<()> {
+    write_scrubbed(path, &render(report), report.info)
+}
+
+/// Escapes text for HTML content and attribute values.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Scrubs, then escapes.
+fn safe(info: &RunInfo, text: &str) -> String {
+    esc(&info.scrub(text))
+}
+
+const STYLE: &str = r#"
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#1d2127}
+h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.15em;margin-top:1.5em}
+table{border-collapse:collapse}td,th{border-bottom:1px solid #e3e6ea;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f4f5f7}td.n,th.n{text-align:right}
+.v{display:inline-block;padding:0 .5em;border-radius:.7em;font-size:.85em;font-weight:600}
+.v-pass{background:#dcf5e3;color:#135c2a}.v-fail{background:#fde0e0;color:#8c1c1c}
+.v-error{background:#ffe7c7;color:#80430a}.v-waived{background:#e6e1fa;color:#43307d}
+.v-skipped,.v-unsupported{background:#eceef1;color:#4a5059}
+pre{background:#f6f8fa;padding:.6em;overflow:auto;max-height:30em;white-space:pre-wrap;word-break:break-all;font-size:12px}
+pre.ev{border-left:3px solid #c62828}
+.filters{position:sticky;top:0;background:#fff;padding:.6em 0;border-bottom:1px solid #e3e6ea}
+.filters label{margin-right:1em}.check{font-family:ui-monospace,monospace}
+.muted{color:#68707c}a{color:#0b57d0}
+"#;
+
+const SCRIPT: &str = r#"
+(function () {
+  var rows = Array.prototype.slice.call(document.querySelectorAll('tr.t'));
+  var group = document.getElementById('f-group');
+  var verdict = document.getElementById('f-verdict');
+  var text = document.getElementById('f-text');
+  function choose(select, value) {
+    if (value && !Array.prototype.some.call(select.options, function (o) { return o.value === value; })) {
+      var o = document.createElement('option');
+      o.value = value; o.textContent = value; select.appendChild(o);
+    }
+    select.value = value || '';
+  }
+  function parse() {
+    var out = {};
+    location.hash.replace(/^#/, '').split('&').forEach(function (part) {
+      var i = part.indexOf('=');
+      if (i > 0) { out[decodeURIComponent(part.slice(0, i))] = decodeURIComponent(part.slice(i + 1)); }
+    });
+    return out;
+  }
+  function apply() {
+    var g = group.value, vs = verdict.value ? verdict.value.split(',') : null;
+    var t = text.value.toLowerCase(), shown = 0;
+    rows.forEach(function (row) {
+      var show = (!g || row.getAttribute('data-group') === g) &&
+        (!vs || vs.indexOf(row.getAttribute('data-verdict')) >= 0) &&
+        (!t || row.getAttribute('data-name').indexOf(t) >= 0);
+      row.hidden = !show;
+      if (show) { shown += 1; }
+    });
+    document.getElementById('shown').textContent = String(shown);
+  }
+  function fromHash() {
+    var h = parse();
+    choose(group, h.group); choose(verdict, h.verdict); text.value = h.q || '';
+    apply();
+  }
+  function toHash() {
+    var parts = [];
+    if (group.value) { parts.push('group=' + encodeURIComponent(group.value)); }
+    if (verdict.value) { parts.push('verdict=' + encodeURIComponent(verdict.value)); }
+    if (text.value) { parts.push('q=' + encodeURIComponent(text.value)); }
+    history.replaceState(null, '', parts.length ? '#' + parts.join('&') : location.pathname + location.search);
+    apply();
+  }
+  group.addEventListener('change', toHash);
+  verdict.addEventListener('change', toHash);
+  text.addEventListener('input', toHash);
+  window.addEventListener('hashchange', fromHash);
+  fromHash();
+  document.body.setAttribute('data-ready', 'true');
+})();
+"#;
+
+/// The page.
+pub fn render(report: &RunReport) -> String {
+    let info = report.info;
+    let (groups, total) = tally(report.results);
+    let failing = report
+        .results
+        .iter()
+        .filter(|r| is_failure(r.verdict))
+        .count();
+    let mut h = String::new();
+    let title = if failing == 0 {
+        "passed".to_string()
+    } else {
+        format!("{failing} failing")
+    };
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>conform: {title}</title><style>{STYLE}</style></head><body>\n"
+    );
+    let _ = writeln!(
+        h,
+        "<h1>conform: {title}</h1><p class=\"muted\">profile <b>{}</b> against <code>{}</code> · conform {} · {} tests · {} requests · {:.1} s · {:.0} requests/s</p>",
+        report.profile.as_str(),
+        safe(info, &info.get("target").unwrap_or_default()),
+        env!("CARGO_PKG_VERSION"),
+        total.total(),
+        report.figures.requests,
+        report.figures.wall.as_secs_f64(),
+        rate(report.figures)
+    );
+
+    // Groups table, with links that filter.
+    h.push_str("<h2>Groups</h2><table id=\"groups\"><thead><tr><th>group</th>");
+    for v in VERDICTS {
+        let _ = write!(
+            h,
+            "<th class=\"n\"><a href=\"#verdict={0}\">{0}</a></th>",
+            v.as_str()
+        );
+    }
+    h.push_str("</tr></thead><tbody>\n");
+    for (g, c) in &groups {
+        let _ = write!(h, "<tr><td><a href=\"#group={0}\">{0}</a></td>", esc(g));
+        for n in c.0 {
+            let _ = write!(h, "<td class=\"n\">{n}</td>");
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("<tr><th>total</th>");
+    for (i, n) in total.0.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<th class=\"n\" data-total=\"{}\">{n}</th>",
+            VERDICTS[i].as_str()
+        );
+    }
+    h.push_str("</tr></tbody></table>\n");
+
+    if !report.warnings.is_empty() || !report.leftovers.is_empty() {
+        h.push_str("<h2>Warnings</h2><ul>");
+        for w in report.warnings {
+            let _ = write!(h, "<li>{}</li>", safe(info, w));
+        }
+        for l in report.leftovers {
+            let _ = write!(h, "<li>not deleted: {}</li>", safe(info, l));
+        }
+        h.push_str("</ul>\n");
+    }
+
+    // Filters.
+    h.push_str("<h2>Tests</h2><div class=\"filters\"><label>group <select id=\"f-group\"><option value=\"\">all</option>");
+    for g in groups.keys() {
+        let _ = write!(h, "<option value=\"{0}\">{0}</option>", esc(g));
+    }
+    h.push_str("</select></label><label>verdict <select id=\"f-verdict\"><option value=\"\">all</option><option value=\"fail,error\">failing (fail, error)</option>");
+    for v in VERDICTS {
+        let _ = write!(h, "<option value=\"{0}\">{0}</option>", v.as_str());
+    }
+    let _ = writeln!(
+        h,
+        "</select></label><label>name <input id=\"f-text\" type=\"search\" placeholder=\"runs::show\"></label>\
+         <span class=\"muted\"><span id=\"shown\">{0}</span> of {0} shown</span></div>",
+        total.total()
+    );
+
+    h.push_str("<table id=\"tests\"><thead><tr><th>test</th><th>verdict</th><th class=\"n\">ms</th><th class=\"n\">requests</th><th>details</th></tr></thead><tbody>\n");
+    for r in report.results {
+        row(&mut h, r, report);
+    }
+    h.push_str("</tbody></table>\n");
+
+    h.push_str("<h2>Configuration</h2><table>");
+    for (k, v) in &info.config {
+        let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), safe(info, v));
+    }
+    h.push_str("</table>\n");
+    let _ = write!(h, "<script>{SCRIPT}</script>\n</body></html>\n");
+    h
+}
+
+fn row(h: &mut String, r: &TestResult, report: &RunReport) {
+    let info = report.info;
+    let v = r.verdict.as_str();
+    let _ = write!(
+        h,
+        "<tr class=\"t\" id=\"t-{id}\" data-group=\"{g}\" data-verdict=\"{v}\" data-name=\"{lname}\">\
+         <td><a href=\"#q={id}\" class=\"check\">{name}</a></td><td><span class=\"v v-{v}\">{v}</span></td>\
+         <td class=\"n\">{ms}</td><td class=\"n\">{req}</td><td>",
+        id = esc(&r.name),
+        g = esc(&r.group),
+        lname = esc(&r.name.to_lowercase()),
+        name = esc(&r.name),
+        ms = r.duration.as_millis(),
+        req = r.exchanges.len(),
+    );
+    if let Some(reason) = &r.reason {
+        let _ = write!(h, "<div>{}</div>", safe(info, reason));
+    }
+    if !r.findings.is_empty() {
+        h.push_str("<ul>");
+        for f in &r.findings {
+            let counts = if report.profile.fails_on(f.check.level) {
+                ""
+            } else {
+                " <span class=\"muted\">(reported, does not fail this profile)</span>"
+            };
+            let _ = write!(
+                h,
+                "<li><span class=\"check\">{}</span> [{}]{counts}: {} <span class=\"muted\">({})</span></li>",
+                esc(f.check.id),
+                f.check.level,
+                safe(info, &f.message),
+                esc(f.check.cites)
+            );
+        }
+        h.push_str("</ul>");
+    }
+    if (is_failure(r.verdict) || r.verdict == Verdict::Waived) && !r.exchanges.is_empty() {
+        let _ = write!(
+            h,
+            "<details class=\"transcript\"{}><summary>transcript: {} request(s)</summary>",
+            if is_failure(r.verdict) { " open" } else { "" },
+            r.exchanges.len()
+        );
+        for (i, ex) in r.exchanges.iter().enumerate() {
+            let shows: Vec<&str> = r
+                .findings
+                .iter()
+                .filter(|f| f.exchange == Some(i))
+                .map(|f| f.check.id)
+                .collect();
+            let label = if shows.is_empty() {
+                String::new()
+            } else {
+                format!(" · shows {}", shows.join(", "))
+            };
+            let _ = write!(
+                h,
+                "<div class=\"muted\">#{}{}</div><pre{}>{}</pre>",
+                i + 1,
+                esc(&label),
+                if shows.is_empty() {
+                    ""
+                } else {
+                    " class=\"ev\""
+                },
+                safe(info, &ex.transcript())
+            );
+        }
+        h.push_str("</details>");
+    }
+    h.push_str("</td></tr>\n");
+}

@@ -1,0 +1,104 @@
+//! `results.json`: every test with its verdict, failed and passed checks, timing and request
+//! count, plus the run's configuration (tokens redacted), figures, leftovers and warnings.
+//!
+//! ```json
+//! { "format": 1, "conform": "0.1.0", "profile": "core",
+//!   "config": { "target": "…", "token": "(redacted)", … },
+//!   "figures": { "tests": 352, "requests": 2100, "wall_seconds": 3.2, "requests_per_second": 656.0 },
+//!   "counts": { "pass": 350, "fail": 2, "unsupported": 0, "skipped": 0, "waived": 0, "error": 0 },
+//!   "groups": { "runs": { "pass": 20, … } },
+//!   "leftovers": [], "warnings": [],
+//!   "tests": [ { "name": "runs::show::bare", "group": "runs", "verdict": "fail", "reason": null,
+//!                "failed_checks": [ { "id": "endpoint.exists", "level": "core", "counts": true,
+//!                                     "cites": "…", "message": "…", "evidence": "request: GET …" } ],
+//!                "passed_checks": [ "…" ], "duration_ms": 12, "requests": 3 } ] }
+//! ```
+//! `counts` in a failed check is true when the check fails the test under the profile
+//! (false: a TFE-convention finding reported under `--profile core`).
+
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use super::{is_failure, rate, tally, write_scrubbed, Counts, RunReport, VERDICTS};
+use crate::verdict::TestResult;
+
+/// Writes `results.json`.
+pub fn write_json(path: &Path, report: &RunReport) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(&render(report)).map_err(std::io::Error::other)?;
+    write_scrubbed(path, &text, report.info)
+}
+
+fn counts(c: &Counts) -> Value {
+    let mut m = Map::new();
+    for v in VERDICTS {
+        m.insert(v.as_str().into(), json!(c.of(v)));
+    }
+    Value::Object(m)
+}
+
+/// The JSON document.
+pub fn render(report: &RunReport) -> Value {
+    let info = report.info;
+    let (groups, total) = tally(report.results);
+    let mut config = Map::new();
+    for (k, v) in &info.config {
+        config.insert(k.clone(), json!(info.scrub(v)));
+    }
+    let mut by_group = Map::new();
+    for (g, c) in &groups {
+        by_group.insert((*g).to_string(), counts(c));
+    }
+    let tests: Vec<Value> = report.results.iter().map(|r| test(r, report)).collect();
+    json!({
+        "format": 1,
+        "conform": env!("CARGO_PKG_VERSION"),
+        "profile": report.profile.as_str(),
+        "config": config,
+        "figures": {
+            "tests": total.total(),
+            "requests": report.figures.requests,
+            "wall_seconds": report.figures.wall.as_secs_f64(),
+            "requests_per_second": rate(report.figures),
+        },
+        "counts": counts(&total),
+        "groups": by_group,
+        "leftovers": report.leftovers.iter().map(|l| info.scrub(l)).collect::<Vec<_>>(),
+        "warnings": report.warnings.iter().map(|w| info.scrub(w)).collect::<Vec<_>>(),
+        "tests": tests,
+    })
+}
+
+fn test(r: &TestResult, report: &RunReport) -> Value {
+    let info = report.info;
+    let with_evidence = is_failure(r.verdict) || r.verdict == crate::verdict::Verdict::Waived;
+    let failed: Vec<Value> = r
+        .findings
+        .iter()
+        .map(|f| {
+            let mut v = json!({
+                "id": f.check.id,
+                "level": f.check.level.as_str(),
+                "counts": report.profile.fails_on(f.check.level),
+                "cites": f.check.cites,
+                "message": info.scrub(&f.message),
+            });
+            if with_evidence {
+                if let Some(ex) = f.exchange.and_then(|i| r.exchanges.get(i)) {
+                    v["evidence"] = json!(info.scrub(&ex.transcript()));
+                }
+            }
+            v
+        })
+        .collect();
+    json!({
+        "name": r.name,
+        "group": r.group,
+        "verdict": r.verdict.as_str(),
+        "reason": r.reason.as_deref().map(|s| info.scrub(s)),
+        "failed_checks": failed,
+        "passed_checks": r.passed,
+        "duration_ms": r.duration.as_secs_f64() * 1000.0,
+        "requests": r.exchanges.len(),
+    })
+}

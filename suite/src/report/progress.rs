@@ -1,0 +1,155 @@
+//! Progress on stderr: tests done of the total, failures so far, requests per second.
+//!
+//! On a terminal (and without `CI`) one live line is redrawn in place; libtest's per-test
+//! lines then go to `reports/libtest.log` so the two never interleave. Elsewhere (a pipe, a
+//! CI log) a plain line is printed every few seconds and once at the end, while libtest's
+//! lines stay on stdout.
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::verdict::Verdict;
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// A line redrawn in place on a terminal.
+    Live,
+    /// Plain lines every `every`, for logs.
+    Lines {
+        /// Time between two lines.
+        every: Duration,
+    },
+}
+
+impl ProgressMode {
+    /// `Live` on a terminal outside CI, else plain lines every 10 seconds.
+    pub fn detect() -> Self {
+        let ci = std::env::var("CI")
+            .map(|v| !v.is_empty() && v != "false" && v != "0")
+            .unwrap_or(false);
+        if !ci
+            && std::io::stderr().is_terminal()
+            && std::env::var_os("TERM").is_some_and(|t| t != "dumb")
+        {
+            ProgressMode::Live
+        } else {
+            ProgressMode::Lines {
+                every: Duration::from_secs(10),
+            }
+        }
+    }
+}
+
+type Requests = Box<dyn Fn() -> u64 + Send + Sync>;
+
+/// The progress of a run; [`Progress::record`] after every test, [`Progress::finish`] once.
+pub struct Progress {
+    mode: ProgressMode,
+    total: AtomicUsize,
+    done: AtomicUsize,
+    failed: AtomicUsize,
+    started: Instant,
+    requests: Requests,
+    stop: Mutex<bool>,
+    wake: Condvar,
+    ticker: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Progress {
+    /// Starts showing progress of `total` tests; `requests` reads the requests sent so far.
+    pub fn start(
+        mode: ProgressMode,
+        total: usize,
+        requests: impl Fn() -> u64 + Send + Sync + 'static,
+    ) -> Arc<Self> {
+        let progress = Arc::new(Self {
+            mode,
+            total: AtomicUsize::new(total),
+            done: AtomicUsize::new(0),
+            failed: AtomicUsize::new(0),
+            started: Instant::now(),
+            requests: Box::new(requests),
+            stop: Mutex::new(false),
+            wake: Condvar::new(),
+            ticker: Mutex::new(None),
+        });
+        let every = match mode {
+            ProgressMode::Live => Duration::from_millis(200),
+            ProgressMode::Lines { every } => every,
+        };
+        let me = progress.clone();
+        let handle = std::thread::spawn(move || loop {
+            let Ok(stopped) = me.stop.lock() else { return };
+            let Ok((stopped, _)) = me.wake.wait_timeout(stopped, every) else {
+                return;
+            };
+            if *stopped {
+                return;
+            }
+            drop(stopped);
+            me.show();
+        });
+        if let Ok(mut ticker) = progress.ticker.lock() {
+            *ticker = Some(handle);
+        }
+        progress
+    }
+
+    /// Sets the number of tests (once the filters are applied).
+    pub fn set_total(&self, total: usize) {
+        self.total.store(total, Ordering::Relaxed);
+    }
+
+    /// Counts one finished test.
+    pub fn record(&self, verdict: Verdict) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        if matches!(verdict, Verdict::Fail | Verdict::Error) {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The progress as one line of text.
+    pub fn line(&self) -> String {
+        let secs = self.started.elapsed().as_secs_f64();
+        let rate = if secs > 0.0 {
+            (self.requests)() as f64 / secs
+        } else {
+            0.0
+        };
+        let failed = self.failed.load(Ordering::Relaxed);
+        format!(
+            "{}/{} tests done, {failed} failing, {rate:.0} requests/s, {secs:.0} s",
+            self.done.load(Ordering::Relaxed),
+            self.total.load(Ordering::Relaxed)
+        )
+    }
+
+    fn show(&self) {
+        let mut err = std::io::stderr().lock();
+        let _ = match self.mode {
+            ProgressMode::Live => write!(err, "\r\x1b[2K{}", self.line()),
+            ProgressMode::Lines { .. } => writeln!(err, "progress: {}", self.line()),
+        };
+        let _ = err.flush();
+    }
+
+    /// Stops the ticker and prints the last line (ending the live line).
+    pub fn finish(&self) {
+        if let Ok(mut stopped) = self.stop.lock() {
+            *stopped = true;
+        }
+        self.wake.notify_all();
+        if let Some(handle) = self.ticker.lock().ok().and_then(|mut t| t.take()) {
+            let _ = handle.join();
+        }
+        let mut err = std::io::stderr().lock();
+        if self.mode == ProgressMode::Live {
+            let _ = write!(err, "\r\x1b[2K");
+        }
+        let _ = writeln!(err, "progress: {}", self.line());
+    }
+}
