@@ -1,0 +1,174 @@
+//! One request and what came back, kept as evidence for reports.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// Bytes of a body kept in reports.
+pub const REPORT_BODY_BYTES: usize = 4096;
+
+/// A request as sent (the token already redacted).
+#[derive(Debug, Clone)]
+pub struct RequestRecord {
+    /// HTTP method.
+    pub method: String,
+    /// Full URL.
+    pub url: String,
+    /// Headers sent, with credentials redacted.
+    pub headers: Vec<(String, String)>,
+    /// The body sent, if any (JSON as text, binary as a description).
+    pub body: Option<String>,
+}
+
+/// An answer as received.
+#[derive(Debug, Clone)]
+pub struct ResponseRecord {
+    /// HTTP status code.
+    pub status: u16,
+    /// Response headers.
+    pub headers: Vec<(String, String)>,
+    /// The body, up to the size cap.
+    pub body: Vec<u8>,
+    /// The body was longer than the cap and was cut.
+    pub truncated: bool,
+}
+
+/// What went wrong on the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransportError {
+    /// The request was not answered in time.
+    Timeout,
+    /// The connection could not be made or broke.
+    Connection(String),
+    /// The request was refused before sending (e.g. by the blast-radius guard).
+    Refused(String),
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransportError::Timeout => f.write_str("no answer within the request timeout"),
+            TransportError::Connection(e) => write!(f, "connection failed: {e}"),
+            TransportError::Refused(e) => write!(f, "request refused by conform: {e}"),
+        }
+    }
+}
+
+/// A request with its answer or transport error.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// What was sent.
+    pub request: RequestRecord,
+    /// What came back.
+    pub response: Result<ResponseRecord, TransportError>,
+    /// Time from send to the end of the body.
+    pub elapsed: Duration,
+}
+
+impl Exchange {
+    /// The status code, if an answer came.
+    pub fn status(&self) -> Option<u16> {
+        self.response.as_ref().ok().map(|r| r.status)
+    }
+
+    /// True for a 2xx answer.
+    pub fn is_success(&self) -> bool {
+        self.status().is_some_and(|s| (200..300).contains(&s))
+    }
+
+    /// A response header (first value, case-insensitive name).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let response = self.response.as_ref().ok()?;
+        response
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The response body, empty without an answer.
+    pub fn body(&self) -> &[u8] {
+        self.response
+            .as_ref()
+            .map(|r| r.body.as_slice())
+            .unwrap_or_default()
+    }
+
+    /// The body parsed as JSON, or why it is not JSON.
+    pub fn json(&self) -> Result<Value, String> {
+        let response = self.response.as_ref().map_err(|e| e.to_string())?;
+        if response.truncated {
+            return Err(format!(
+                "the body is larger than the response size cap ({} bytes read)",
+                response.body.len()
+            ));
+        }
+        if response.body.is_empty() {
+            return Err("the body is empty".to_string());
+        }
+        serde_json::from_slice(&response.body).map_err(|e| {
+            let start = String::from_utf8_lossy(&response.body[..response.body.len().min(60)])
+                .replace('\n', " ");
+            format!("the body is not JSON ({e}); it starts with `{start}`")
+        })
+    }
+
+    /// A `curl` command that repeats the request (the token stays redacted).
+    pub fn curl(&self) -> String {
+        let mut cmd = format!("curl -sS -X {} '{}'", self.request.method, self.request.url);
+        for (k, v) in &self.request.headers {
+            if k.eq_ignore_ascii_case("authorization") {
+                cmd.push_str(&format!(" -H '{k}: Bearer $CONFORM_TOKEN'"));
+            } else {
+                cmd.push_str(&format!(" -H '{k}: {v}'"));
+            }
+        }
+        if let Some(body) = &self.request.body {
+            if body.starts_with('<') {
+                cmd.push_str(" --data-binary @config.tar.gz");
+            } else {
+                cmd.push_str(&format!(" --data '{}'", body.replace('\'', "'\\''")));
+            }
+        }
+        cmd
+    }
+
+    /// The exchange as text for a failure message: request, curl line, status, headers, body start.
+    pub fn transcript(&self) -> String {
+        let mut out = format!("request: {} {}\n", self.request.method, self.request.url);
+        if let Some(body) = &self.request.body {
+            out.push_str(&format!("request body: {}\n", clip(body.as_bytes())));
+        }
+        out.push_str(&format!("reproduce: {}\n", self.curl()));
+        match &self.response {
+            Ok(r) => {
+                out.push_str(&format!(
+                    "response: {} ({} ms)\n",
+                    r.status,
+                    self.elapsed.as_millis()
+                ));
+                for (k, v) in &r.headers {
+                    out.push_str(&format!("  {k}: {v}\n"));
+                }
+                if !r.body.is_empty() {
+                    out.push_str(&format!("response body: {}", clip(&r.body)));
+                    if r.truncated {
+                        out.push_str(" [cut at the response size cap]");
+                    }
+                    out.push('\n');
+                }
+            }
+            Err(e) => out.push_str(&format!("no response: {e}\n")),
+        }
+        out
+    }
+}
+
+fn clip(body: &[u8]) -> String {
+    let cut = body.len().min(REPORT_BODY_BYTES);
+    let mut text = String::from_utf8_lossy(&body[..cut]).into_owned();
+    if body.len() > cut {
+        text.push_str(&format!("… ({} bytes in all)", body.len()));
+    }
+    text
+}

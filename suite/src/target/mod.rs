@@ -1,0 +1,344 @@
+//! The HTTP side: one pooled client, the target's addresses and credentials, timeouts,
+//! the response size cap, and a record of every exchange.
+
+mod exchange;
+mod secret;
+
+pub use exchange::{Exchange, RequestRecord, ResponseRecord, TransportError};
+pub use secret::{redact, Secret};
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::Method;
+use serde_json::Value;
+use url::Url;
+
+/// The JSON:API media type.
+pub const JSONAPI: &str = "application/vnd.api+json";
+
+/// Which credential a request carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// The user token.
+    User,
+    /// The administrator token.
+    Admin,
+    /// No credential (uploads, discovery, and the 401 check).
+    None,
+}
+
+/// What a request carries.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// Nothing.
+    None,
+    /// A JSON document.
+    Json(Value),
+    /// Bytes (a tarball).
+    Bytes(Vec<u8>),
+}
+
+/// A request to send.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// HTTP method.
+    pub method: Method,
+    /// Full URL, query included.
+    pub url: Url,
+    /// Credential to send.
+    pub auth: Auth,
+    /// Body.
+    pub body: Body,
+}
+
+impl Request {
+    /// A request without a body.
+    pub fn new(method: Method, url: Url, auth: Auth) -> Self {
+        Self {
+            method,
+            url,
+            auth,
+            body: Body::None,
+        }
+    }
+
+    /// The same request with a body.
+    pub fn with_body(mut self, body: Body) -> Self {
+        self.body = body;
+        self
+    }
+}
+
+/// How to reach and authenticate to the target.
+#[derive(Debug, Clone)]
+pub struct TargetConfig {
+    /// The service root (`{base_url}` without `/api/v2`).
+    pub root: Url,
+    /// The registry read address (`{registry_url}`), ending with `/`.
+    pub registry: Url,
+    /// The user token.
+    pub token: Option<Secret>,
+    /// The administrator token.
+    pub admin_token: Option<Secret>,
+    /// Header that carries the token.
+    pub auth_header: String,
+    /// Scheme before the token (`Bearer`); empty for none.
+    pub auth_scheme: String,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Largest body read; longer bodies are cut and reported.
+    pub max_body: usize,
+    /// Extra CA certificate (PEM).
+    pub ca_cert: Option<Vec<u8>>,
+    /// Accept any certificate.
+    pub insecure: bool,
+}
+
+/// A configuration that cannot be turned into a client.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TargetError(String);
+
+/// The target: a pooled client plus its configuration and request counters.
+#[derive(Debug)]
+pub struct Target {
+    client: reqwest::Client,
+    auth_header: HeaderName,
+    /// The configuration in force.
+    pub config: TargetConfig,
+    requests: AtomicU64,
+}
+
+impl Target {
+    /// Builds the client (TLS, timeouts, no automatic redirects: a token must never follow
+    /// a redirect to another origin, so redirects are the caller's decision).
+    pub fn new(config: TargetConfig) -> Result<Self, TargetError> {
+        let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(config.timeout)
+            .connect_timeout(config.timeout.min(Duration::from_secs(10)))
+            .pool_max_idle_per_host(64)
+            .user_agent(concat!("conform/", env!("CARGO_PKG_VERSION")));
+        if config.insecure {
+            builder = builder.danger_accept_invalid_certs(true);
+        }
+        if let Some(pem) = &config.ca_cert {
+            let cert = reqwest::Certificate::from_pem(pem)
+                .map_err(|e| TargetError(format!("--ca-cert is not a PEM certificate: {e}")))?;
+            builder = builder.add_root_certificate(cert);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| TargetError(format!("cannot build the HTTP client: {e}")))?;
+        let auth_header = HeaderName::from_bytes(config.auth_header.as_bytes()).map_err(|_| {
+            TargetError(format!(
+                "`{}` is not a valid header name",
+                config.auth_header
+            ))
+        })?;
+        Ok(Self {
+            client,
+            auth_header,
+            config,
+            requests: AtomicU64::new(0),
+        })
+    }
+
+    /// Requests sent so far.
+    pub fn request_count(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// The URL of `path` (with its query) under the service root.
+    pub fn url(&self, path_and_query: &str) -> Url {
+        join(&self.config.root, path_and_query)
+    }
+
+    /// The URL of `path` under the registry read address.
+    pub fn registry_url(&self, path_and_query: &str) -> Url {
+        join(&self.config.registry, path_and_query)
+    }
+
+    /// True when `url` has the target's origin (the only place a token is sent).
+    pub fn same_origin(&self, url: &Url) -> bool {
+        let root = &self.config.root;
+        url.scheme() == root.scheme()
+            && url.host_str() == root.host_str()
+            && url.port_or_known_default() == root.port_or_known_default()
+    }
+
+    /// The secrets this target holds, for redaction.
+    pub fn secrets(&self) -> Vec<&Secret> {
+        self.config
+            .token
+            .iter()
+            .chain(self.config.admin_token.iter())
+            .collect()
+    }
+
+    /// Sends a request and records the exchange. Never fails: a transport problem is part
+    /// of the exchange.
+    pub async fn send(&self, request: Request) -> Exchange {
+        let started = Instant::now();
+        let mut headers = HeaderMap::new();
+        let is_registry = request.url.path().starts_with(self.config.registry.path())
+            && self.same_origin(&request.url)
+            && self.config.registry.path() != "/";
+        let accept = match (&request.body, is_registry) {
+            (Body::Bytes(_), _) | (_, true) => "application/json",
+            _ => JSONAPI,
+        };
+        headers.insert(ACCEPT, HeaderValue::from_static(accept));
+        let mut body_record = None;
+        let body = match &request.body {
+            Body::None => {
+                if request.method != Method::GET && request.method != Method::HEAD {
+                    headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSONAPI));
+                }
+                None
+            }
+            Body::Json(value) => {
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSONAPI));
+                let text = value.to_string();
+                body_record = Some(text.clone());
+                Some(text.into_bytes())
+            }
+            Body::Bytes(bytes) => {
+                headers.insert(
+                    CONTENT_TYPE,
+                    HeaderValue::from_static("application/octet-stream"),
+                );
+                body_record = Some(format!(
+                    "<{} bytes of application/octet-stream>",
+                    bytes.len()
+                ));
+                Some(bytes.clone())
+            }
+        };
+        let token = match request.auth {
+            Auth::User => self.config.token.as_ref(),
+            Auth::Admin => self
+                .config
+                .admin_token
+                .as_ref()
+                .or(self.config.token.as_ref()),
+            Auth::None => None,
+        };
+        let mut recorded: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+            .collect();
+        // A token goes only to the target's own origin.
+        if let Some(token) = token.filter(|_| self.same_origin(&request.url)) {
+            let value = if self.config.auth_scheme.is_empty() {
+                token.expose().to_string()
+            } else {
+                format!("{} {}", self.config.auth_scheme, token.expose())
+            };
+            if let Ok(mut v) = HeaderValue::from_str(&value) {
+                v.set_sensitive(true);
+                headers.insert(self.auth_header.clone(), v);
+                recorded.push((self.auth_header.to_string(), "(redacted)".to_string()));
+            }
+        }
+        let record = RequestRecord {
+            method: request.method.to_string(),
+            url: request.url.to_string(),
+            headers: recorded,
+            body: body_record,
+        };
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let mut builder = self
+            .client
+            .request(request.method.clone(), request.url.clone())
+            .headers(headers);
+        if let Some(body) = body {
+            builder = builder.body(body);
+        }
+        let response = match builder.send().await {
+            Ok(response) => read_response(response, self.config.max_body).await,
+            Err(e) => Err(classify(&e)),
+        };
+        Exchange {
+            request: record,
+            response,
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+async fn read_response(
+    mut response: reqwest::Response,
+    max_body: usize,
+) -> Result<ResponseRecord, TransportError> {
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let mut body = Vec::new();
+    let mut truncated = false;
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = max_body.saturating_sub(body.len());
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    truncated = true;
+                    break;
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => break,
+            Err(e) => return Err(classify(&e)),
+        }
+    }
+    Ok(ResponseRecord {
+        status,
+        headers,
+        body,
+        truncated,
+    })
+}
+
+fn classify(error: &reqwest::Error) -> TransportError {
+    if error.is_timeout() {
+        return TransportError::Timeout;
+    }
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    TransportError::Connection(message)
+}
+
+/// Joins a path (and query) onto a base URL, keeping the base's own path.
+pub fn join(base: &Url, path_and_query: &str) -> Url {
+    let mut url = base.clone();
+    let (path, query) = match path_and_query.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (path_and_query, None),
+    };
+    let base_path = base.path().trim_end_matches('/');
+    let joined = if path.is_empty() {
+        format!("{base_path}/")
+    } else if path.starts_with('/') {
+        format!("{base_path}{path}")
+    } else {
+        format!("{base_path}/{path}")
+    };
+    url.set_path(&joined);
+    url.set_query(query);
+    url
+}
