@@ -18,6 +18,7 @@ use crate::exit::ExitCodes;
 use crate::fixtures::Fixtures;
 use crate::report::{print_summary, write_junit, Figures, RunInfo};
 use crate::runner::Context;
+use crate::sequences::{self, model::Family, SequenceConfig};
 use crate::settings::{ConfigError, Settings};
 use crate::target::{join, Auth, Request, Secret, Target, TargetConfig};
 use crate::verdict::{Profile, TestResult, Verdict};
@@ -35,7 +36,7 @@ pub fn run(mut args: RunArgs) -> ExitCode {
 
 /// The catalog and schemas a run uses (embedded, or `--cases` / `--schemas`).
 pub fn load_catalog(args: &RunArgs) -> Result<(Catalog, Schemas), ConfigError> {
-    let catalog = match &args.cases {
+    let catalog = match args.cases_dir() {
         Some(dir) => Catalog::from_dir(dir),
         None => Catalog::embedded(),
     }
@@ -52,7 +53,7 @@ pub fn load_catalog(args: &RunArgs) -> Result<(Catalog, Schemas), ConfigError> {
 pub fn selected_tests(catalog: &Catalog, groups: &[String]) -> Result<Vec<TestCase>, ConfigError> {
     let known: BTreeSet<&str> = catalog.groups.iter().map(|g| g.group.as_str()).collect();
     for g in groups {
-        if !known.contains(g.as_str()) {
+        if !known.contains(g.as_str()) && g != sequences::GROUP {
             let list: Vec<&str> = known.iter().copied().collect();
             return Err(ConfigError(format!(
                 "--group `{g}` is not a group; choose from: {}",
@@ -67,6 +68,15 @@ pub fn selected_tests(catalog: &Catalog, groups: &[String]) -> Result<Vec<TestCa
         .collect())
 }
 
+/// The sequence families selected by `--group` (all, unless groups are named without `sequences`).
+pub fn selected_sequences(groups: &[String]) -> Vec<&'static Family> {
+    if groups.is_empty() || groups.iter().any(|g| g == sequences::GROUP) {
+        sequences::families().to_vec()
+    } else {
+        Vec::new()
+    }
+}
+
 /// A connected run: the target (or the embedded reference service), the fixtures and the
 /// shared test context. The CLI drives it through libtest-mimic; self-tests call
 /// [`Session::run_direct`].
@@ -79,6 +89,8 @@ pub struct Session {
     pub info: RunInfo,
     /// The resolved settings.
     pub settings: Settings,
+    /// How sequences are drawn (`--cases N`, `--seed`).
+    pub sequences: SequenceConfig,
     embedded: Option<conform_reference::Running>,
     started: Instant,
 }
@@ -169,11 +181,17 @@ impl Session {
             settings.profile,
             settings.require.iter().cloned().collect(),
         ));
+        let sequences = SequenceConfig {
+            cases: args.sequence_cases().unwrap_or(sequences::DEFAULT_CASES),
+            seed: args.seed,
+            ..SequenceConfig::default()
+        };
         Ok(Self {
             runtime,
             ctx,
             info,
             settings,
+            sequences,
             embedded,
             started,
         })
@@ -189,6 +207,28 @@ impl Session {
                 handles.push(tokio::spawn(async move {
                     let _permit = semaphore.acquire_owned().await;
                     ctx.run(&case).await
+                }));
+            }
+            let mut results = Vec::new();
+            for handle in handles {
+                if let Ok(result) = handle.await {
+                    results.push(result);
+                }
+            }
+            results
+        });
+        results.sort_by(|a, b| a.name.cmp(&b.name));
+        results
+    }
+
+    /// Runs sequence families concurrently (for self-tests), one result per family.
+    pub fn run_sequences(&self, families: &[&'static Family]) -> Vec<TestResult> {
+        let mut results = self.runtime.block_on(async {
+            let mut handles = Vec::new();
+            for family in families.iter().copied() {
+                let (ctx, config) = (self.ctx.clone(), self.sequences.clone());
+                handles.push(tokio::spawn(async move {
+                    sequences::run_family(&ctx, family, &config).await
                 }));
             }
             let mut results = Vec::new();
@@ -225,13 +265,16 @@ impl Session {
 fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
     let (catalog, schemas) = load_catalog(args)?;
     let tests = selected_tests(&catalog, &args.group)?;
+    let families = selected_sequences(&args.group);
     if args.libtest.test_threads.is_none() {
         args.libtest.test_threads = Some(16);
     }
     if args.libtest.list {
         let trials = tests
             .iter()
-            .map(|t| Trial::test(t.name.clone(), || Ok(())))
+            .map(|t| t.name.clone())
+            .chain(families.iter().map(|f| sequences::test_name(f)))
+            .map(|name| Trial::test(name, || Ok(())))
             .collect();
         let _ = libtest_mimic::run(&args.libtest, trials);
         return Ok(ExitCode::SUCCESS);
@@ -249,7 +292,7 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
     println!();
     let results: Arc<Mutex<Vec<TestResult>>> = Arc::new(Mutex::new(Vec::new()));
     let handle = session.runtime.handle().clone();
-    let trials: Vec<Trial> = tests
+    let mut trials: Vec<Trial> = tests
         .into_iter()
         .map(|case| {
             let (ctx, results, handle, info) = (
@@ -268,6 +311,23 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
             })
         })
         .collect();
+    for family in families {
+        let (ctx, results, handle, info, config) = (
+            session.ctx.clone(),
+            results.clone(),
+            handle.clone(),
+            info.clone(),
+            session.sequences.clone(),
+        );
+        trials.push(Trial::test(sequences::test_name(family), move || {
+            let result = handle.block_on(sequences::run_family(&ctx, family, &config));
+            let outcome = completion(&result, &info);
+            if let Ok(mut all) = results.lock() {
+                all.push(result);
+            }
+            outcome.map(|_| ())
+        }));
+    }
     let _ = libtest_mimic::run(&args.libtest, trials);
     let profile = session.settings.profile;
     let (leftovers, figures) = session.close();

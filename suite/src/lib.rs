@@ -15,6 +15,7 @@ pub mod fixtures;
 pub mod harness;
 pub mod report;
 pub mod runner;
+pub mod sequences;
 pub mod serve;
 pub mod settings;
 pub mod tarball;
