@@ -38,7 +38,7 @@ use model::Family;
 pub const GROUP: &str = "sequences";
 
 /// Cases per family when `--cases N` is not given.
-pub const DEFAULT_CASES: u32 = 16;
+pub const DEFAULT_CASES: u32 = 48;
 
 /// How a run draws and shrinks sequences.
 #[derive(Debug, Clone)]
@@ -58,7 +58,7 @@ impl Default for SequenceConfig {
         Self {
             cases: DEFAULT_CASES,
             seed: None,
-            max_len: 16,
+            max_len: 20,
             shrink_budget: Duration::from_secs(20),
         }
     }
@@ -86,7 +86,9 @@ pub fn test_name(family: &Family) -> String {
 fn templates(family: &Family) -> Vec<(OpKind, usize)> {
     let mut out = Vec::new();
     for (i, coll) in family.colls.iter().enumerate() {
-        let mut add = |kind, times| (0..times).for_each(|_| out.push((kind, i)));
+        // Collections of the organization get more operations than those below them.
+        let w = if coll.parent.is_none() { 2 } else { 1 };
+        let mut add = |kind, times: usize| (0..times * w).for_each(|_| out.push((kind, i)));
         add(OpKind::Create, 3);
         if coll.show.is_some() {
             add(OpKind::Show, 2);
@@ -106,7 +108,7 @@ fn templates(family: &Family) -> Vec<(OpKind, usize)> {
         }
         if let Some(state) = coll.state {
             for a in 0..state.actions.len() {
-                add(OpKind::Action(a), 2);
+                add(OpKind::Action(a), 1);
             }
         }
     }
@@ -119,7 +121,7 @@ fn strategy(family: &Family, max_len: usize) -> impl Strategy<Value = Vec<Op>> {
     let n = templates.len();
     proptest::collection::vec(
         (0..n, any::<u8>(), 1u8..=4, any::<bool>()),
-        1..=max_len.max(1),
+        1..=max_len.max(2),
     )
     .prop_map(move |raw| {
         raw.into_iter()
