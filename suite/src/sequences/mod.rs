@@ -108,7 +108,7 @@ fn templates(family: &Family) -> Vec<(OpKind, usize)> {
         }
         if let Some(state) = coll.state {
             for a in 0..state.actions.len() {
-                add(OpKind::Action(a), 1);
+                add(OpKind::Action(a), 2);
             }
         }
     }
