@@ -21,7 +21,10 @@ fn minimal_length(result: &TestResult) -> usize {
         .split("minimal sequence: ")
         .nth(1)
         .unwrap_or_else(|| panic!("no minimal sequence in:\n{text}"));
-    rest.split(' ').next().and_then(|n| n.parse().ok()).expect("a step count")
+    rest.split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a step count")
 }
 
 fn failing(fault: &str, family: &str, profile: &str) -> TestResult {
@@ -114,8 +117,14 @@ fn a_5xx_in_a_step_fails_only_that_family() {
         &["sequences::teams", "sequences::agents"],
         &["--seed", "3"],
     );
-    let teams = results.iter().find(|r| r.name == "sequences::teams").unwrap();
-    let agents = results.iter().find(|r| r.name == "sequences::agents").unwrap();
+    let teams = results
+        .iter()
+        .find(|r| r.name == "sequences::teams")
+        .unwrap();
+    let agents = results
+        .iter()
+        .find(|r| r.name == "sequences::agents")
+        .unwrap();
     assert_eq!(teams.verdict, Verdict::Fail, "{}", teams.failure_text());
     assert_eq!(teams.findings[0].check.id, "transport.no-5xx");
     assert_eq!(agents.verdict, Verdict::Pass, "{}", agents.failure_text());
@@ -141,10 +150,7 @@ fn cases_takes_a_number_or_a_folder() {
     assert_eq!(cli.run.cases_dir(), None);
     let cli = Cli::try_parse_from(["conform", "--cases", "../cases", "--cases", "8"]).unwrap();
     assert_eq!(cli.run.sequence_cases(), Some(8));
-    assert_eq!(
-        cli.run.cases_dir(),
-        Some(std::path::Path::new("../cases"))
-    );
+    assert_eq!(cli.run.cases_dir(), Some(std::path::Path::new("../cases")));
     assert!(matches!(cli.run.cases[0], CasesArg::Dir(_)));
     assert!(Cli::try_parse_from(["conform", "--cases", "0"]).is_err());
 }

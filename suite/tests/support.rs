@@ -68,7 +68,10 @@ pub fn run_sequences(faults: &[&str], prefixes: &[&str], args: &[&str]) -> Vec<T
             prefixes.is_empty() || prefixes.iter().any(|p| name.starts_with(p))
         })
         .collect();
-    assert!(!families.is_empty(), "no sequence family matches {prefixes:?}");
+    assert!(
+        !families.is_empty(),
+        "no sequence family matches {prefixes:?}"
+    );
     let session = Session::open(&cli.run, catalog, schemas).expect("session opens");
     let results = session.run_sequences(&families);
     session.close();

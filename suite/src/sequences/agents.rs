@@ -42,7 +42,9 @@ const TOKEN: Coll = Coll {
         route(
             "POST",
             "/agent-pools/{parent}/authentication-tokens",
-            Some(r#"{"data":{"type":"authentication-tokens","attributes":{"description":"conform {unique}"}}}"#),
+            Some(
+                r#"{"data":{"type":"authentication-tokens","attributes":{"description":"conform {unique}"}}}"#,
+            ),
         ),
     )
 };

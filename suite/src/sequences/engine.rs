@@ -176,8 +176,7 @@ impl<'a> Run<'a> {
                     text,
                     exchanges: std::mem::take(&mut self.current),
                 });
-                if result.is_err() || self.out.failure.is_some() || self.out.unreachable.is_some()
-                {
+                if result.is_err() || self.out.failure.is_some() || self.out.unreachable.is_some() {
                     break;
                 }
             }
@@ -193,8 +192,12 @@ impl<'a> Run<'a> {
             .ctx
             .target
             .send(
-                Request::new(Method::POST, self.ctx.target.url("/organizations"), Auth::User)
-                    .with_body(Body::Json(body)),
+                Request::new(
+                    Method::POST,
+                    self.ctx.target.url("/organizations"),
+                    Auth::User,
+                )
+                .with_body(Body::Json(body)),
             )
             .await;
         let connection = matches!(ex.response, Err(TransportError::Connection(_)));
@@ -511,7 +514,9 @@ impl<'a> Run<'a> {
         self.check(check, Some(index), result)?;
         let result = match status {
             Some(404) | None => Ok(()),
-            Some(s) => Err(format!("expected 404 for the deleted {label}, received {s}")),
+            Some(s) => Err(format!(
+                "expected 404 for the deleted {label}, received {s}"
+            )),
         };
         self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result)
     }
@@ -576,11 +581,9 @@ impl<'a> Run<'a> {
         let parent = self.target_parent(op).flatten();
         let other = self.with_item(op);
         let duplicate = coll.unique_pair
-            && self
-                .model
-                .live_of(op.coll)
-                .iter()
-                .any(|&i| self.model.items[i].parent == parent && self.model.items[i].other == other);
+            && self.model.live_of(op.coll).iter().any(|&i| {
+                self.model.items[i].parent == parent && self.model.items[i].other == other
+            });
         self.unique += 1;
         let env = self.env(None, parent, other);
         let index = self.send_route(&coll.create, &env, op.api_v2, "").await?;
@@ -598,7 +601,11 @@ impl<'a> Run<'a> {
                 return Ok(());
             }
         }
-        self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &format!("create {}", coll.kind))?;
+        self.expect_success(
+            &c::ENDPOINT_SUCCEEDS,
+            index,
+            &format!("create {}", coll.kind),
+        )?;
         let doc = self.single(index)?;
         let id = c::document_id(&doc).map(str::to_string);
         let result = id
@@ -771,9 +778,18 @@ impl<'a> Run<'a> {
         let parent = self.target_parent(op).ok_or(Stop)?;
         let env = self.env(None, parent, None);
         let index = self
-            .send_route(&super::model::get(coll.list.ok_or(Stop)?), &env, op.api_v2, "")
+            .send_route(
+                &super::model::get(coll.list.ok_or(Stop)?),
+                &env,
+                op.api_v2,
+                "",
+            )
             .await?;
-        self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &format!("list {}s", coll.kind))?;
+        self.expect_success(
+            &c::ENDPOINT_SUCCEEDS,
+            index,
+            &format!("list {}s", coll.kind),
+        )?;
         let doc = self.list_doc(index)?;
         self.status(index, crate::catalog::Kind::List)?;
         let items = doc
@@ -913,7 +929,9 @@ impl<'a> Run<'a> {
                 return self.check(
                     &c::UPLOAD_URL_FORM,
                     None,
-                    Err(format!("the create answer of {label} gave no upload address")),
+                    Err(format!(
+                        "the create answer of {label} gave no upload address"
+                    )),
                 );
             };
             let Ok(url) = url::Url::parse(&url).or_else(|_| {
@@ -1013,5 +1031,7 @@ fn next_page(doc: &Value) -> Option<bool> {
             return Some(!next.is_null());
         }
     }
-    doc.pointer("/links").and_then(|l| l.get("next")).map(|n| !n.is_null())
+    doc.pointer("/links")
+        .and_then(|l| l.get("next"))
+        .map(|n| !n.is_null())
 }

@@ -332,7 +332,10 @@ pub async fn run_family(
         passed.extend(outcome.passed.iter().copied());
         for note in &outcome.notes {
             if !notes.iter().any(|(n, _)| n.check.id == note.check.id) {
-                let ex = note.exchange.and_then(|i| outcome.exchanges.get(i)).cloned();
+                let ex = note
+                    .exchange
+                    .and_then(|i| outcome.exchanges.get(i))
+                    .cloned();
                 notes.push((note.clone(), ex));
             }
         }

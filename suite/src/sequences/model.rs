@@ -205,7 +205,10 @@ impl Model {
 
     /// Indices of the live items of a collection.
     pub fn live_of(&self, coll: usize) -> Vec<usize> {
-        self.of(coll).into_iter().filter(|&i| self.live(i)).collect()
+        self.of(coll)
+            .into_iter()
+            .filter(|&i| self.live(i))
+            .collect()
     }
 
     /// The item with that id in a collection.

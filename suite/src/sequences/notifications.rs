@@ -32,7 +32,9 @@ const NOTIFICATION: Coll = Coll {
         route: route(
             "PATCH",
             "/notification-configurations/{id}",
-            Some(r#"{"data":{"type":"notification-configurations","attributes":{"name":"{ns}-nc{unique}"}}}"#),
+            Some(
+                r#"{"data":{"type":"notification-configurations","attributes":{"name":"{ns}-nc{unique}"}}}"#,
+            ),
         ),
         pointer: "/attributes/name",
         value: "{ns}-nc{unique}",
@@ -61,7 +63,9 @@ const NOTIFICATION: Coll = Coll {
         route(
             "POST",
             "/workspaces/{parent}/notification-configurations",
-            Some(r#"{"data":{"type":"notification-configurations","attributes":{"name":"{ns}-nc{unique}","destination-type":"generic","enabled":false,"url":"https://example.com/","triggers":["run:completed"]}}}"#),
+            Some(
+                r#"{"data":{"type":"notification-configurations","attributes":{"name":"{ns}-nc{unique}","destination-type":"generic","enabled":false,"url":"https://example.com/","triggers":["run:completed"]}}}"#,
+            ),
         ),
     )
 };

@@ -11,7 +11,9 @@ const ORGANIZATION: Coll = Coll {
         route: route(
             "PATCH",
             "/organizations/{id}",
-            Some(r#"{"data":{"type":"organizations","attributes":{"email":"{ns}u{unique}@example.com"}}}"#),
+            Some(
+                r#"{"data":{"type":"organizations","attributes":{"email":"{ns}u{unique}@example.com"}}}"#,
+            ),
         ),
         pointer: "/attributes/email",
         value: "{ns}u{unique}@example.com",
@@ -24,7 +26,9 @@ const ORGANIZATION: Coll = Coll {
         route(
             "POST",
             "/organizations",
-            Some(r#"{"data":{"type":"organizations","attributes":{"name":"{ns}{unique}","email":"{ns}{unique}@example.com"}}}"#),
+            Some(
+                r#"{"data":{"type":"organizations","attributes":{"name":"{ns}{unique}","email":"{ns}{unique}@example.com"}}}"#,
+            ),
         ),
     )
 };

@@ -28,7 +28,9 @@ const TEAM_COLL: Coll = Coll {
         route(
             "POST",
             "/organizations/{org}/teams",
-            Some(r#"{"data":{"type":"teams","attributes":{"name":"{ns}-t{unique}","visibility":"secret"}}}"#),
+            Some(
+                r#"{"data":{"type":"teams","attributes":{"name":"{ns}-t{unique}","visibility":"secret"}}}"#,
+            ),
         ),
     )
 };
@@ -70,7 +72,9 @@ const TEAM_WORKSPACE: Coll = Coll {
         route(
             "POST",
             "/team-workspaces",
-            Some(r#"{"data":{"type":"team-workspaces","attributes":{"access":"read"},"relationships":{"team":{"data":{"type":"teams","id":"{other}"}},"workspace":{"data":{"type":"workspaces","id":"{parent}"}}}}}"#),
+            Some(
+                r#"{"data":{"type":"team-workspaces","attributes":{"access":"read"},"relationships":{"team":{"data":{"type":"teams","id":"{other}"}},"workspace":{"data":{"type":"workspaces","id":"{parent}"}}}}}"#,
+            ),
         ),
     )
 };

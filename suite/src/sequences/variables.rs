@@ -39,7 +39,9 @@ const VARIABLE: Coll = Coll {
         route(
             "POST",
             "/vars",
-            Some(r#"{"data":{"type":"vars","attributes":{"key":"conform_{unique}","value":"v","category":"env","hcl":false,"sensitive":false},"relationships":{"workspace":{"data":{"type":"workspaces","id":"{parent}"}}}}}"#),
+            Some(
+                r#"{"data":{"type":"vars","attributes":{"key":"conform_{unique}","value":"v","category":"env","hcl":false,"sensitive":false},"relationships":{"workspace":{"data":{"type":"workspaces","id":"{parent}"}}}}}"#,
+            ),
         ),
     )
 };

@@ -5,9 +5,7 @@
 //! on, and are refused (409) in other states. A state the model cannot know (an action the
 //! spec leaves open) is learnt from the next read.
 
-use super::model::{
-    route, ActionDef, Coll, Family, Foreign, Model, StateDef, UpdateDef,
-};
+use super::model::{route, ActionDef, Coll, Family, Foreign, Model, StateDef, UpdateDef};
 
 const WS: usize = 0;
 const CV: usize = 1;
@@ -20,7 +18,9 @@ const WORKSPACE: Coll = Coll {
         route: route(
             "PATCH",
             "/workspaces/{id}",
-            Some(r#"{"data":{"type":"workspaces","attributes":{"description":"conform {unique}"}}}"#),
+            Some(
+                r#"{"data":{"type":"workspaces","attributes":{"description":"conform {unique}"}}}"#,
+            ),
         ),
         pointer: "/attributes/description",
         value: "conform {unique}",
@@ -33,7 +33,9 @@ const WORKSPACE: Coll = Coll {
         route(
             "POST",
             "/organizations/{org}/workspaces",
-            Some(r#"{"data":{"type":"workspaces","attributes":{"name":"{ns}-ws{unique}","auto-apply":false}}}"#),
+            Some(
+                r#"{"data":{"type":"workspaces","attributes":{"name":"{ns}-ws{unique}","auto-apply":false}}}"#,
+            ),
         ),
     )
 };
@@ -63,11 +65,7 @@ const CONFIGURATION_VERSION: Coll = Coll {
             },
             ActionDef {
                 name: "archive",
-                route: route(
-                    "POST",
-                    "/configuration-versions/{id}/actions/archive",
-                    None,
-                ),
+                route: route("POST", "/configuration-versions/{id}/actions/archive", None),
                 upload: false,
                 from: &["pending", "uploaded"],
                 to: "archived",
@@ -80,7 +78,9 @@ const CONFIGURATION_VERSION: Coll = Coll {
         route(
             "POST",
             "/workspaces/{parent}/configuration-versions",
-            Some(r#"{"data":{"type":"configuration-versions","attributes":{"auto-queue-runs":false}}}"#),
+            Some(
+                r#"{"data":{"type":"configuration-versions","attributes":{"auto-queue-runs":false}}}"#,
+            ),
         ),
     )
 };
@@ -88,9 +88,7 @@ const CONFIGURATION_VERSION: Coll = Coll {
 /// A run of the workspace's newest configuration version: `planned` when it is uploaded,
 /// `pending` when it is not (or there is none); unknown when its state is unknown.
 fn run_initial(model: &Model, workspace: Option<usize>) -> Option<String> {
-    let Some(ws) = workspace else {
-        return None;
-    };
+    let ws = workspace?;
     match model.newest_under(CV, ws) {
         None => Some("pending".into()),
         Some(cv) => match model.items[cv].state.as_deref() {
@@ -161,7 +159,9 @@ const RUN: Coll = Coll {
         route(
             "POST",
             "/runs",
-            Some(r#"{"data":{"type":"runs","attributes":{"message":"conform {unique}"},"relationships":{"workspace":{"data":{"type":"workspaces","id":"{parent}"}}}}}"#),
+            Some(
+                r#"{"data":{"type":"runs","attributes":{"message":"conform {unique}"},"relationships":{"workspace":{"data":{"type":"workspaces","id":"{parent}"}}}}}"#,
+            ),
         ),
     )
 };
