@@ -104,9 +104,14 @@ pub struct RunArgs {
     /// Config file (default ./conform.toml when present).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Read the catalog from this folder instead of the embedded one.
-    #[arg(long, value_name = "DIR")]
-    pub cases: Option<PathBuf>,
+    /// A number N: property-based sequences drawn per family (`sequences::*`, default 16;
+    /// raise it for nightly runs). A folder DIR: read the catalog from it instead of the
+    /// embedded one. Both may be given (`--cases 256 --cases ./cases`).
+    #[arg(long, value_name = "N|DIR", value_parser = parse_cases)]
+    pub cases: Vec<CasesArg>,
+    /// Seed of the first sequence of every family (a failure prints the seed that reproduces it).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
     /// Read the schemas from this folder instead of the embedded ones.
     #[arg(long, value_name = "DIR")]
     pub schemas: Option<PathBuf>,
@@ -125,4 +130,46 @@ pub struct RunArgs {
     /// libtest options: FILTER, --exact, --skip, --list, --ignored, --test-threads, ...
     #[command(flatten)]
     pub libtest: libtest_mimic::Arguments,
+}
+
+/// The value of `--cases`: a count of sequences, or the catalog folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CasesArg {
+    /// Sequences per family.
+    Count(u32),
+    /// The catalog folder.
+    Dir(PathBuf),
+}
+
+/// Digits are a count (unless a folder of that name exists); anything else is a folder.
+fn parse_cases(text: &str) -> Result<CasesArg, String> {
+    let is_number = !text.is_empty() && text.chars().all(|c| c.is_ascii_digit());
+    if is_number && !std::path::Path::new(text).is_dir() {
+        let n: u32 = text
+            .parse()
+            .map_err(|_| format!("`{text}` is too large a number of cases"))?;
+        if n == 0 {
+            return Err("--cases takes at least 1".into());
+        }
+        return Ok(CasesArg::Count(n));
+    }
+    Ok(CasesArg::Dir(PathBuf::from(text)))
+}
+
+impl RunArgs {
+    /// The catalog folder of `--cases DIR`, if given.
+    pub fn cases_dir(&self) -> Option<&std::path::Path> {
+        self.cases.iter().rev().find_map(|c| match c {
+            CasesArg::Dir(d) => Some(d.as_path()),
+            CasesArg::Count(_) => None,
+        })
+    }
+
+    /// The sequences per family of `--cases N`, if given.
+    pub fn sequence_cases(&self) -> Option<u32> {
+        self.cases.iter().rev().find_map(|c| match c {
+            CasesArg::Count(n) => Some(*n),
+            CasesArg::Dir(_) => None,
+        })
+    }
 }

@@ -22,6 +22,7 @@ use crate::report::{
     RunReport,
 };
 use crate::runner::Context;
+use crate::sequences::{self, model::Family, SequenceConfig};
 use crate::settings::{ConfigError, Settings};
 use crate::target::{join, Auth, Request, Secret, Target, TargetConfig};
 use crate::verdict::{Profile, TestResult, Verdict};
@@ -40,7 +41,7 @@ pub fn run(mut args: RunArgs) -> ExitCode {
 
 /// The catalog and schemas a run uses (embedded, or `--cases` / `--schemas`).
 pub fn load_catalog(args: &RunArgs) -> Result<(Catalog, Schemas), ConfigError> {
-    let catalog = match &args.cases {
+    let catalog = match args.cases_dir() {
         Some(dir) => Catalog::from_dir(dir),
         None => Catalog::embedded(),
     }
@@ -57,7 +58,7 @@ pub fn load_catalog(args: &RunArgs) -> Result<(Catalog, Schemas), ConfigError> {
 pub fn selected_tests(catalog: &Catalog, groups: &[String]) -> Result<Vec<TestCase>, ConfigError> {
     let known: BTreeSet<&str> = catalog.groups.iter().map(|g| g.group.as_str()).collect();
     for g in groups {
-        if !known.contains(g.as_str()) {
+        if !known.contains(g.as_str()) && g != sequences::GROUP {
             let list: Vec<&str> = known.iter().copied().collect();
             return Err(ConfigError(format!(
                 "--group `{g}` is not a group; choose from: {}",
@@ -72,6 +73,15 @@ pub fn selected_tests(catalog: &Catalog, groups: &[String]) -> Result<Vec<TestCa
         .collect())
 }
 
+/// The sequence families selected by `--group` (all, unless groups are named without `sequences`).
+pub fn selected_sequences(groups: &[String]) -> Vec<&'static Family> {
+    if groups.is_empty() || groups.iter().any(|g| g == sequences::GROUP) {
+        sequences::families().to_vec()
+    } else {
+        Vec::new()
+    }
+}
+
 /// A connected run: the target (or the embedded reference service), the fixtures and the
 /// shared test context. The CLI drives it through libtest-mimic; self-tests call
 /// [`Session::run_direct`].
@@ -84,6 +94,8 @@ pub struct Session {
     pub info: RunInfo,
     /// The resolved settings.
     pub settings: Settings,
+    /// How sequences are drawn (`--cases N`, `--seed`).
+    pub sequences: SequenceConfig,
     embedded: Option<conform_reference::Running>,
     started: Instant,
 }
@@ -174,11 +186,17 @@ impl Session {
             settings.profile,
             settings.require.iter().cloned().collect(),
         ));
+        let sequences = SequenceConfig {
+            cases: args.sequence_cases().unwrap_or(sequences::DEFAULT_CASES),
+            seed: args.seed,
+            ..SequenceConfig::default()
+        };
         Ok(Self {
             runtime,
             ctx,
             info,
             settings,
+            sequences,
             embedded,
             started,
         })
@@ -194,6 +212,28 @@ impl Session {
                 handles.push(tokio::spawn(async move {
                     let _permit = semaphore.acquire_owned().await;
                     ctx.run(&case).await
+                }));
+            }
+            let mut results = Vec::new();
+            for handle in handles {
+                if let Ok(result) = handle.await {
+                    results.push(result);
+                }
+            }
+            results
+        });
+        results.sort_by(|a, b| a.name.cmp(&b.name));
+        results
+    }
+
+    /// Runs sequence families concurrently (for self-tests), one result per family.
+    pub fn run_sequences(&self, families: &[&'static Family]) -> Vec<TestResult> {
+        let mut results = self.runtime.block_on(async {
+            let mut handles = Vec::new();
+            for family in families.iter().copied() {
+                let (ctx, config) = (self.ctx.clone(), self.sequences.clone());
+                handles.push(tokio::spawn(async move {
+                    sequences::run_family(&ctx, family, &config).await
                 }));
             }
             let mut results = Vec::new();
@@ -236,9 +276,13 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         .transpose()?;
     let waivers = args.waivers.as_deref().map(Waivers::load).transpose()?;
     let mut tests = selected_tests(&catalog, &args.group)?;
-    let selected = tests.len();
+    let mut families = selected_sequences(&args.group);
+    let selected = tests.len() + families.len();
     if let Some(partition) = partition {
         tests = partition.select(tests, |t| t.name.as_str());
+        let names: Vec<String> = families.iter().map(|f| sequences::test_name(f)).collect();
+        let kept = partition.select(names, |n| n.as_str());
+        families.retain(|f| kept.contains(&sequences::test_name(f)));
     }
     if args.libtest.test_threads.is_none() {
         args.libtest.test_threads = Some(16);
@@ -246,7 +290,9 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
     if args.libtest.list {
         let trials = tests
             .iter()
-            .map(|t| Trial::test(t.name.clone(), || Ok(())))
+            .map(|t| t.name.clone())
+            .chain(families.iter().map(|f| sequences::test_name(f)))
+            .map(|name| Trial::test(name, || Ok(())))
             .collect();
         let _ = libtest_mimic::run(&args.libtest, trials);
         return Ok(ExitCode::SUCCESS);
@@ -278,7 +324,11 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
     let waivers = waivers.map(Arc::new);
     let results: Arc<Mutex<Vec<TestResult>>> = Arc::new(Mutex::new(Vec::new()));
     let handle = session.runtime.handle().clone();
-    let names: Vec<String> = tests.iter().map(|t| t.name.clone()).collect();
+    let names: Vec<String> = tests
+        .iter()
+        .map(|t| t.name.clone())
+        .chain(families.iter().map(|f| sequences::test_name(f)))
+        .collect();
     let mode = progress_mode(args);
     let progress = {
         let target = session.ctx.target.clone();
@@ -309,6 +359,29 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
             })
         })
         .collect();
+    for family in families {
+        let (ctx, results, handle, info, config, waivers, progress) = (
+            session.ctx.clone(),
+            results.clone(),
+            handle.clone(),
+            info.clone(),
+            session.sequences.clone(),
+            waivers.clone(),
+            progress.clone(),
+        );
+        trials.push(Trial::test(sequences::test_name(family), move || {
+            let mut result = handle.block_on(sequences::run_family(&ctx, family, &config));
+            if let Some(waivers) = &waivers {
+                waivers.apply(&mut result, profile);
+            }
+            let outcome = completion(&result, &info);
+            progress.record(result.verdict);
+            if let Ok(mut all) = results.lock() {
+                all.push(result);
+            }
+            outcome.map(|_| ())
+        }));
+    }
     trials.retain(|t| !args.libtest.is_filtered_out(t));
     progress.set_total(trials.len());
     let _ = libtest_mimic::run(&args.libtest, trials);

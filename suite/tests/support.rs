@@ -48,3 +48,32 @@ pub fn failed_checks(results: &[TestResult], name: &str) -> Vec<&'static str> {
         .flat_map(|r| r.findings.iter().map(|f| f.check.id))
         .collect()
 }
+
+/// Runs the sequence families whose test names start with one of `prefixes` (all when
+/// empty) against the reference with `faults`, plus extra command-line `args`.
+pub fn run_sequences(faults: &[&str], prefixes: &[&str], args: &[&str]) -> Vec<TestResult> {
+    let mut argv = vec!["conform".to_string()];
+    for fault in faults {
+        argv.push("--reference-fault".into());
+        argv.push(fault.to_string());
+    }
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let cli = Cli::try_parse_from(argv).expect("arguments parse");
+    let (catalog, schemas) = load_catalog(&cli.run).expect("catalog loads");
+    let families: Vec<_> = conform::sequences::families()
+        .iter()
+        .copied()
+        .filter(|f| {
+            let name = conform::sequences::test_name(f);
+            prefixes.is_empty() || prefixes.iter().any(|p| name.starts_with(p))
+        })
+        .collect();
+    assert!(
+        !families.is_empty(),
+        "no sequence family matches {prefixes:?}"
+    );
+    let session = Session::open(&cli.run, catalog, schemas).expect("session opens");
+    let results = session.run_sequences(&families);
+    session.close();
+    results
+}

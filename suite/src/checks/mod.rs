@@ -81,6 +81,10 @@ checks! {
         "an update answers the resource it changed";
     DELETE_THEN_GONE = "delete.then-gone", Core, "Endpoints",
         "after a delete, a show of the resource no longer succeeds";
+    UPDATE_PERSISTED = "update.persisted", Core, "Endpoints; Resources > Conventions 2",
+        "after an update, the resource is answered with the attribute it was sent (show, list)";
+    LIST_EXACT = "list.exact", Core, "Endpoints; Resources > Conventions 3",
+        "a list in the run's own organization holds only resources the run made there";
     VARIANTS_AGREE = "variants.agree", Core, "Versioning 1",
         "the paths with and without /api/v2 answer the same document (volatile fields aside)";
     DEPRECATED_SAME = "deprecated.same-operation", Core, "Versioning 3",

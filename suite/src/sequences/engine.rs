@@ -1,0 +1,1037 @@
+//! Runs one sequence of operations against the target, keeping the model and checking the
+//! properties after every step.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use super::model::{Family, Foreign, Item, Model, Route};
+use crate::checks::{self as c, Check, Finding};
+use crate::runner::Context;
+use crate::target::{Auth, Body, Exchange, Request, TransportError};
+use crate::verdict::Profile;
+
+/// What an operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// Create an item (under a live parent).
+    Create,
+    /// Show an item (live or deleted), on both path forms.
+    Show,
+    /// List a parent's items.
+    List,
+    /// Page through a parent's items.
+    Walk,
+    /// Update an item.
+    Update,
+    /// Delete an item.
+    Delete,
+    /// Show an id that does not exist.
+    ShowUnknown,
+    /// An action of the collection's state machine.
+    Action(usize),
+}
+
+/// One operation of a sequence. `slot` picks an item (or a parent) modulo how many there are,
+/// so every subsequence of a sequence is again a sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Op {
+    /// What it does.
+    pub kind: OpKind,
+    /// On which collection.
+    pub coll: usize,
+    /// Which item or parent.
+    pub slot: usize,
+    /// Page size of a walk.
+    pub page_size: u8,
+    /// Use the `/api/v2` form.
+    pub api_v2: bool,
+}
+
+impl Op {
+    /// Simpler forms of this operation, for shrinking.
+    pub fn simpler(&self) -> Vec<Op> {
+        let mut out = Vec::new();
+        if self.api_v2 {
+            out.push(Op {
+                api_v2: false,
+                ..*self
+            });
+        }
+        if self.slot > 0 {
+            out.push(Op { slot: 0, ..*self });
+        }
+        if self.page_size > 1 && self.kind == OpKind::Walk {
+            out.push(Op {
+                page_size: 1,
+                ..*self
+            });
+        }
+        out
+    }
+}
+
+/// A failed property at the profile's level.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The check.
+    pub check: &'static Check,
+    /// Expected / received.
+    pub message: String,
+    /// The exchange that shows it.
+    pub exchange: Option<usize>,
+}
+
+/// One executed step.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// The operation.
+    pub op: Op,
+    /// What it did, in words.
+    pub text: String,
+    /// Its exchanges (indices into the run's).
+    pub exchanges: Vec<usize>,
+}
+
+/// The result of running one sequence.
+#[derive(Debug, Default)]
+pub struct RunOutcome {
+    /// The steps that were executed (operations that found nothing to act on are left out).
+    pub steps: Vec<Step>,
+    /// The namespace setup exchanges (step 0).
+    pub setup: Vec<usize>,
+    /// Every exchange.
+    pub exchanges: Vec<Exchange>,
+    /// The first failure at the profile's level (the run stops there).
+    pub failure: Option<Failure>,
+    /// Findings below the profile's level.
+    pub notes: Vec<Finding>,
+    /// Checks that passed.
+    pub passed: BTreeSet<&'static str>,
+    /// The target could not be reached: why.
+    pub unreachable: Option<String>,
+    /// The harness could not set the sequence up: why.
+    pub error: Option<String>,
+}
+
+impl RunOutcome {
+    /// The operations that were executed, in order.
+    pub fn executed(&self) -> Vec<Op> {
+        self.steps.iter().map(|s| s.op).collect()
+    }
+}
+
+/// Stop the current step.
+struct Stop;
+
+type StepResult = Result<(), Stop>;
+
+/// One sequence in progress.
+pub struct Run<'a> {
+    ctx: &'a Context,
+    family: &'static Family,
+    profile: Profile,
+    org: String,
+    ns: String,
+    model: Model,
+    unique: u64,
+    out: RunOutcome,
+    current: Vec<usize>,
+    step_no: usize,
+}
+
+impl<'a> Run<'a> {
+    /// A run in the namespace `ns` (an organization name when the family has a namespace).
+    pub fn new(ctx: &'a Context, family: &'static Family, ns: String) -> Self {
+        Self {
+            ctx,
+            family,
+            profile: ctx.profile,
+            org: ns.clone(),
+            ns,
+            model: Model::default(),
+            unique: 0,
+            out: RunOutcome::default(),
+            current: Vec::new(),
+            step_no: 0,
+        }
+    }
+
+    /// Runs the operations, then deletes what the sequence made.
+    pub async fn execute(mut self, ops: &[Op]) -> RunOutcome {
+        if self.family.namespace {
+            self.setup().await;
+        }
+        if self.out.error.is_none() && self.out.unreachable.is_none() {
+            for op in ops {
+                self.current.clear();
+                let Some(text) = self.describe(op) else {
+                    continue;
+                };
+                self.step_no += 1;
+                let result = self.step(op).await;
+                self.out.steps.push(Step {
+                    op: *op,
+                    text,
+                    exchanges: std::mem::take(&mut self.current),
+                });
+                if result.is_err() || self.out.failure.is_some() || self.out.unreachable.is_some() {
+                    break;
+                }
+            }
+        }
+        self.cleanup().await;
+        self.out
+    }
+
+    async fn setup(&mut self) {
+        let body = json!({"data":{"type":"organizations","attributes":{
+            "name": self.org, "email": format!("{}@example.com", self.org)}}});
+        let ex = self
+            .ctx
+            .target
+            .send(
+                Request::new(
+                    Method::POST,
+                    self.ctx.target.url("/organizations"),
+                    Auth::User,
+                )
+                .with_body(Body::Json(body)),
+            )
+            .await;
+        let connection = matches!(ex.response, Err(TransportError::Connection(_)));
+        let ok = ex.is_success();
+        let why = ex
+            .response
+            .as_ref()
+            .map(|r| format!("answered {}", r.status))
+            .unwrap_or_else(|e| e.to_string());
+        self.out.exchanges.push(ex);
+        self.out.setup.push(self.out.exchanges.len() - 1);
+        if connection {
+            self.out.unreachable = Some(format!("the target cannot be reached: {why}"));
+        } else if !ok {
+            self.out.error = Some(format!(
+                "could not make the sequence's organization `{}`: POST /organizations {why}",
+                self.org
+            ));
+        }
+    }
+
+    /// Deletes the namespace organization (or, for the organizations family, every
+    /// organization the sequence made). What cannot be deleted goes to the run's ledger.
+    async fn cleanup(&mut self) {
+        let names: Vec<String> = if self.family.namespace {
+            if self.out.setup.is_empty() || self.out.error.is_some() {
+                return;
+            }
+            vec![self.org.clone()]
+        } else {
+            self.model.items.iter().map(|i| i.id.clone()).collect()
+        };
+        for name in names {
+            let url = self.ctx.target.url(&format!("/organizations/{name}"));
+            let ex = self
+                .ctx
+                .target
+                .send(Request::new(Method::DELETE, url.clone(), Auth::User))
+                .await;
+            let done = ex.is_success() || ex.status() == Some(404);
+            if !done {
+                self.ctx.fixtures.note_made(crate::fixtures::Made {
+                    kind: "organization".into(),
+                    id: name,
+                    delete: Some((Method::DELETE, url, Auth::User)),
+                });
+            }
+        }
+    }
+
+    fn coll(&self, coll: usize) -> &'static super::model::Coll {
+        &self.family.colls[coll]
+    }
+
+    /// The items a slot can pick for an operation, or `None` when the operation finds nothing.
+    fn target_item(&self, op: &Op) -> Option<usize> {
+        let all = self.model.of(op.coll);
+        (!all.is_empty()).then(|| all[op.slot % all.len()])
+    }
+
+    /// The parent a create, list or walk acts under: `Some(None)` for the organization.
+    fn target_parent(&self, op: &Op) -> Option<Option<usize>> {
+        match self.coll(op.coll).parent {
+            None => Some(None),
+            Some(p) => {
+                let live = self.model.live_of(p);
+                (!live.is_empty()).then(|| Some(live[op.slot % live.len()]))
+            }
+        }
+    }
+
+    /// The live item of the collection's `with` a create names.
+    fn with_item(&self, op: &Op) -> Option<usize> {
+        let live = self.model.live_of(self.coll(op.coll).with?);
+        (!live.is_empty()).then(|| live[op.slot % live.len()])
+    }
+
+    fn label(&self, index: usize) -> String {
+        let item = &self.model.items[index];
+        format!(
+            "{} #{} ({})",
+            self.coll(item.coll).kind,
+            self.model.ordinal(index),
+            item.id
+        )
+    }
+
+    fn parent_label(&self, parent: Option<usize>) -> String {
+        match parent {
+            Some(p) => format!(" of {}", self.label(p)),
+            None if self.family.namespace => format!(" of organization {}", self.org),
+            None => String::new(),
+        }
+    }
+
+    /// The step in words, or `None` when the operation has nothing to act on now.
+    fn describe(&self, op: &Op) -> Option<String> {
+        let coll = self.coll(op.coll);
+        let form = if op.api_v2 { " [/api/v2]" } else { "" };
+        let text = match op.kind {
+            OpKind::Create => {
+                let parent = self.target_parent(op)?;
+                let with = match coll.with {
+                    Some(_) => format!(" for {}", self.label(self.with_item(op)?)),
+                    None => String::new(),
+                };
+                format!("create {}{}{with}", coll.kind, self.parent_label(parent))
+            }
+            OpKind::Show => {
+                coll.show?;
+                format!("show {}", self.label(self.target_item(op)?))
+            }
+            OpKind::List => {
+                coll.list?;
+                let parent = self.target_parent(op)?;
+                format!("list {}s{}", coll.kind, self.parent_label(parent))
+            }
+            OpKind::Walk => {
+                coll.list?;
+                if !coll.paged {
+                    return None;
+                }
+                let parent = self.target_parent(op)?;
+                format!(
+                    "page through {}s{} with page_size {}",
+                    coll.kind,
+                    self.parent_label(parent),
+                    op.page_size
+                )
+            }
+            OpKind::Update => {
+                coll.update?;
+                format!("update {}", self.label(self.target_item(op)?))
+            }
+            OpKind::Delete => {
+                coll.delete?;
+                format!("delete {}", self.label(self.target_item(op)?))
+            }
+            OpKind::ShowUnknown => {
+                coll.show?;
+                format!("show unknown {} {}", coll.kind, coll.unknown_id)
+            }
+            OpKind::Action(a) => {
+                let action = coll.state?.actions.get(a)?;
+                format!("{} {}", action.name, self.label(self.target_item(op)?))
+            }
+        };
+        Some(format!("{text}{form}"))
+    }
+
+    fn env(&self, item: Option<usize>, parent: Option<usize>, other: Option<usize>) -> Env {
+        let mut vars = BTreeMap::new();
+        vars.insert("org", self.org.clone());
+        vars.insert("ns", self.ns.clone());
+        vars.insert("unique", self.unique.to_string());
+        if let Some(i) = item {
+            let it = &self.model.items[i];
+            vars.insert("id", it.id.clone());
+            vars.insert("name", it.name.clone().unwrap_or_default());
+        }
+        if let Some(p) = parent {
+            let it = &self.model.items[p];
+            vars.insert("parent", it.id.clone());
+            vars.insert("parent_name", it.name.clone().unwrap_or_default());
+        }
+        if let Some(o) = other {
+            vars.insert("other", self.model.items[o].id.clone());
+        }
+        Env(vars)
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    /// Records a check; `Err(Stop)` when it failed at the profile's level.
+    fn check(
+        &mut self,
+        check: &'static Check,
+        exchange: Option<usize>,
+        result: Result<(), String>,
+    ) -> StepResult {
+        match result {
+            Ok(()) => {
+                self.out.passed.insert(check.id);
+                Ok(())
+            }
+            Err(message) => {
+                let message = format!("step {}: {message}", self.step_no);
+                if self.profile.fails_on(check.level) {
+                    self.out.failure = Some(Failure {
+                        check,
+                        message,
+                        exchange,
+                    });
+                    Err(Stop)
+                } else {
+                    if !self.out.notes.iter().any(|n| n.check.id == check.id) {
+                        self.out.notes.push(Finding {
+                            check,
+                            message,
+                            exchange,
+                        });
+                    }
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// Sends a request; checks no 5xx and tells a broken connection from a target that is gone.
+    async fn send(&mut self, request: Request) -> Result<usize, Stop> {
+        let ex = self.ctx.target.send(request).await;
+        let connection = matches!(ex.response, Err(TransportError::Connection(_)));
+        self.out.exchanges.push(ex);
+        let index = self.out.exchanges.len() - 1;
+        self.current.push(index);
+        if connection {
+            // One route may drop connections; a target that answers nothing is gone.
+            let probe = self
+                .ctx
+                .target
+                .send(Request::new(
+                    Method::GET,
+                    self.ctx.target.url("/organizations?page_size=1"),
+                    Auth::User,
+                ))
+                .await;
+            if let Err(e @ TransportError::Connection(_)) = &probe.response {
+                self.out.unreachable = Some(format!("the target cannot be reached: {e}"));
+                return Err(Stop);
+            }
+        }
+        let result = c::no_server_error(&self.out.exchanges[index]);
+        self.check(&c::NO_SERVER_ERROR, Some(index), result)?;
+        Ok(index)
+    }
+
+    async fn send_route(
+        &mut self,
+        route: &Route,
+        env: &Env,
+        api_v2: bool,
+        query: &str,
+    ) -> Result<usize, Stop> {
+        let path = env.fill(route.path);
+        let path = with_query(&path, query);
+        let path = if api_v2 {
+            format!("/api/v2{path}")
+        } else {
+            path
+        };
+        let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::GET);
+        let mut request = Request::new(method, self.ctx.target.url(&path), Auth::User);
+        if let Some(body) = route.body {
+            let text = env.fill(body);
+            let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+            request = request.with_body(Body::Json(value));
+        }
+        self.send(request).await
+    }
+
+    fn ex(&self, index: usize) -> &Exchange {
+        &self.out.exchanges[index]
+    }
+
+    /// 2xx, else a failure of `check`.
+    fn expect_success(&mut self, check: &'static Check, index: usize, what: &str) -> StepResult {
+        let result = c::succeeds(self.ex(index)).map_err(|e| format!("{what}: {e}"));
+        self.check(check, Some(index), result)
+    }
+
+    /// The JSON body of a 2xx answer.
+    fn document(&mut self, index: usize) -> Result<Value, Stop> {
+        match c::json_body(self.ex(index)) {
+            Ok(doc) => {
+                self.out.passed.insert(c::JSON_BODY.id);
+                Ok(doc)
+            }
+            Err(e) => {
+                self.check(&c::JSON_BODY, Some(index), Err(e))?;
+                Err(Stop)
+            }
+        }
+    }
+
+    fn single(&mut self, index: usize) -> Result<Value, Stop> {
+        let doc = self.document(index)?;
+        let result = c::envelope_single(&self.ctx.schemas, &doc);
+        self.check(&c::ENVELOPE_SINGLE, Some(index), result)?;
+        Ok(doc)
+    }
+
+    fn list_doc(&mut self, index: usize) -> Result<Value, Stop> {
+        let doc = self.document(index)?;
+        let result = c::envelope_list(&self.ctx.schemas, &doc);
+        self.check(&c::ENVELOPE_LIST, Some(index), result)?;
+        Ok(doc)
+    }
+
+    fn status(&mut self, index: usize, kind: crate::catalog::Kind) -> StepResult {
+        let result = c::tfe_status(self.ex(index), kind, &[]);
+        self.check(&c::TFE_STATUS, Some(index), result)
+    }
+
+    /// A request on a deleted item must not succeed (TFE: 404).
+    fn expect_gone(&mut self, check: &'static Check, index: usize, item: usize) -> StepResult {
+        let label = self.label(item);
+        let status = self.ex(index).status();
+        let result = match status {
+            Some(s) if (200..300).contains(&s) => Err(format!(
+                "expected {label}, deleted earlier in this sequence, to be gone; the target answered {s}"
+            )),
+            _ => Ok(()),
+        };
+        self.check(check, Some(index), result)?;
+        let result = match status {
+            Some(404) | None => Ok(()),
+            Some(s) => Err(format!(
+                "expected 404 for the deleted {label}, received {s}"
+            )),
+        };
+        self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result)
+    }
+
+    /// Compares what a document says of an item with the model (updated attributes, state).
+    fn compare(&mut self, index: usize, item: usize, object: &Value, whence: &str) -> StepResult {
+        let label = self.label(item);
+        let expect = self.model.items[item].expect.clone();
+        for (pointer, value) in expect {
+            let got = object.pointer(pointer);
+            let result = if got.and_then(Value::as_str) == Some(value.as_str()) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "expected {whence} of {label} to hold `{value}` at {pointer}, as the update sent; received {}",
+                    got.map(Value::to_string).unwrap_or_else(|| "nothing".into())
+                ))
+            };
+            self.check(&c::UPDATE_PERSISTED, Some(index), result)?;
+        }
+        let coll = self.coll(self.model.items[item].coll);
+        if let Some(state) = coll.state {
+            let got = object
+                .pointer(state.pointer)
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            match (&self.model.items[item].state, got) {
+                (_, None) => {}
+                (None, Some(g)) => self.model.items[item].state = Some(g),
+                (Some(want), Some(g)) => {
+                    let result = if *want == g {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "expected {label} to be `{want}` after this sequence's actions, {whence} says `{g}`"
+                        ))
+                    };
+                    self.check(&c::STATE_AFTER, Some(index), result)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ steps
+
+    async fn step(&mut self, op: &Op) -> StepResult {
+        match op.kind {
+            OpKind::Create => self.create(op).await,
+            OpKind::Show => self.show(op).await,
+            OpKind::List => self.list(op).await,
+            OpKind::Walk => self.walk(op).await,
+            OpKind::Update => self.update(op).await,
+            OpKind::Delete => self.delete(op).await,
+            OpKind::ShowUnknown => self.show_unknown(op).await,
+            OpKind::Action(a) => self.action(op, a).await,
+        }
+    }
+
+    async fn create(&mut self, op: &Op) -> StepResult {
+        let coll = self.coll(op.coll);
+        let parent = self.target_parent(op).flatten();
+        let other = self.with_item(op);
+        let duplicate = coll.unique_pair
+            && self.model.live_of(op.coll).iter().any(|&i| {
+                self.model.items[i].parent == parent && self.model.items[i].other == other
+            });
+        self.unique += 1;
+        let env = self.env(None, parent, other);
+        let index = self.send_route(&coll.create, &env, op.api_v2, "").await?;
+        if duplicate {
+            let status = self.ex(index).status();
+            let result = match status {
+                Some(s) if (400..500).contains(&s) => Ok(()),
+                other => Err(format!(
+                    "expected a second {} for the same pair to be refused (4xx, TFE 422), received {other:?}",
+                    coll.kind
+                )),
+            };
+            self.check(&c::TFE_STATUS, Some(index), result)?;
+            if !self.ex(index).is_success() {
+                return Ok(());
+            }
+        }
+        self.expect_success(
+            &c::ENDPOINT_SUCCEEDS,
+            index,
+            &format!("create {}", coll.kind),
+        )?;
+        let doc = self.single(index)?;
+        let id = c::document_id(&doc).map(str::to_string);
+        let result = id
+            .as_ref()
+            .map(|_| ())
+            .ok_or_else(|| "expected the create answer to hold data.id".to_string());
+        self.check(&c::CREATE_RETURNS_ID, Some(index), result)?;
+        self.status(index, crate::catalog::Kind::Create)?;
+        let Some(id) = id else { return Err(Stop) };
+        let mut fields = BTreeMap::new();
+        for (name, pointer) in coll.remember {
+            if let Some(v) = crate::fixtures::value_string(doc.pointer(pointer)) {
+                fields.insert(*name, v);
+            }
+        }
+        let state = coll.state.and_then(|s| (s.initial)(&self.model, parent));
+        self.model.items.push(Item {
+            coll: op.coll,
+            id,
+            name: crate::fixtures::value_string(doc.pointer("/data/attributes/name")),
+            parent,
+            other,
+            deleted: false,
+            expect: BTreeMap::new(),
+            state,
+            fields,
+            step: self.step_no,
+        });
+        let item = self.model.items.len() - 1;
+        let data = doc.get("data").cloned().unwrap_or(Value::Null);
+        self.compare(index, item, &data, "the create answer")
+    }
+
+    async fn show(&mut self, op: &Op) -> StepResult {
+        let item = self.target_item(op).ok_or(Stop)?;
+        let coll = self.coll(op.coll);
+        let show = super::model::get(coll.show.ok_or(Stop)?);
+        let env = self.env(Some(item), None, None);
+        let index = self.send_route(&show, &env, op.api_v2, "").await?;
+        if !self.model.live(item) {
+            return self.expect_gone(&c::DELETE_THEN_GONE, index, item);
+        }
+        let label = self.label(item);
+        self.expect_success(
+            &c::CREATE_THEN_SHOW,
+            index,
+            &format!("show {label}, made in step {}", self.model.items[item].step),
+        )?;
+        let doc = self.single(index)?;
+        let want = self.model.items[item].id.clone();
+        let result = match c::document_id(&doc) {
+            Some(id) if id == want => Ok(()),
+            other => Err(format!(
+                "expected a show of {label} to answer id {want}, received {other:?}"
+            )),
+        };
+        self.check(&c::SHOW_SAME_ID, Some(index), result)?;
+        self.status(index, crate::catalog::Kind::Show)?;
+        let data = doc.get("data").cloned().unwrap_or(Value::Null);
+        self.compare(index, item, &data, "the show")?;
+        // The other path form answers the same document.
+        let other = self.send_route(&show, &env, !op.api_v2, "").await?;
+        self.expect_success(&c::VARIANTS_AGREE, other, &format!("show {label}"))?;
+        let doc2 = self.document(other)?;
+        let (with, without) = if op.api_v2 {
+            (&doc, &doc2)
+        } else {
+            (&doc2, &doc)
+        };
+        let result = c::documents_agree(with, without, None)
+            .map_err(|e| format!("the show of {label} with and without /api/v2: {e}"));
+        self.check(&c::VARIANTS_AGREE, Some(other), result)
+    }
+
+    async fn show_unknown(&mut self, op: &Op) -> StepResult {
+        let coll = self.coll(op.coll);
+        let show = super::model::get(coll.show.ok_or(Stop)?);
+        let mut env = self.env(None, None, None);
+        env.0.insert("id", coll.unknown_id.to_string());
+        let index = self.send_route(&show, &env, op.api_v2, "").await?;
+        let result = match self.ex(index).status() {
+            Some(s) if (200..300).contains(&s) => Err(format!(
+                "expected a show of the unknown id {} not to succeed, received {s}",
+                coll.unknown_id
+            )),
+            _ => Ok(()),
+        };
+        self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result)
+    }
+
+    /// Checks the ids a list (or a whole walk) holds against the model.
+    fn compare_list(
+        &mut self,
+        op: &Op,
+        parent: Option<usize>,
+        index: usize,
+        items: &[Value],
+        complete: bool,
+        missing_check: &'static Check,
+    ) -> StepResult {
+        let coll = self.coll(op.coll);
+        let mut listed: BTreeMap<String, Value> = BTreeMap::new();
+        for it in items {
+            if let Some(id) = it.get("id").and_then(Value::as_str) {
+                listed.insert(id.to_string(), it.clone());
+            }
+        }
+        for i in self.model.of(op.coll) {
+            if self.model.items[i].parent != parent {
+                continue;
+            }
+            let id = self.model.items[i].id.clone();
+            let live = self.model.live(i);
+            match (live, listed.get(&id).cloned()) {
+                (true, None) if complete => {
+                    let label = self.label(i);
+                    let step = self.model.items[i].step;
+                    self.check(
+                        missing_check,
+                        Some(index),
+                        Err(format!(
+                            "expected the list to hold {label}, made in step {step}; it holds {:?}",
+                            listed.keys().collect::<Vec<_>>()
+                        )),
+                    )?;
+                }
+                (true, Some(object)) => self.compare(index, i, &object, "the list")?,
+                (false, Some(_)) => {
+                    let label = self.label(i);
+                    self.check(
+                        &c::DELETE_THEN_GONE,
+                        Some(index),
+                        Err(format!(
+                            "expected {label}, deleted earlier in this sequence, to be gone from the list; it is still listed"
+                        )),
+                    )?;
+                }
+                _ => {}
+            }
+        }
+        for (id, object) in &listed {
+            if self.model.find(op.coll, id).is_some() {
+                continue;
+            }
+            let foreign = match coll.foreign {
+                Foreign::Fail => false,
+                Foreign::OutsidePrefix => !id.starts_with(&self.ns),
+                Foreign::Named(name) => {
+                    object.pointer("/attributes/name").and_then(Value::as_str) == Some(name)
+                }
+            };
+            if !foreign {
+                self.check(
+                    &c::LIST_EXACT,
+                    Some(index),
+                    Err(format!(
+                        "expected the list of {}s{} to hold only what this sequence made; it holds {id}",
+                        coll.kind,
+                        self.parent_label(parent)
+                    )),
+                )?;
+            }
+        }
+        self.out.passed.insert(c::LIST_EXACT.id);
+        Ok(())
+    }
+
+    async fn list(&mut self, op: &Op) -> StepResult {
+        let coll = self.coll(op.coll);
+        let parent = self.target_parent(op).ok_or(Stop)?;
+        let env = self.env(None, parent, None);
+        let index = self
+            .send_route(
+                &super::model::get(coll.list.ok_or(Stop)?),
+                &env,
+                op.api_v2,
+                "",
+            )
+            .await?;
+        self.expect_success(
+            &c::ENDPOINT_SUCCEEDS,
+            index,
+            &format!("list {}s", coll.kind),
+        )?;
+        let doc = self.list_doc(index)?;
+        self.status(index, crate::catalog::Kind::List)?;
+        let items = doc
+            .get("data")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let complete = !next_page(&doc).unwrap_or(false);
+        self.compare_list(op, parent, index, &items, complete, &c::LIST_CONTAINS)
+    }
+
+    async fn walk(&mut self, op: &Op) -> StepResult {
+        let coll = self.coll(op.coll);
+        let parent = self.target_parent(op).ok_or(Stop)?;
+        let env = self.env(None, parent, None);
+        let size = usize::from(op.page_size.max(1));
+        let expected = self.model.of(op.coll).len();
+        let max_pages = expected / size + 3;
+        let mut seen: Vec<(String, usize)> = Vec::new();
+        let mut all = Vec::new();
+        let mut last = None;
+        let list = super::model::get(coll.list.ok_or(Stop)?);
+        for page in 1..=max_pages {
+            let query = format!("page={page}&page_size={size}");
+            let index = self.send_route(&list, &env, op.api_v2, &query).await?;
+            last = Some(index);
+            self.expect_success(
+                &c::PAGING_ACCEPTED,
+                index,
+                &format!("page {page} of the {}s", coll.kind),
+            )?;
+            let doc = self.list_doc(index)?;
+            let items = doc
+                .get("data")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let result = if items.len() > size {
+                Err(format!(
+                    "expected page {page} to hold at most page_size = {size} items, it holds {}",
+                    items.len()
+                ))
+            } else {
+                Ok(())
+            };
+            self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
+            for it in &items {
+                if let Some(id) = it.get("id").and_then(Value::as_str) {
+                    if let Some((_, first)) = seen.iter().find(|(s, _)| s == id) {
+                        let first = *first;
+                        self.check(
+                            &c::TFE_PAGE_SIZE,
+                            Some(index),
+                            Err(format!(
+                                "expected the pages to partition the list; {id} is on page {first} and again on page {page} (page_size {size})"
+                            )),
+                        )?;
+                    }
+                    seen.push((id.to_string(), page));
+                }
+            }
+            let count = items.len();
+            all.extend(items);
+            let more = match next_page(&doc) {
+                Some(more) => more,
+                None => count == size,
+            };
+            if !more || count == 0 {
+                break;
+            }
+        }
+        let index = last.ok_or(Stop)?;
+        let pages = seen.iter().map(|(_, p)| *p).max().unwrap_or(1);
+        let missing_before = self.out.failure.is_none();
+        let result = self.compare_list(op, parent, index, &all, true, &c::TFE_PAGE_SIZE);
+        if missing_before {
+            if let Some(f) = &mut self.out.failure {
+                f.message = format!("{} (a walk of {pages} page(s) of {size})", f.message);
+            }
+        }
+        result
+    }
+
+    async fn update(&mut self, op: &Op) -> StepResult {
+        let item = self.target_item(op).ok_or(Stop)?;
+        let coll = self.coll(op.coll);
+        let update = coll.update.ok_or(Stop)?;
+        self.unique += 1;
+        let parent = self.model.items[item].parent;
+        let env = self.env(Some(item), parent, None);
+        let index = self.send_route(&update.route, &env, op.api_v2, "").await?;
+        if !self.model.live(item) {
+            return self.expect_gone(&c::TFE_NOT_FOUND_AFTER_DELETE, index, item);
+        }
+        let label = self.label(item);
+        self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &format!("update {label}"))?;
+        let doc = self.single(index)?;
+        let want = self.model.items[item].id.clone();
+        let result = match c::document_id(&doc) {
+            Some(id) if id == want => Ok(()),
+            other => Err(format!(
+                "expected the update of {label} to answer id {want}, received {other:?}"
+            )),
+        };
+        self.check(&c::UPDATE_SAME_ID, Some(index), result)?;
+        self.status(index, crate::catalog::Kind::Update)?;
+        self.model.items[item]
+            .expect
+            .insert(update.pointer, env.fill(update.value));
+        let data = doc.get("data").cloned().unwrap_or(Value::Null);
+        self.compare(index, item, &data, "the update answer")
+    }
+
+    async fn delete(&mut self, op: &Op) -> StepResult {
+        let item = self.target_item(op).ok_or(Stop)?;
+        let coll = self.coll(op.coll);
+        let delete = coll.delete.ok_or(Stop)?;
+        let env = self.env(Some(item), self.model.items[item].parent, None);
+        let index = self.send_route(&delete, &env, op.api_v2, "").await?;
+        if !self.model.live(item) {
+            return self.expect_gone(&c::TFE_NOT_FOUND_AFTER_DELETE, index, item);
+        }
+        let label = self.label(item);
+        self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &format!("delete {label}"))?;
+        self.model.items[item].deleted = true;
+        self.status(index, crate::catalog::Kind::Delete)
+    }
+
+    async fn action(&mut self, op: &Op, a: usize) -> StepResult {
+        let item = self.target_item(op).ok_or(Stop)?;
+        let coll = self.coll(op.coll);
+        let state = coll.state.ok_or(Stop)?;
+        let action = state.actions.get(a).ok_or(Stop)?;
+        let label = self.label(item);
+        let index = if action.upload {
+            let Some(url) = self.model.items[item].fields.get("upload").cloned() else {
+                return self.check(
+                    &c::UPLOAD_URL_FORM,
+                    None,
+                    Err(format!(
+                        "the create answer of {label} gave no upload address"
+                    )),
+                );
+            };
+            let Ok(url) = url::Url::parse(&url).or_else(|_| {
+                self.ctx
+                    .target
+                    .config
+                    .root
+                    .join(&url)
+                    .map_err(|e| e.to_string())
+            }) else {
+                return self.check(
+                    &c::UPLOAD_URL_FORM,
+                    None,
+                    Err(format!("the upload address of {label} is no URL: {url}")),
+                );
+            };
+            let request = Request::new(Method::PUT, url, Auth::None)
+                .with_body(Body::Bytes(crate::tarball::config_tarball()));
+            self.send(request).await?
+        } else {
+            let env = self.env(Some(item), self.model.items[item].parent, None);
+            self.send_route(&action.route, &env, op.api_v2, "").await?
+        };
+        if !self.model.live(item) {
+            return self.expect_gone(&c::TFE_NOT_FOUND_AFTER_DELETE, index, item);
+        }
+        let success = self.ex(index).is_success();
+        let current = self.model.items[item].state.clone();
+        let allowed = current.as_deref().map(|s| action.from.contains(&s));
+        match allowed {
+            Some(true) => {
+                self.expect_success(
+                    &c::ENDPOINT_SUCCEEDS,
+                    index,
+                    &format!(
+                        "{} {label} in state `{}`",
+                        action.name,
+                        current.unwrap_or_default()
+                    ),
+                )?;
+                self.model.items[item].state = Some(action.to.to_string());
+            }
+            Some(false) if action.refused_elsewhere => {
+                let status = self.ex(index).status();
+                let result = match status {
+                    Some(s) if (400..500).contains(&s) => Ok(()),
+                    other => Err(format!(
+                        "expected {} of {label} in state `{}` to be refused (4xx), received {other:?}",
+                        action.name,
+                        current.unwrap_or_default()
+                    )),
+                };
+                self.check(&c::TFE_WRONG_STATE, Some(index), result)?;
+                if success {
+                    self.model.items[item].state = None;
+                }
+            }
+            _ => {
+                if success {
+                    self.model.items[item].state = None;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Template variables.
+pub struct Env(BTreeMap<&'static str, String>);
+
+impl Env {
+    /// Fills `{name}` placeholders.
+    pub fn fill(&self, template: &str) -> String {
+        let mut out = template.to_string();
+        for (k, v) in &self.0 {
+            out = out.replace(&format!("{{{k}}}"), v);
+        }
+        out
+    }
+}
+
+fn with_query(path: &str, query: &str) -> String {
+    if query.is_empty() {
+        path.to_string()
+    } else if path.contains('?') {
+        format!("{path}&{query}")
+    } else {
+        format!("{path}?{query}")
+    }
+}
+
+/// Whether a list document says there is a next page: `Some(true/false)` from
+/// `meta.pagination.next-page` or `links.next`, `None` when it says nothing.
+fn next_page(doc: &Value) -> Option<bool> {
+    if let Some(p) = doc.pointer("/meta/pagination") {
+        if let Some(next) = p.get("next-page") {
+            return Some(!next.is_null());
+        }
+    }
+    doc.pointer("/links")
+        .and_then(|l| l.get("next"))
+        .map(|n| !n.is_null())
+}

@@ -1,0 +1,491 @@
+//! Property-based request sequences: per resource family, random sequences of operations
+//! (create, show, list, page walks, update, delete, the family's actions) run against the
+//! target while a model keeps what should exist; the properties of [`engine`] are checked
+//! after every step. A failing sequence is shrunk to a minimal one, within a time bound.
+//!
+//! Sequences are drawn with proptest strategies from a seeded [`TestRng`]; the case seed is
+//! printed on failure and `--seed S` starts a run with exactly that case. Shrinking is our
+//! own loop over `Vec<Op>` (chunk removal down to single operations, then simpler
+//! operations), because every candidate is an async run against the live target in its own
+//! organization that must be deleted afterwards, the loop needs a wall-clock bound, and a
+//! target that goes away while shrinking must end as an `error`, not as a pass or a failure.
+
+pub mod engine;
+pub mod model;
+
+mod agents;
+mod notifications;
+mod organizations;
+mod teams;
+mod variables;
+mod workspaces;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+use crate::checks::Finding;
+use crate::runner::Context;
+use crate::target::Exchange;
+use crate::verdict::{TestResult, Verdict};
+use engine::{Op, OpKind, Run, RunOutcome};
+use model::Family;
+
+/// The test-name group of the sequence tests.
+pub const GROUP: &str = "sequences";
+
+/// Cases per family when `--cases N` is not given.
+pub const DEFAULT_CASES: u32 = 48;
+
+/// How a run draws and shrinks sequences.
+#[derive(Debug, Clone)]
+pub struct SequenceConfig {
+    /// Sequences per family.
+    pub cases: u32,
+    /// Seed of the first case (random when not given).
+    pub seed: Option<u64>,
+    /// Longest sequence drawn.
+    pub max_len: usize,
+    /// Wall-clock bound of shrinking one failure.
+    pub shrink_budget: Duration,
+}
+
+impl Default for SequenceConfig {
+    fn default() -> Self {
+        Self {
+            cases: DEFAULT_CASES,
+            seed: None,
+            max_len: 20,
+            shrink_budget: Duration::from_secs(20),
+        }
+    }
+}
+
+/// Every family, in report order.
+pub fn families() -> &'static [&'static Family] {
+    static FAMILIES: [&Family; 6] = [
+        &organizations::FAMILY,
+        &workspaces::FAMILY,
+        &teams::FAMILY,
+        &variables::FAMILY,
+        &notifications::FAMILY,
+        &agents::FAMILY,
+    ];
+    &FAMILIES
+}
+
+/// The test name of a family.
+pub fn test_name(family: &Family) -> String {
+    format!("{GROUP}::{}", family.name)
+}
+
+/// The operations a family can draw, weighted by repetition.
+fn templates(family: &Family) -> Vec<(OpKind, usize)> {
+    let mut out = Vec::new();
+    for (i, coll) in family.colls.iter().enumerate() {
+        // Collections of the organization get more operations than those below them.
+        let w = if coll.parent.is_none() { 2 } else { 1 };
+        let mut add = |kind, times: usize| (0..times * w).for_each(|_| out.push((kind, i)));
+        add(OpKind::Create, 3);
+        if coll.show.is_some() {
+            add(OpKind::Show, 2);
+            add(OpKind::ShowUnknown, 1);
+        }
+        if coll.list.is_some() {
+            add(OpKind::List, 2);
+            if coll.paged {
+                add(OpKind::Walk, 2);
+            }
+        }
+        if coll.update.is_some() {
+            add(OpKind::Update, 2);
+        }
+        if coll.delete.is_some() {
+            add(OpKind::Delete, 2);
+        }
+        if let Some(state) = coll.state {
+            for a in 0..state.actions.len() {
+                add(OpKind::Action(a), 2);
+            }
+        }
+    }
+    out
+}
+
+/// The proptest strategy of a family's sequences.
+fn strategy(family: &Family, max_len: usize) -> impl Strategy<Value = Vec<Op>> {
+    let templates = templates(family);
+    let n = templates.len();
+    proptest::collection::vec(
+        (0..n, any::<u8>(), 1u8..=4, any::<bool>()),
+        1..=max_len.max(2),
+    )
+    .prop_map(move |raw| {
+        raw.into_iter()
+            .map(|(t, slot, page_size, api_v2)| Op {
+                kind: templates[t].0,
+                coll: templates[t].1,
+                slot: usize::from(slot),
+                page_size,
+                api_v2,
+            })
+            .collect()
+    })
+}
+
+/// The sequence of a case seed: the same seed always gives the same sequence.
+pub fn generate(family: &Family, seed: u64, max_len: usize) -> Vec<Op> {
+    let mut bytes = [0u8; 32];
+    let mut s = seed;
+    for chunk in bytes.chunks_mut(8) {
+        s = splitmix(s);
+        chunk.copy_from_slice(&s.to_le_bytes());
+    }
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    strategy(family, max_len)
+        .new_tree(&mut runner)
+        .map(|tree| tree.current())
+        .unwrap_or_default()
+}
+
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A seed from the clock, for runs without `--seed`.
+pub fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    hasher.finish() % 1_000_000_000_000
+}
+
+struct Namespaces<'a> {
+    ctx: &'a Context,
+    family: &'static Family,
+    case: u32,
+    attempt: u32,
+}
+
+impl Namespaces<'_> {
+    fn next(&mut self) -> String {
+        self.attempt += 1;
+        let base = format!(
+            "{}-sq{}{}x{}",
+            self.ctx.fixtures.prefix(),
+            &self.family.name[..3.min(self.family.name.len())],
+            self.case,
+            self.attempt
+        );
+        if self.family.namespace {
+            base
+        } else {
+            format!("{base}-")
+        }
+    }
+}
+
+async fn run_ops(ctx: &Context, family: &'static Family, ns: String, ops: &[Op]) -> RunOutcome {
+    Run::new(ctx, family, ns).execute(ops).await
+}
+
+struct Shrunk {
+    outcome: RunOutcome,
+    from: usize,
+    runs: usize,
+    elapsed: Duration,
+    timed_out: bool,
+    unreachable: Option<String>,
+}
+
+/// Shrinks a failing sequence: remove chunks (halving down to single operations) while the
+/// same check still fails, then try simpler forms of each operation; repeat until nothing
+/// changes or the time bound is reached.
+async fn shrink(
+    ctx: &Context,
+    family: &'static Family,
+    names: &mut Namespaces<'_>,
+    first: RunOutcome,
+    budget: Duration,
+) -> Shrunk {
+    let started = Instant::now();
+    let check = first.failure.as_ref().map(|f| f.check.id);
+    let from = first.steps.len();
+    let mut best = first;
+    let mut runs = 0;
+    let mut timed_out = false;
+    let mut unreachable = None;
+    'outer: loop {
+        let mut changed = false;
+        let mut chunk = (best.steps.len() / 2).max(1);
+        loop {
+            let mut i = 0;
+            while i < best.steps.len() {
+                let ops = best.executed();
+                let candidate: Vec<Op> = ops[..i]
+                    .iter()
+                    .chain(ops[(i + chunk).min(ops.len())..].iter())
+                    .copied()
+                    .collect();
+                if candidate.is_empty() {
+                    i += chunk;
+                    continue;
+                }
+                if started.elapsed() > budget {
+                    timed_out = true;
+                    break 'outer;
+                }
+                runs += 1;
+                let outcome = run_ops(ctx, family, names.next(), &candidate).await;
+                if let Some(why) = outcome.unreachable.clone() {
+                    unreachable = Some(why);
+                    break 'outer;
+                }
+                if outcome.failure.as_ref().map(|f| f.check.id) == check
+                    && outcome.steps.len() < best.steps.len()
+                {
+                    best = outcome;
+                    changed = true;
+                } else {
+                    i += chunk;
+                }
+            }
+            if chunk == 1 {
+                break;
+            }
+            chunk /= 2;
+        }
+        for i in 0..best.steps.len() {
+            let ops = best.executed();
+            for simpler in ops[i].simpler() {
+                if started.elapsed() > budget {
+                    timed_out = true;
+                    break 'outer;
+                }
+                let mut candidate = ops.clone();
+                candidate[i] = simpler;
+                runs += 1;
+                let outcome = run_ops(ctx, family, names.next(), &candidate).await;
+                if let Some(why) = outcome.unreachable.clone() {
+                    unreachable = Some(why);
+                    break 'outer;
+                }
+                if outcome.failure.as_ref().map(|f| f.check.id) == check
+                    && outcome.steps.len() <= best.steps.len()
+                {
+                    best = outcome;
+                    changed = true;
+                    break;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Shrunk {
+        outcome: best,
+        from,
+        runs,
+        elapsed: started.elapsed(),
+        timed_out,
+        unreachable,
+    }
+}
+
+/// Runs a family's sequences to one result.
+pub async fn run_family(
+    ctx: &Context,
+    family: &'static Family,
+    config: &SequenceConfig,
+) -> TestResult {
+    let started = Instant::now();
+    let name = test_name(family);
+    let base = config.seed.unwrap_or_else(random_seed);
+    let mut seed = base;
+    let mut passed: BTreeSet<&'static str> = BTreeSet::new();
+    let mut notes: Vec<(Finding, Option<Exchange>)> = Vec::new();
+    for case in 0..config.cases.max(1) {
+        if case > 0 {
+            seed = splitmix(seed) % 1_000_000_000_000;
+        }
+        let ops = generate(family, seed, config.max_len);
+        let mut names = Namespaces {
+            ctx,
+            family,
+            case,
+            attempt: 0,
+        };
+        let outcome = run_ops(ctx, family, names.next(), &ops).await;
+        passed.extend(outcome.passed.iter().copied());
+        for note in &outcome.notes {
+            if !notes.iter().any(|(n, _)| n.check.id == note.check.id) {
+                let ex = note
+                    .exchange
+                    .and_then(|i| outcome.exchanges.get(i))
+                    .cloned();
+                notes.push((note.clone(), ex));
+            }
+        }
+        if let Some(why) = outcome.unreachable.clone() {
+            return result(
+                &name,
+                Verdict::Error,
+                Some(format!("{why} (sequence case {case}, seed {seed})")),
+                Vec::new(),
+                passed,
+                Vec::new(),
+                started,
+            );
+        }
+        if let Some(why) = outcome.error.clone() {
+            let exchanges = outcome.exchanges;
+            return result(
+                &name,
+                Verdict::Error,
+                Some(why),
+                Vec::new(),
+                passed,
+                exchanges,
+                started,
+            );
+        }
+        if outcome.failure.is_none() {
+            continue;
+        }
+        let shrunk = shrink(ctx, family, &mut names, outcome, config.shrink_budget).await;
+        let text = render(family, seed, case, config, &shrunk);
+        let out = shrunk.outcome;
+        let mut findings = Vec::new();
+        if let Some(f) = &out.failure {
+            findings.push(Finding {
+                check: f.check,
+                message: f.message.clone(),
+                exchange: f.exchange,
+            });
+        }
+        let verdict = if shrunk.unreachable.is_some() {
+            Verdict::Error
+        } else {
+            Verdict::Fail
+        };
+        return result(
+            &name,
+            verdict,
+            Some(text),
+            findings,
+            passed,
+            out.exchanges,
+            started,
+        );
+    }
+    let mut exchanges = Vec::new();
+    let findings = notes
+        .into_iter()
+        .map(|(mut f, ex)| {
+            f.exchange = ex.map(|ex| {
+                exchanges.push(ex);
+                exchanges.len() - 1
+            });
+            f
+        })
+        .collect();
+    result(
+        &name,
+        Verdict::Pass,
+        None,
+        findings,
+        passed,
+        exchanges,
+        started,
+    )
+}
+
+fn result(
+    name: &str,
+    verdict: Verdict,
+    reason: Option<String>,
+    findings: Vec<Finding>,
+    passed: BTreeSet<&'static str>,
+    exchanges: Vec<Exchange>,
+    started: Instant,
+) -> TestResult {
+    TestResult {
+        name: name.to_string(),
+        group: GROUP.to_string(),
+        verdict,
+        reason,
+        findings,
+        passed: passed.into_iter().collect(),
+        exchanges,
+        duration: started.elapsed(),
+    }
+}
+
+/// The failure message: seed, how to reproduce, the minimal sequence as numbered steps with
+/// a curl line for every request (the token stays `$CONFORM_TOKEN`).
+fn render(
+    family: &Family,
+    seed: u64,
+    case: u32,
+    config: &SequenceConfig,
+    shrunk: &Shrunk,
+) -> String {
+    let out = &shrunk.outcome;
+    let mut text = String::new();
+    if let Some(why) = &shrunk.unreachable {
+        text.push_str(&format!(
+            "the target became unreachable while shrinking ({why}); the smallest failing sequence found so far follows\n"
+        ));
+    }
+    if let Some(f) = &out.failure {
+        text.push_str(&format!(
+            "sequence failed: [{}] {}: {}\n",
+            f.check.level, f.check.id, f.message
+        ));
+    }
+    text.push_str(&format!(
+        "seed {seed} (case {case} of {}); reproduce with: conform {} --seed {seed} --cases 1 (and the same target options)\n",
+        config.cases,
+        test_name(family)
+    ));
+    text.push_str(&format!(
+        "minimal sequence: {} steps (shrunk from {} in {} runs, {:.2} s{})\n",
+        out.steps.len(),
+        shrunk.from,
+        shrunk.runs,
+        shrunk.elapsed.as_secs_f64(),
+        if shrunk.timed_out {
+            "; shrinking stopped at its time bound, the sequence may not be minimal"
+        } else {
+            ""
+        }
+    ));
+    let curl = |i: &usize| {
+        out.exchanges
+            .get(*i)
+            .map(|ex| format!("     {}\n", ex.curl()))
+            .unwrap_or_default()
+    };
+    if !out.setup.is_empty() {
+        text.push_str("  0. (setup) create the sequence's organization\n");
+        out.setup.iter().for_each(|i| text.push_str(&curl(i)));
+    }
+    for (n, step) in out.steps.iter().enumerate() {
+        text.push_str(&format!("  {}. {}\n", n + 1, step.text));
+        step.exchanges.iter().for_each(|i| text.push_str(&curl(i)));
+    }
+    text
+}

@@ -1,0 +1,156 @@
+//! Property-based sequences against the embedded reference: every family passes; faults that
+//! only a history reveals fail, and the reported sequence is shrunk to its minimum.
+
+mod support;
+
+use conform::cli::{CasesArg, Cli};
+use conform::verdict::{TestResult, Verdict};
+
+fn not_passing(results: &[TestResult]) -> Vec<String> {
+    results
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .map(|r| format!("{} {:?}\n{}", r.name, r.verdict, r.failure_text()))
+        .collect()
+}
+
+/// The length of the reported minimal sequence.
+fn minimal_length(result: &TestResult) -> usize {
+    let text = result.reason.as_deref().unwrap_or("");
+    let rest = text
+        .split("minimal sequence: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no minimal sequence in:\n{text}"));
+    rest.split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a step count")
+}
+
+fn failing(fault: &str, family: &str, profile: &str) -> TestResult {
+    let results = support::run_sequences(
+        &[fault],
+        &[family],
+        &["--profile", profile, "--seed", "7", "--cases", "128"],
+    );
+    assert_eq!(results.len(), 1);
+    let r = results.into_iter().next().expect("one result");
+    assert_eq!(r.verdict, Verdict::Fail, "{fault}: {}", r.failure_text());
+    r
+}
+
+#[test]
+fn every_sequence_passes_against_the_reference_at_the_default_budget() {
+    let started = std::time::Instant::now();
+    let results = support::run_sequences(&[], &[], &["--profile", "tfe"]);
+    let bad = not_passing(&results);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(results.len() >= 6);
+    assert!(results.iter().all(|r| r.name.starts_with("sequences::")));
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+/// About 7 s in a debug build (all six families, 256 cases each); run with `--ignored`.
+#[test]
+#[ignore]
+fn every_sequence_passes_at_256_cases() {
+    let results = support::run_sequences(&[], &[], &["--profile", "tfe", "--cases", "256"]);
+    let bad = not_passing(&results);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn a_delete_that_does_not_delete_shrinks_to_create_delete_show() {
+    let r = failing("delete-noop", "sequences::workspaces", "core");
+    assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
+    assert_eq!(r.findings[0].check.id, "delete.then-gone");
+    let text = r.reason.clone().unwrap_or_default();
+    assert!(text.contains("1. create workspace"), "{text}");
+    assert!(text.contains("2. delete workspace"), "{text}");
+    assert!(text.contains("curl -sS -X DELETE"), "{text}");
+    assert!(text.contains("$CONFORM_TOKEN"), "{text}");
+    assert!(text.contains("--seed "), "{text}");
+}
+
+#[test]
+fn a_lost_update_shrinks_to_create_update_read() {
+    let r = failing("update-not-persisted", "sequences::workspaces", "core");
+    assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
+    assert_eq!(r.findings[0].check.id, "update.persisted");
+}
+
+#[test]
+fn a_list_missing_the_newest_item_shrinks_to_create_list() {
+    let r = failing("list-omits-newest", "sequences::workspaces", "core");
+    assert_eq!(minimal_length(&r), 2, "{}", r.failure_text());
+}
+
+#[test]
+fn a_page_walk_that_repeats_an_item_shrinks_to_two_creates_and_a_walk() {
+    let r = failing("page-repeats-item", "sequences::workspaces", "tfe");
+    assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
+    assert_eq!(r.findings[0].check.id, "tfe.page-size");
+    assert!(r.reason.as_deref().unwrap_or("").contains("page_size 1"));
+}
+
+#[test]
+fn a_page_walk_that_drops_an_item_shrinks_to_two_creates_and_a_walk() {
+    let r = failing("page-drops-item", "sequences::workspaces", "tfe");
+    assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
+    assert_eq!(r.findings[0].check.id, "tfe.page-size");
+}
+
+#[test]
+fn run_actions_in_the_wrong_state_are_caught() {
+    let r = failing("action-ignores-state", "sequences::workspaces", "tfe");
+    assert_eq!(r.findings[0].check.id, "tfe.refused-in-wrong-state");
+}
+
+#[test]
+fn a_5xx_in_a_step_fails_only_that_family() {
+    let results = support::run_sequences(
+        &["server-error=GET /teams/:team_id"],
+        &["sequences::teams", "sequences::agents"],
+        &["--seed", "3"],
+    );
+    let teams = results
+        .iter()
+        .find(|r| r.name == "sequences::teams")
+        .unwrap();
+    let agents = results
+        .iter()
+        .find(|r| r.name == "sequences::agents")
+        .unwrap();
+    assert_eq!(teams.verdict, Verdict::Fail, "{}", teams.failure_text());
+    assert_eq!(teams.findings[0].check.id, "transport.no-5xx");
+    assert_eq!(agents.verdict, Verdict::Pass, "{}", agents.failure_text());
+}
+
+#[test]
+fn the_same_seed_gives_the_same_sequence() {
+    for family in conform::sequences::families() {
+        let a = conform::sequences::generate(family, 12345, 20);
+        let b = conform::sequences::generate(family, 12345, 20);
+        let c = conform::sequences::generate(family, 12346, 20);
+        assert_eq!(a, b);
+        assert!(!a.is_empty());
+        assert_ne!(a, c);
+    }
+}
+
+#[test]
+fn cases_takes_a_number_or_a_folder() {
+    use clap::Parser;
+    let cli = Cli::try_parse_from(["conform", "--cases", "256"]).unwrap();
+    assert_eq!(cli.run.sequence_cases(), Some(256));
+    assert_eq!(cli.run.cases_dir(), None);
+    let cli = Cli::try_parse_from(["conform", "--cases", "../cases", "--cases", "8"]).unwrap();
+    assert_eq!(cli.run.sequence_cases(), Some(8));
+    assert_eq!(cli.run.cases_dir(), Some(std::path::Path::new("../cases")));
+    assert!(matches!(cli.run.cases[0], CasesArg::Dir(_)));
+    assert!(Cli::try_parse_from(["conform", "--cases", "0"]).is_err());
+}
