@@ -180,6 +180,41 @@ static CATALOG: &[FaultInfo] = &[
         "answers use application/json instead of application/vnd.api+json",
     ),
     info("no-pagination-meta", None, "lists carry no meta.pagination"),
+    info(
+        "update-wrong-id",
+        None,
+        "PATCH answers the update with a different id",
+    ),
+    info(
+        "bare-snake-case",
+        None,
+        "reads on the bare (unprefixed) form answer snake_case attribute names",
+    ),
+    info(
+        "page-params-refused",
+        None,
+        "the spec's `page` / `page_size` parameters answer 400 (only page[number] / page[size] work)",
+    ),
+    info(
+        "gone-410",
+        None,
+        "a GET of an unknown or deleted resource answers 410 instead of 404",
+    ),
+    info(
+        "filter-optional",
+        None,
+        "a list without its required filter answers 200 with an empty list instead of 400",
+    ),
+    info(
+        "registry-download-no-header",
+        None,
+        "registry downloads answer 204 without X-Terraform-Get",
+    ),
+    info(
+        "registry-hides-modules",
+        None,
+        "the registry protocol's module lists and search answer no modules",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.
@@ -304,6 +339,13 @@ pub(crate) enum Kind {
     NoAuth,
     PlainJsonMediaType,
     NoPaginationMeta,
+    UpdateWrongId,
+    BareSnakeCase,
+    PageParamsRefused,
+    Gone410,
+    FilterOptional,
+    RegistryDownloadNoHeader,
+    RegistryHidesModules,
 }
 
 /// One enabled fault (parse it from `name` or `name=ARG`).
@@ -390,6 +432,13 @@ impl FromStr for Fault {
             "no-auth" => Kind::NoAuth,
             "plain-json-media-type" => Kind::PlainJsonMediaType,
             "no-pagination-meta" => Kind::NoPaginationMeta,
+            "update-wrong-id" => Kind::UpdateWrongId,
+            "bare-snake-case" => Kind::BareSnakeCase,
+            "page-params-refused" => Kind::PageParamsRefused,
+            "gone-410" => Kind::Gone410,
+            "filter-optional" => Kind::FilterOptional,
+            "registry-download-no-header" => Kind::RegistryDownloadNoHeader,
+            "registry-hides-modules" => Kind::RegistryHidesModules,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {
@@ -425,6 +474,23 @@ impl Faults {
             .iter()
             .filter_map(|f| pick(&f.kind))
             .any(|r| r.matches(method, bare))
+    }
+
+    /// Whether a fault that acts and then restores the store is on (those requests then run
+    /// alone, so that the restore cannot undo what concurrent requests did).
+    pub fn restores(&self) -> bool {
+        self.0.iter().any(|f| {
+            matches!(
+                f.kind,
+                Kind::UpdateNotPersisted
+                    | Kind::DeleteNoop
+                    | Kind::ForceCancelNoop
+                    | Kind::SuspendNoop
+                    | Kind::ArchiveNoop
+                    | Kind::UploadNotApplied
+                    | Kind::DeprecatedActsElsewhere
+            )
+        })
     }
 
     /// The `rate-limit-first` count, if on.

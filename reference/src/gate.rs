@@ -126,6 +126,18 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
         return Response::new(Body::from_stream(failing));
     }
 
+    if faults.has(&Kind::PageParamsRefused) {
+        let spec_names = req.uri().query().unwrap_or("").split('&').any(|pair| {
+            let key = pair.split('=').next().unwrap_or("");
+            key == "page" || key == "page_size"
+        });
+        if spec_names {
+            let res =
+                ApiError::BadRequest("use page[number] and page[size]".into()).into_response();
+            return finish(&state, &method, &bare, res).await;
+        }
+    }
+
     // Authentication.
     if !is_public(&method, &bare) {
         let token = req
@@ -204,6 +216,17 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
         || (faults.has(&Kind::ArchiveNoop) && archive)
         || (faults.has(&Kind::UploadNotApplied) && is_object_put)
         || (faults.has(&Kind::DeprecatedActsElsewhere) && deprecated_write);
+    // A request that restores the store runs alone: a concurrent request's change must not
+    // be undone with it (the fault breaks one behaviour, not the others).
+    let _exclusive = if faults.restores() {
+        Some(if restore {
+            Exclusive::Write(state.exclusive.clone().write_owned().await)
+        } else {
+            Exclusive::Read(state.exclusive.clone().read_owned().await)
+        })
+    } else {
+        None
+    };
     let snapshot = restore.then(|| state.read().clone());
 
     if prefixed {
@@ -228,6 +251,9 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
     req.extensions_mut().insert(OriginalPath(original));
 
     let mut res = next.run(req).await;
+    if !prefixed && method == Method::GET && faults.has(&Kind::BareSnakeCase) {
+        res = snake_case_attributes(res).await;
+    }
 
     if let Some(snapshot) = snapshot {
         *state.write() = snapshot;
@@ -242,6 +268,43 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
         }
     }
     finish(&state, &method, &bare, res).await
+}
+
+/// Guards of [`AppState::exclusive`], held until the answer is made.
+enum Exclusive {
+    Read(#[allow(dead_code)] tokio::sync::OwnedRwLockReadGuard<()>),
+    Write(#[allow(dead_code)] tokio::sync::OwnedRwLockWriteGuard<()>),
+}
+
+/// `bare-snake-case`: every attribute name of a JSON:API answer in snake_case.
+async fn snake_case_attributes(res: Response) -> Response {
+    if !content_type(&res).starts_with(JSONAPI) {
+        return res;
+    }
+    let (parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
+        .await
+        .unwrap_or_default();
+    let Ok(mut doc) = serde_json::from_slice::<Value>(&bytes) else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    let snake = |item: &mut Value| {
+        if let Some(attrs) = item.get_mut("attributes").and_then(Value::as_object_mut) {
+            let renamed: serde_json::Map<String, Value> = std::mem::take(attrs)
+                .into_iter()
+                .map(|(k, v)| (k.replace('-', "_"), v))
+                .collect();
+            *attrs = renamed;
+        }
+    };
+    match doc.get_mut("data") {
+        Some(Value::Array(items)) => items.iter_mut().for_each(snake),
+        Some(item) => snake(item),
+        None => {}
+    }
+    let mut res = Response::from_parts(parts, Body::from(doc.to_string()));
+    res.headers_mut().remove(header::CONTENT_LENGTH);
+    res
 }
 
 fn rate_limited() -> Response {
@@ -328,7 +391,32 @@ async fn finish(state: &AppState, method: &Method, bare: &str, mut res: Response
             || faults.has(&Kind::ShowWrongId)
             || faults.has(&Kind::NoPaginationMeta)
             || faults.has(&Kind::DeprecatedActsElsewhere)
+            || faults.has(&Kind::UpdateWrongId)
+            || faults.has(&Kind::RegistryHidesModules)
+            || (faults.has(&Kind::FilterOptional) && res.status() == StatusCode::BAD_REQUEST)
             || (faults.has(&Kind::ErrorsNotJsonapi) && res.status().as_u16() >= 400));
+    if faults.has(&Kind::Gone410)
+        && *method == Method::GET
+        && res.status() == StatusCode::NOT_FOUND
+        && ct.starts_with(JSONAPI)
+    {
+        let (mut parts, body) = res.into_parts();
+        let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
+            .await
+            .unwrap_or_default();
+        let route_missing = serde_json::from_slice::<Value>(&bytes)
+            .ok()
+            .and_then(|d| {
+                d.pointer("/errors/0/detail")
+                    .and_then(Value::as_str)
+                    .map(|d| d == "route not found")
+            })
+            .unwrap_or(true);
+        if !route_missing {
+            parts.status = StatusCode::GONE;
+        }
+        res = Response::from_parts(parts, Body::from(bytes));
+    }
     if rewrite_body {
         let (parts, body) = res.into_parts();
         let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
@@ -350,6 +438,24 @@ async fn finish(state: &AppState, method: &Method, bare: &str, mut res: Response
                 res.headers_mut().remove(header::CONTENT_LENGTH);
                 return after_body(state, method, bare, res);
             }
+            Ok(doc)
+                if parts.status == StatusCode::BAD_REQUEST
+                    && faults.has(&Kind::FilterOptional)
+                    && *method == Method::GET
+                    && doc
+                        .pointer("/errors/0/detail")
+                        .and_then(Value::as_str)
+                        .is_some_and(|d| d.starts_with("the filter ")) =>
+            {
+                let mut parts = parts;
+                parts.status = StatusCode::OK;
+                let list = json!({"data": [], "links": {}, "meta": {"pagination": {
+                    "current-page": 1, "page-size": 20, "prev-page": null, "next-page": null,
+                    "total-pages": 1, "total-count": 0}}});
+                let mut res = Response::from_parts(parts, Body::from(list.to_string()));
+                res.headers_mut().remove(header::CONTENT_LENGTH);
+                return after_body(state, method, bare, res);
+            }
             Ok(mut doc) => {
                 rewrite(state, method, bare, parts.status, &mut doc);
                 Body::from(doc.to_string())
@@ -366,6 +472,9 @@ async fn finish(state: &AppState, method: &Method, bare: &str, mut res: Response
 /// Header faults, applied last.
 fn after_body(state: &AppState, method: &Method, bare: &str, mut res: Response) -> Response {
     let faults = &state.faults;
+    if faults.has(&Kind::RegistryDownloadNoHeader) {
+        res.headers_mut().remove("x-terraform-get");
+    }
     let ct = content_type(&res);
     if faults.has(&Kind::PlainJsonMediaType) && ct.starts_with(JSONAPI) {
         res.headers_mut().insert(
@@ -395,6 +504,14 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
     let Some(obj) = doc.as_object_mut() else {
         return;
     };
+    if faults.has(&Kind::RegistryHidesModules)
+        && *method == Method::GET
+        && bare.starts_with("/api/registry/")
+    {
+        if let Some(Value::Array(modules)) = obj.get_mut("modules") {
+            modules.clear();
+        }
+    }
     let is_list = obj.get("data").is_some_and(Value::is_array);
     if is_list && faults.has(&Kind::NoPaginationMeta) {
         if let Some(meta) = obj.get_mut("meta").and_then(Value::as_object_mut) {
@@ -414,7 +531,10 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
             let shows_elsewhere = faults.has(&Kind::DeprecatedActsElsewhere)
                 && *method == Method::GET
                 && bare.starts_with("/registry-modules/show/");
-            if (faults.has(&Kind::ShowWrongId) && *method == Method::GET) || shows_elsewhere {
+            if (faults.has(&Kind::ShowWrongId) && *method == Method::GET)
+                || (faults.has(&Kind::UpdateWrongId) && *method == Method::PATCH)
+                || shows_elsewhere
+            {
                 if let Some(Value::String(id)) = data.get_mut("id") {
                     let last = id.pop();
                     id.push(if last == Some('X') { 'Y' } else { 'X' });

@@ -25,6 +25,9 @@ pub(crate) struct AppState {
     pub admin_token: Arc<str>,
     pub body_limit: usize,
     pub requests: Arc<AtomicU64>,
+    /// Held for writing by a request whose fault restores the store afterwards, for reading
+    /// by every other request (only while such a fault is on).
+    pub exclusive: Arc<tokio::sync::RwLock<()>>,
 }
 
 impl AppState {

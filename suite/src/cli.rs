@@ -22,9 +22,39 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List every check with its id, level and spec citation.
-    Checks,
+    Checks(ChecksArgs),
     /// Run the embedded reference service standalone.
     Serve(ServeArgs),
+    /// Self-validation: the suite against the reference, unbroken and with each fault.
+    Selftest(SelftestArgs),
+}
+
+/// Options of `conform checks`.
+#[derive(Debug, Args)]
+pub struct ChecksArgs {
+    /// Print docs/CHECKS.md: every check with the faults that prove it can fail.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// Options of `conform selftest`.
+#[derive(Debug, Args)]
+pub struct SelftestArgs {
+    /// The fault list (default: the embedded selftest/faults.toml).
+    #[arg(long, value_name = "FILE")]
+    pub faults: Option<PathBuf>,
+    /// Baseline runs (no fault, every test must pass); 20 looks for flakes.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: usize,
+    /// Fault runs at once.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub jobs: usize,
+    /// Run only the faults whose text contains this (repeatable).
+    #[arg(long, value_name = "TEXT")]
+    pub only: Vec<String>,
+    /// Skip the baseline runs.
+    #[arg(long)]
+    pub no_baseline: bool,
 }
 
 /// Options of `conform serve`.

@@ -16,6 +16,7 @@ pub mod harness;
 pub mod partition;
 pub mod report;
 pub mod runner;
+pub mod selftest;
 pub mod sequences;
 pub mod serve;
 pub mod settings;

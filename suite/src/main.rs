@@ -10,7 +10,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         None => conform::harness::run(cli.run),
-        Some(Command::Checks) => {
+        Some(Command::Checks(args)) if args.markdown => conform::selftest::checks_command(),
+        Some(Command::Selftest(args)) => conform::selftest::command(&args),
+        Some(Command::Checks(_)) => {
             println!("{:<28} {:<5} {:<48} title", "id", "level", "cites");
             for check in conform::checks::CHECKS {
                 println!(

@@ -541,6 +541,12 @@ impl<'a> TestRun<'a> {
         }
     }
 
+    /// `tfe.error-document` on an error answer the test provoked on purpose.
+    fn error_document(&mut self, index: usize) {
+        let result = c::tfe_error_document(&self.ctx.schemas, self.ex(index));
+        self.check(&c::TFE_ERROR_DOCUMENT, Some(index), result);
+    }
+
     fn jsonapi_media_type(&mut self, index: usize) {
         let result = c::tfe_media_type(self.ex(index));
         self.check(&c::TFE_MEDIA_TYPE, Some(index), result);
@@ -814,9 +820,87 @@ impl<'a> TestRun<'a> {
                     exchange: Some(index),
                 });
             }
-            None => {
-                self.passed.insert(c::TFE_PAGE_SIZE.id);
+            None => match self.page_walk().await {
+                Ok(()) => {
+                    self.passed.insert(c::TFE_PAGE_SIZE.id);
+                }
+                Err((index, message)) => {
+                    self.findings.push(Finding {
+                        check: &c::TFE_PAGE_SIZE,
+                        message,
+                        exchange: Some(index),
+                    });
+                }
+            },
+        }
+    }
+
+    /// The ids of one page (`None` when the answer is no list).
+    async fn page_ids(&mut self, page: usize, size: usize) -> Option<(usize, Vec<String>)> {
+        let request = self.list_request(Some((page, size)), true)?;
+        let index = self.send(request).await;
+        if !self.ex(index).is_success() {
+            return None;
+        }
+        let doc = self.ex(index).json().ok()?;
+        doc.get("data")?.as_array()?;
+        Some((index, c::list_ids(&doc)))
+    }
+
+    /// A walk with a small page size reads every item of the list exactly once. Lists that
+    /// other tests change while they are walked can shift an item across a page boundary,
+    /// so only items present before and after the walk count, and the walk is tried three
+    /// times before a finding is made.
+    async fn page_walk(&mut self) -> Result<(), (usize, String)> {
+        let mut last = None;
+        for _attempt in 0..3 {
+            let Some((_, before)) = self.page_ids(1, 100).await else {
+                return Ok(());
+            };
+            if before.len() < 2 || before.len() >= 100 {
+                return Ok(());
             }
+            let size = before.len().div_ceil(3);
+            let mut walked: Vec<String> = Vec::new();
+            let mut index = 0;
+            for page in 1..=MAX_PAGES {
+                let Some((i, ids)) = self.page_ids(page, size).await else {
+                    return Ok(());
+                };
+                index = i;
+                if ids.is_empty() {
+                    break;
+                }
+                walked.extend(ids);
+                if walked.len() >= before.len() + size {
+                    break;
+                }
+            }
+            let Some((_, after)) = self.page_ids(1, 100).await else {
+                return Ok(());
+            };
+            let stable: Vec<&String> = before.iter().filter(|id| after.contains(id)).collect();
+            let missing: Vec<&String> = stable
+                .iter()
+                .copied()
+                .filter(|id| !walked.contains(id))
+                .collect();
+            let mut seen = BTreeSet::new();
+            let twice: Vec<&String> = walked.iter().filter(|id| !seen.insert(*id)).collect();
+            if missing.is_empty() && twice.is_empty() {
+                return Ok(());
+            }
+            last = Some((
+                index,
+                format!(
+                    "expected a walk with page_size={size} to read each of the {} items once; missing {missing:?}, read twice {twice:?}",
+                    stable.len()
+                ),
+            ));
+        }
+        match last {
+            Some(finding) => Err(finding),
+            None => Ok(()),
         }
     }
 
@@ -829,12 +913,14 @@ impl<'a> TestRun<'a> {
         };
         let index = self.send(request).await;
         let result = match self.ex(index).status() {
-            Some(400) => c::tfe_error_document(&self.ctx.schemas, self.ex(index)),
+            Some(400) => Ok(()),
             other => Err(format!(
                 "expected 400 without the required filter, received {other:?}"
             )),
         };
-        self.check(&c::TFE_REQUIRED_FILTER, Some(index), result);
+        if self.check(&c::TFE_REQUIRED_FILTER, Some(index), result) {
+            self.error_document(index);
+        }
     }
 
     /// Versioning 1: for reads under the prefixed form, the bare form answers alike.
@@ -896,10 +982,12 @@ impl<'a> TestRun<'a> {
         request.auth = Auth::None;
         let index = self.send(request).await;
         let result = match self.ex(index).status() {
-            Some(401) => c::tfe_error_document(&self.ctx.schemas, self.ex(index)),
+            Some(401) => Ok(()),
             other => Err(format!("expected 401 without a token, received {other:?}")),
         };
-        self.check(&c::TFE_UNAUTHORIZED, Some(index), result);
+        if self.check(&c::TFE_UNAUTHORIZED, Some(index), result) {
+            self.error_document(index);
+        }
     }
 
     async fn after_update(&mut self, main: usize) {
@@ -918,6 +1006,56 @@ impl<'a> TestRun<'a> {
             };
             self.check(&c::UPDATE_SAME_ID, Some(main), result);
         }
+        self.read_after_write(main).await;
+    }
+
+    /// TFE (facts 6.4): a show after the update echoes every attribute the update sent
+    /// that the show has at all (write-only attributes are not shown).
+    async fn read_after_write(&mut self, main: usize) {
+        let sent = self.ex(main).request.body.as_deref().and_then(|b| {
+            serde_json::from_str::<Value>(b)
+                .ok()?
+                .pointer("/data/attributes")?
+                .as_object()
+                .cloned()
+        });
+        let (Some(sent), Some(kind)) = (sent, self.endpoint.resource.clone()) else {
+            return;
+        };
+        if sent.is_empty() || self.requested_id().is_none() {
+            return;
+        }
+        let Some(index) = self.show_resource(&kind).await else {
+            return;
+        };
+        let shown = match (self.ex(index).is_success(), self.ex(index).json()) {
+            (true, Ok(doc)) => doc,
+            _ => {
+                let message = format!(
+                    "expected the show of the updated {kind} to answer a document, received {:?}",
+                    self.ex(index).status()
+                );
+                self.check(&c::TFE_READ_AFTER_WRITE, Some(index), Err(message));
+                return;
+            }
+        };
+        let attributes = shown.pointer("/data/attributes").and_then(Value::as_object);
+        let differing: Vec<String> = sent
+            .iter()
+            .filter_map(|(name, value)| {
+                let seen = attributes?.get(name)?;
+                (seen != value).then(|| format!("`{name}`: sent {value}, shown {seen}"))
+            })
+            .collect();
+        let result = if differing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "expected the show after the update to echo the attributes sent; {}",
+                differing.join("; ")
+            ))
+        };
+        self.check(&c::TFE_READ_AFTER_WRITE, Some(index), result);
     }
 
     async fn after_delete(&mut self, main: usize) {
@@ -944,10 +1082,12 @@ impl<'a> TestRun<'a> {
         };
         if self.check(check, Some(index), result) {
             let result = match status {
-                Some(404) => c::tfe_error_document(&self.ctx.schemas, self.ex(index)),
+                Some(404) => Ok(()),
                 other => Err(format!("expected 404 after the delete, received {other:?}")),
             };
-            self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result);
+            if self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result) {
+                self.error_document(index);
+            }
         }
     }
 
@@ -962,10 +1102,12 @@ impl<'a> TestRun<'a> {
             if let Ok(request) = self.main_request(&self.case.path, &self.case.method, true) {
                 let index = self.send(request).await;
                 let result = match self.ex(index).status() {
-                    Some(s) if (400..500).contains(&s) => c::tfe_error_document(&self.ctx.schemas, self.ex(index)),
+                    Some(s) if (400..500).contains(&s) => Ok(()),
                     other => Err(format!("expected the same action to be refused (4xx) now that the state no longer allows it, received {other:?}")),
                 };
-                self.check(&c::TFE_WRONG_STATE, Some(index), result);
+                if self.check(&c::TFE_WRONG_STATE, Some(index), result) {
+                    self.error_document(index);
+                }
             }
         }
     }
@@ -1010,18 +1152,37 @@ impl<'a> TestRun<'a> {
                 Err(format!("cannot fill the path of {}", state.show)),
             );
         };
-        let url = self.sibling_url(&show, &filled);
+        let mut url = self.sibling_url(&show, &filled);
+        for (name, value) in &state.query {
+            let value = self
+                .ctx
+                .fixtures
+                .fill_text(value, &self.scope)
+                .unwrap_or_else(|_| value.clone());
+            url.query_pairs_mut().append_pair(name, &value);
+        }
+        let item = state.item.as_ref().map(|i| {
+            self.ctx
+                .fixtures
+                .fill_text(i, &self.scope)
+                .unwrap_or_else(|_| i.clone())
+        });
         let deadline = Instant::now() + self.ctx.poll_budget;
         let mut delay = Duration::from_millis(50);
         loop {
             let index = self
                 .send(Request::new(Method::GET, url.clone(), auth_for(&filled)))
                 .await;
-            let seen = self
-                .ex(index)
-                .json()
-                .ok()
-                .and_then(|d| d.pointer(&state.pointer).cloned());
+            let seen = self.ex(index).json().ok().and_then(|d| match &item {
+                Some(id) => d
+                    .get("data")?
+                    .as_array()?
+                    .iter()
+                    .find(|i| i.get("id").and_then(Value::as_str) == Some(id.as_str()))?
+                    .pointer(&state.pointer)
+                    .cloned(),
+                None => d.pointer(&state.pointer).cloned(),
+            });
             let holds = match &seen {
                 Some(Value::Array(items)) => items.iter().any(|i| {
                     i == &wanted

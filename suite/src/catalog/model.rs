@@ -174,6 +174,12 @@ pub struct StateExpect {
     pub value: serde_json::Value,
     /// The endpoint (`group::id`) that shows the resource.
     pub show: String,
+    /// Query parameters sent with the show (placeholders allowed), e.g. to narrow a list.
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    /// When the show is a list: the id (placeholders allowed) of the item the pointer applies to.
+    #[serde(default)]
+    pub item: Option<String>,
 }
 
 /// `cases/resources.toml`: the resource graph.

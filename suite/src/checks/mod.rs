@@ -123,6 +123,8 @@ checks! {
         "an action not allowed in the resource's state is refused (4xx)";
     TFE_REGISTRY_DOWNLOAD = "tfe.registry-download", Tfe, "tfe-api-facts 3.3",
         "a registry download answers 204 with X-Terraform-Get (or a redirect to it)";
+    TFE_READ_AFTER_WRITE = "tfe.read-after-write", Tfe, "tfe-api-facts 6.4",
+        "a show after an update echoes every attribute the update sent (write-only ones, absent from the show, aside)";
 }
 
 /// Looks a check up by id.
