@@ -797,22 +797,6 @@ impl FaultCase {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::glob;
-
-    #[test]
-    fn globs() {
-        assert!(glob("runs::show::*", "runs::show::bare"));
-        assert!(!glob("runs::show::*", "runs::list::bare"));
-        assert!(glob("*::bare", "runs::show::bare"));
-        assert!(glob("runs::*::api-v2", "runs::apply::api-v2"));
-        assert!(glob("runs::show::bare", "runs::show::bare"));
-        assert!(!glob("runs::*::bare", "runs::bare"));
-        assert!(glob("*", "x"));
-    }
-}
-
 /// `conform checks --markdown`.
 pub fn checks_command() -> std::process::ExitCode {
     match FaultList::embedded() {
@@ -876,5 +860,21 @@ pub fn command(args: &crate::cli::SelftestArgs) -> std::process::ExitCode {
         ExitCode::from(ExitCodes::OK)
     } else {
         ExitCode::from(ExitCodes::FAILED)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn globs() {
+        assert!(glob("runs::show::*", "runs::show::bare"));
+        assert!(!glob("runs::show::*", "runs::list::bare"));
+        assert!(glob("*::bare", "runs::show::bare"));
+        assert!(glob("runs::*::api-v2", "runs::apply::api-v2"));
+        assert!(glob("runs::show::bare", "runs::show::bare"));
+        assert!(!glob("runs::*::bare", "runs::bare"));
+        assert!(glob("*", "x"));
     }
 }
