@@ -215,6 +215,11 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "the registry protocol's module lists and search answer no modules",
     ),
+    info(
+        "list-holds-extra",
+        None,
+        "lists hold one item more than was made: a copy of the newest with another id",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.
@@ -346,6 +351,7 @@ pub(crate) enum Kind {
     FilterOptional,
     RegistryDownloadNoHeader,
     RegistryHidesModules,
+    ListHoldsExtra,
 }
 
 /// One enabled fault (parse it from `name` or `name=ARG`).
@@ -439,6 +445,7 @@ impl FromStr for Fault {
             "filter-optional" => Kind::FilterOptional,
             "registry-download-no-header" => Kind::RegistryDownloadNoHeader,
             "registry-hides-modules" => Kind::RegistryHidesModules,
+            "list-holds-extra" => Kind::ListHoldsExtra,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {

@@ -338,6 +338,14 @@ pub(crate) fn paginate(ctx: &Ctx, mut items: Vec<Value>) -> ApiResult<Response> 
     if state.fault(Kind::ListOmitsNewest) {
         items.pop();
     }
+    if state.fault(Kind::ListHoldsExtra) {
+        if let Some(mut extra) = items.last().cloned() {
+            if let Some(Value::String(id)) = extra.get_mut("id") {
+                id.push_str("-extra");
+            }
+            items.push(extra);
+        }
+    }
     let total = items.len();
     let mut page = number(ctx, &["page[number]", "page"], 1).max(1);
     let mut size = number(ctx, &["page[size]", "page_size"], 20).clamp(1, 100);

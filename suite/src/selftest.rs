@@ -23,6 +23,9 @@ use crate::verdict::{TestResult, Verdict};
 /// The fault list the binary embeds.
 pub const EMBEDDED_FAULTS: &str = include_str!("../../selftest/faults.toml");
 
+/// The seed of the sequence families in every selftest run.
+const SEQUENCE_SEED: u64 = 7;
+
 /// Concurrent tests within one run (as `conform` itself).
 const TEST_CONCURRENCY: usize = 16;
 
@@ -89,6 +92,10 @@ pub struct FaultList {
     /// Request timeout of the fault runs, in seconds (short, so that `slow` is caught fast).
     #[serde(default = "default_timeout")]
     pub timeout: f64,
+    /// Tests that may fail as a consequence of any fault (the sequence families, whose
+    /// histories cross many endpoints).
+    #[serde(default)]
+    pub collateral: Vec<String>,
     /// The faults.
     #[serde(rename = "fault")]
     pub faults: Vec<FaultCase>,
@@ -527,8 +534,8 @@ fn summarize(failures: &[&Failure]) -> String {
     parts.join(", ")
 }
 
-/// Runs the whole suite once in-process against a fresh embedded reference service with
-/// `faults`, at `profile`, with a request timeout.
+/// Runs the whole suite (every test, then every sequence family) once in-process against a
+/// fresh embedded reference service with `faults`, at `profile`, with a request timeout.
 pub fn run_suite(
     faults: &[&str],
     profile: &str,
@@ -543,6 +550,8 @@ pub fn run_suite(
         argv.push("--timeout".into());
         argv.push(t.to_string());
     }
+    // The sequences run with a fixed seed, so that a selftest is repeatable.
+    argv.extend(["--seed".into(), SEQUENCE_SEED.to_string()]);
     let cli = Cli::try_parse_from(argv).map_err(|e| ConfigError(e.to_string()))?;
     let (catalog, schemas) = load_catalog(&cli.run)?;
     let tests = selected_tests(&catalog, &[])?;
@@ -551,7 +560,8 @@ pub fn run_suite(
         // State that a fault keeps from changing is given up on after one request timeout.
         ctx.poll_budget = Duration::from_secs_f64(t);
     }
-    let results = session.run_direct(&tests, TEST_CONCURRENCY);
+    let mut results = session.run_direct(&tests, TEST_CONCURRENCY);
+    results.extend(session.run_sequences(crate::sequences::families()));
     session.close();
     Ok(results)
 }
@@ -708,7 +718,9 @@ pub fn run(list: &FaultList, options: &Options) -> Report {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(case) = selected.get(i) else { break };
-                let outcome = run_fault(case, list.timeout);
+                let mut case = (*case).clone();
+                case.collateral.extend(list.collateral.iter().cloned());
+                let outcome = run_fault(&case, list.timeout);
                 if let Ok(mut all) = outcomes.lock() {
                     all.insert(i, outcome);
                 }
