@@ -76,7 +76,9 @@ pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
     let mut rest = &t[19..];
     let mut nanos = 0u32;
     if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.find(|c: char| !c.is_ascii_digit()).unwrap_or(frac.len());
+        let digits = frac
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(frac.len());
         let mut padded: String = frac[..digits].chars().take(9).collect();
         while padded.len() < 9 {
             padded.push('0');

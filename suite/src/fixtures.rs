@@ -596,8 +596,7 @@ impl Fixtures {
             Request::new(method, url, Auth::None)
                 .with_body(Body::Bytes(crate::tarball::config_tarball()))
         } else {
-            let mut local = scope.clone();
-            local.insert(Arc::new(made.clone()));
+            let local = self.own_scope(scope, made);
             let path = self.fill_path(&route.path, &local, None, Some(kind))?;
             let mut request = Request::new(method, self.target.url(&path), auth_for(&path));
             if let Some(payload) = &route.payload {
@@ -619,8 +618,7 @@ impl Fixtures {
 
     fn record(&self, made: &Instance, def: &ResourceDef, scope: &Scope) {
         let delete = def.delete.as_ref().and_then(|route| {
-            let mut local = scope.clone();
-            local.insert(Arc::new(made.clone()));
+            let local = self.own_scope(scope, made);
             let path = self
                 .fill_path(&route.path, &local, None, Some(&made.kind))
                 .ok()?;
@@ -632,6 +630,31 @@ impl Fixtures {
             id: made.id.clone(),
             delete,
         });
+    }
+
+    /// The scope in which a made instance's own routes (after, delete) are filled: the
+    /// instance under its kind and under the kinds it is the `same_as` of, so that a second
+    /// organization's delete names that organization, not the shared one.
+    fn own_scope(&self, scope: &Scope, made: &Instance) -> Scope {
+        let mut local = scope.clone();
+        local.insert(Arc::new(made.clone()));
+        let mut kind = made.kind.clone();
+        for _ in 0..8 {
+            let Some(base) = self
+                .catalog
+                .graph
+                .resources
+                .get(&kind)
+                .and_then(|d| d.same_as.clone())
+            else {
+                break;
+            };
+            let mut alias = made.clone();
+            alias.kind = base.clone();
+            local.insert(Arc::new(alias));
+            kind = base;
+        }
+        local
     }
 
     /// Adds a resource a test made itself (a create test) to the ledger; with a ledger file,
@@ -655,8 +678,7 @@ impl Fixtures {
     ) -> Option<(Method, url::Url, Auth)> {
         let def = self.def(kind).ok()?;
         let route = def.delete.as_ref()?;
-        let mut local = scope.clone();
-        local.insert(Arc::new(made.clone()));
+        let local = self.own_scope(scope, made);
         let path = self.fill_path(&route.path, &local, None, Some(kind)).ok()?;
         Some((
             Method::from_bytes(route.method.as_bytes()).ok()?,

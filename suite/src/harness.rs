@@ -159,7 +159,7 @@ impl Session {
             ca_cert: settings.ca_cert.clone(),
             insecure: settings.insecure,
             rate: settings.rate,
-            max_retries: 5,
+            max_retries: crate::target::MAX_RETRIES,
         };
         let probe_target = Target::new(TargetConfig {
             max_retries: 0,
@@ -196,8 +196,8 @@ impl Session {
         .read_only(settings.read_only);
         // The embedded service forgets everything when the run ends: nothing to sweep.
         if embedded.is_none() {
-            let ledger = crate::ledger::Ledger::open(&settings.ledger, &settings.prefix)
-                .map_err(|e| {
+            let ledger =
+                crate::ledger::Ledger::open(&settings.ledger, &settings.prefix).map_err(|e| {
                     ConfigError(format!(
                         "cannot open the ledger {}: {e}",
                         settings.ledger.display()

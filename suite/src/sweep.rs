@@ -94,8 +94,14 @@ fn settings(args: &SweepArgs) -> Result<Settings, ConfigError> {
     flag("target", &args.target);
     flag("token", &args.token);
     flag("admin-token", &args.admin_token);
-    flag("config", &args.config.as_ref().map(|p| p.display().to_string()));
-    flag("ca-cert", &args.ca_cert.as_ref().map(|p| p.display().to_string()));
+    flag(
+        "config",
+        &args.config.as_ref().map(|p| p.display().to_string()),
+    );
+    flag(
+        "ca-cert",
+        &args.ca_cert.as_ref().map(|p| p.display().to_string()),
+    );
     flag("timeout", &args.timeout.map(|t| t.to_string()));
     if args.insecure {
         argv.push("--insecure".into());
@@ -128,7 +134,7 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
             ca_cert: settings.ca_cert.clone(),
             insecure: settings.insecure,
             rate: None,
-            max_retries: 5,
+            max_retries: crate::target::MAX_RETRIES,
         })
         .map_err(|e| ConfigError(e.to_string()))?,
     );
@@ -149,11 +155,7 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
     if older_than.is_some() || args.prefix.is_some() {
         let prefix = args.prefix.clone().unwrap_or_else(|| "conform-".into());
         runtime.block_on(sweep_organizations(
-            args,
-            &target,
-            &prefix,
-            older_than,
-            &mut tally,
+            args, &target, &prefix, older_than, &mut tally,
         ));
     }
     let verb = if args.dry_run {
@@ -202,21 +204,23 @@ async fn sweep_ledger(
         args.ledger.display(),
         outstanding.len()
     );
-    let journal = if args.dry_run {
-        None
-    } else {
-        Some(
-            Ledger::open(&args.ledger, "")
-                .map_err(|e| ConfigError(format!("cannot append to {}: {e}", args.ledger.display())))?,
-        )
-    };
+    let journal =
+        if args.dry_run {
+            None
+        } else {
+            Some(Ledger::open(&args.ledger, "").map_err(|e| {
+                ConfigError(format!("cannot append to {}: {e}", args.ledger.display()))
+            })?)
+        };
     for entry in outstanding.into_iter().rev() {
         let what = format!("{} {} (run {})", entry.kind, entry.id, entry.prefix);
         let (Some(method), Some(url)) = (entry.method.as_deref(), entry.url.as_deref()) else {
             continue;
         };
         let (Ok(method), Ok(url)) = (Method::from_bytes(method.as_bytes()), Url::parse(url)) else {
-            tally.failed.push(format!("{what}: the ledger's delete request is not valid"));
+            tally
+                .failed
+                .push(format!("{what}: the ledger's delete request is not valid"));
             continue;
         };
         if !target.same_origin(&url) {
@@ -232,9 +236,7 @@ async fn sweep_ledger(
             tally.deleted += 1;
             continue;
         }
-        let ex = target
-            .send(Request::new(method, url, entry.auth()))
-            .await;
+        let ex = target.send(Request::new(method, url, entry.auth())).await;
         if settle(&what, &ex, tally) {
             if let Some(journal) = &journal {
                 journal.append(&Entry {
@@ -294,7 +296,9 @@ async fn sweep_organizations(
         let url = target.url(&format!(
             "/api/v2/organizations?page%5Bnumber%5D={page}&page%5Bsize%5D=100"
         ));
-        let ex = target.send(Request::new(Method::GET, url, Auth::User)).await;
+        let ex = target
+            .send(Request::new(Method::GET, url, Auth::User))
+            .await;
         let doc = match (ex.is_success(), ex.json()) {
             (true, Ok(doc)) => doc,
             _ => {

@@ -76,7 +76,9 @@ impl Guard {
         F: IntoIterator<Item = String>,
         D: IntoIterator<Item = String>,
     {
-        let Ok(mut s) = self.state.write() else { return };
+        let Ok(mut s) = self.state.write() else {
+            return;
+        };
         s.armed = true;
         s.read_only = read_only;
         for template in templates {
@@ -100,7 +102,8 @@ impl Guard {
             }
         }
         s.declared.extend(fixed);
-        s.declared.extend(declared.into_iter().filter(|d| !d.is_empty()));
+        s.declared
+            .extend(declared.into_iter().filter(|d| !d.is_empty()));
     }
 
     /// True when armed.
@@ -237,8 +240,12 @@ mod tests {
         assert!(g
             .check(&Method::POST, "/organizations/conform-abc-0001/workspaces")
             .is_ok());
-        assert!(g.check(&Method::DELETE, "/api/v2/workspaces/ws-mine").is_ok());
-        assert!(g.check(&Method::POST, "/workspaces/ws-mine/actions/lock").is_ok());
+        assert!(g
+            .check(&Method::DELETE, "/api/v2/workspaces/ws-mine")
+            .is_ok());
+        assert!(g
+            .check(&Method::POST, "/workspaces/ws-mine/actions/lock")
+            .is_ok());
         let e = g
             .check(&Method::DELETE, "/api/v2/workspaces/ws-theirs")
             .unwrap_err();
@@ -261,7 +268,9 @@ mod tests {
     fn a_word_in_an_id_position_is_still_an_id() {
         let g = guard();
         // an organization named like a path word is someone else's organization
-        assert!(g.check(&Method::DELETE, "/organizations/workspaces").is_err());
+        assert!(g
+            .check(&Method::DELETE, "/organizations/workspaces")
+            .is_err());
         g.allow("conform-abc-0001");
         g.allow("conform-abc-0002");
         g.allow("aws");

@@ -9,7 +9,7 @@ mod throttle;
 pub use exchange::{Exchange, RequestRecord, ResponseRecord, TransportError};
 pub use guard::Guard;
 pub use secret::{redact, Secret};
-pub use throttle::{parse_rate, requested_wait, Throttle, ThrottleStats};
+pub use throttle::{parse_rate, requested_wait, Throttle, ThrottleStats, MAX_RETRIES, MAX_WAIT};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -103,7 +103,8 @@ pub struct TargetConfig {
     pub insecure: bool,
     /// Client-side rate limit in requests per second (`--rate`), shared by every request.
     pub rate: Option<f64>,
-    /// How often a 429 is waited out and the request sent again.
+    /// How often a 429 is waited out and the request sent again ([`MAX_RETRIES`]; at most
+    /// [`throttle::MAX_WAIT`] in all).
     pub max_retries: u32,
 }
 
@@ -297,6 +298,7 @@ impl Target {
             Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
         );
         let (mut limited, mut broken) = (0u32, 0u32);
+        let mut waited = std::time::Duration::ZERO;
         let mut sent_at;
         let response = loop {
             self.throttle.admit().await;
@@ -318,13 +320,14 @@ impl Target {
                     let wait = requested_wait(&r.headers, std::time::SystemTime::now())
                         .unwrap_or_else(|| throttle::backoff(limited));
                     if limited >= self.config.max_retries
-                        || wait > throttle::MAX_WAIT
+                        || waited + wait > throttle::MAX_WAIT
                         || self.throttle.would_pass_deadline(wait)
                     {
                         self.throttle.note_rate_limited();
                         break response;
                     }
                     self.throttle.pause(wait);
+                    waited += wait;
                     limited += 1;
                 }
                 Err(TransportError::Connection(_)) if idempotent && broken < MAX_RECONNECTS => {

@@ -7,8 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Longest single wait a 429 may impose; a longer one gives up instead.
-pub const MAX_WAIT: Duration = Duration::from_secs(120);
+/// Longest a request waits out 429s in all; a longer wait gives up and keeps the 429.
+pub const MAX_WAIT: Duration = Duration::from_secs(60);
+
+/// How often a request waits out a 429 at most.
+pub const MAX_RETRIES: u32 = 20;
 
 /// Parses `--rate`: `30/s`, `600/m`, `2/h`, or a bare number per second.
 pub fn parse_rate(text: &str) -> Result<f64, String> {
@@ -21,7 +24,11 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
         "s" | "sec" | "second" => 1.0,
         "m" | "min" | "minute" => 60.0,
         "h" | "hour" => 3600.0,
-        other => return Err(format!("--rate `{text}`: unknown period `{other}` (s, m or h)")),
+        other => {
+            return Err(format!(
+                "--rate `{text}`: unknown period `{other}` (s, m or h)"
+            ))
+        }
     };
     let rate = n / secs;
     if !(rate.is_finite() && rate > 0.0 && rate <= 100_000.0) {
@@ -87,7 +94,13 @@ impl Meter {
     fn total(&self) -> Duration {
         self.state
             .lock()
-            .map(|s| s.2 + s.1.filter(|_| s.0 > 0).map(|t| t.elapsed()).unwrap_or_default())
+            .map(|s| {
+                s.2 + s
+                    .1
+                    .filter(|_| s.0 > 0)
+                    .map(|t| t.elapsed())
+                    .unwrap_or_default()
+            })
             .unwrap_or_default()
     }
 }
