@@ -26,7 +26,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         }
     };
     let secs = value * scale;
-    if !secs.is_finite() || secs < 0.0 || secs > 10.0 * 365.0 * 86_400.0 {
+    if !secs.is_finite() || !(0.0..=10.0 * 365.0 * 86_400.0).contains(&secs) {
         return Err(format!("`{text}` is out of range"));
     }
     Ok(Duration::from_secs_f64(secs))
