@@ -669,6 +669,26 @@ impl Fixtures {
         }
     }
 
+    /// Records that something the run made is gone already (deleted by the test that made
+    /// it): teardown skips it and the ledger says so.
+    pub fn note_gone(&self, kind: &str, id: &str) {
+        let mut gone = Vec::new();
+        if let Ok(mut ledger) = self.ledger.lock() {
+            ledger.retain(|m| {
+                let hit = m.kind == kind && m.id == id;
+                if hit {
+                    gone.push(m.clone());
+                }
+                !hit
+            });
+        }
+        if let Some(journal) = &self.journal {
+            for made in &gone {
+                journal.deleted(made);
+            }
+        }
+    }
+
     /// The delete request of a resource kind for an instance, for a create test's ledger entry.
     pub fn delete_request(
         &self,

@@ -395,8 +395,7 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
             let deadline = session.deadline;
             Trial::ignorable_test(case.name.clone(), move || {
                 let started = Instant::now();
-                let mut result =
-                    handle.block_on(within_deadline(
+                let mut result = handle.block_on(within_deadline(
                     &case.name,
                     &case.group,
                     deadline,
