@@ -99,6 +99,9 @@ pub struct Session {
     embedded: Option<conform_reference::Running>,
     started: Instant,
     deadline: Option<Instant>,
+    /// How long past the deadline a test may still finish the request it has in flight (the
+    /// target refuses new ones at the deadline), so that no create goes unrecorded.
+    grace: std::time::Duration,
 }
 
 impl Session {
@@ -185,6 +188,7 @@ impl Session {
             settings.read_only,
         );
         let deadline = settings.deadline.map(|d| started + d);
+        let grace = settings.timeout + std::time::Duration::from_secs(2);
         target.set_deadline(deadline);
         let catalog = Arc::new(catalog);
         let mut fixtures = Fixtures::new(
@@ -228,6 +232,7 @@ impl Session {
             embedded,
             started,
             deadline,
+            grace,
         })
     }
 
@@ -243,14 +248,14 @@ impl Session {
             let mut handles = Vec::new();
             for case in tests {
                 let (ctx, semaphore, case) = (self.ctx.clone(), semaphore.clone(), case.clone());
-                let deadline = self.deadline;
+                let (deadline, grace) = (self.deadline, self.grace);
                 handles.push(tokio::spawn(async move {
                     let started = Instant::now();
                     let run = async {
                         let _permit = semaphore.acquire_owned().await;
                         ctx.run(&case).await
                     };
-                    within_deadline(&case.name, &case.group, deadline, started, run).await
+                    within_deadline(&case.name, &case.group, deadline, grace, started, run).await
                 }));
             }
             let mut results = Vec::new();
@@ -272,7 +277,9 @@ impl Session {
             for family in families.iter().copied() {
                 let (ctx, config) = (self.ctx.clone(), self.sequences.clone());
                 handles.push(tokio::spawn(async move {
-                    sequences::run_family(&ctx, family, &config).await
+                    let mut result = sequences::run_family(&ctx, family, &config).await;
+                    crate::runner::not_judged(&mut result, ctx.profile);
+                    result
                 }));
             }
             let mut results = Vec::new();
@@ -392,13 +399,14 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
                 waivers.clone(),
                 progress.clone(),
             );
-            let deadline = session.deadline;
+            let (deadline, grace) = (session.deadline, session.grace);
             Trial::ignorable_test(case.name.clone(), move || {
                 let started = Instant::now();
                 let mut result = handle.block_on(within_deadline(
                     &case.name,
                     &case.group,
                     deadline,
+                    grace,
                     started,
                     ctx.run(&case),
                 ));
@@ -424,16 +432,18 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
             waivers.clone(),
             progress.clone(),
         );
-        let deadline = session.deadline;
+        let (deadline, grace) = (session.deadline, session.grace);
         trials.push(Trial::test(sequences::test_name(family), move || {
             let started = Instant::now();
             let mut result = handle.block_on(within_deadline(
                 &sequences::test_name(family),
                 sequences::GROUP,
                 deadline,
+                grace,
                 started,
                 sequences::run_family(&ctx, family, &config),
             ));
+            crate::runner::not_judged(&mut result, profile);
             if let Some(waivers) = &waivers {
                 waivers.apply(&mut result, profile);
             }
@@ -511,32 +521,41 @@ fn progress_mode(args: &mut RunArgs) -> ProgressMode {
     mode
 }
 
-/// Runs a test to its result, or ends it as `error` when the run's deadline passes first.
+/// Runs a test to its result, or ends it as `error` when the run's deadline passes first. At
+/// the deadline the target refuses new requests, and the test ends by itself; only a test
+/// still stuck `grace` later is cut off.
 pub async fn within_deadline(
     name: &str,
     group: &str,
     deadline: Option<Instant>,
+    grace: std::time::Duration,
     started: Instant,
     run: impl std::future::Future<Output = TestResult>,
 ) -> TestResult {
     let Some(deadline) = deadline else {
         return run.await;
     };
-    match tokio::time::timeout_at(deadline.into(), run).await {
+    let cut = |reason: String| TestResult {
+        name: name.to_string(),
+        group: group.to_string(),
+        verdict: Verdict::Error,
+        reason: Some(reason),
+        findings: Vec::new(),
+        passed: Vec::new(),
+        exchanges: Vec::new(),
+        duration: started.elapsed(),
+    };
+    if Instant::now() >= deadline {
+        return cut(
+            "the run's --deadline passed before this test could start; teardown still ran".into(),
+        );
+    }
+    match tokio::time::timeout_at((deadline + grace).into(), run).await {
         Ok(result) => result,
-        Err(_) => TestResult {
-            name: name.to_string(),
-            group: group.to_string(),
-            verdict: Verdict::Error,
-            reason: Some(format!(
-                "the run's --deadline passed before this test finished (it ran {}); teardown still ran",
-                crate::clock::human(started.elapsed())
-            )),
-            findings: Vec::new(),
-            passed: Vec::new(),
-            exchanges: Vec::new(),
-            duration: started.elapsed(),
-        },
+        Err(_) => cut(format!(
+            "the run's --deadline passed before this test finished (it ran {}); teardown still ran",
+            crate::clock::human(started.elapsed())
+        )),
     }
 }
 

@@ -146,6 +146,25 @@ impl Context {
     }
 }
 
+/// Turns a failed result into an `error` when a failing finding rests on an exchange that
+/// cannot judge the target (see [`blocked`]); for results made outside [`Context::run`]
+/// (sequences).
+pub fn not_judged(result: &mut TestResult, profile: Profile) {
+    if result.verdict != Verdict::Fail {
+        return;
+    }
+    let why = result
+        .findings
+        .iter()
+        .filter(|f| profile.fails_on(f.check.level))
+        .filter_map(|f| f.exchange.and_then(|i| result.exchanges.get(i)))
+        .find_map(blocked);
+    if let Some(why) = why {
+        result.verdict = Verdict::Error;
+        result.reason = Some(why);
+    }
+}
+
 /// Why an exchange cannot judge the target: conform refused to send it, or the target kept
 /// rate-limiting it.
 fn blocked(ex: &Exchange) -> Option<String> {
@@ -1062,7 +1081,12 @@ impl<'a> TestRun<'a> {
             if holds {
                 return self.check(check, Some(index), Ok(()));
             }
-            if Instant::now() + delay > deadline {
+            // a refused request (the run's deadline) will not change by waiting
+            let refused = matches!(
+                self.ex(index).response,
+                Err(crate::target::TransportError::Refused(_))
+            );
+            if refused || Instant::now() + delay > deadline {
                 let last = seen
                     .map(|v| v.to_string())
                     .unwrap_or_else(|| "nothing".into());

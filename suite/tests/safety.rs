@@ -570,6 +570,16 @@ fn a_target_that_rate_limits_its_first_requests_passes_with_throttling_reported(
         "{line}"
     );
     assert!(took < Duration::from_secs(60), "{took:?}");
+    // and in the report files
+    let results: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(
+        results["figures"]["rate_limited_answers"].as_u64(),
+        Some(answers)
+    );
+    assert!(results["figures"]["throttled_seconds"].as_f64().unwrap() > 0.5);
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("Throttled: "), "{summary}");
 }
 
 #[test]
@@ -622,7 +632,10 @@ fn a_deadline_ends_unfinished_tests_as_errors_and_teardown_still_runs() {
     ]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(said.contains("--deadline passed"), "{said}");
+    assert!(
+        said.contains("--deadline passed before this test"),
+        "{said}"
+    );
     assert!(took < Duration::from_secs(30), "{took:?}");
     // teardown ran: nothing of the run is left, and the ledger says so
     assert!(organizations_with_prefix(&served.url, token, &prefix).is_empty());

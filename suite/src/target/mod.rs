@@ -299,9 +299,14 @@ impl Target {
         );
         let (mut limited, mut broken) = (0u32, 0u32);
         let mut waited = std::time::Duration::ZERO;
-        let mut sent_at;
+        let mut sent_at = Instant::now();
         let response = loop {
             self.throttle.admit().await;
+            if self.throttle.deadline_passed() {
+                break Err(TransportError::Refused(
+                    "the run's --deadline passed; the request was not sent".into(),
+                ));
+            }
             sent_at = Instant::now();
             self.requests.fetch_add(1, Ordering::Relaxed);
             let mut builder = self

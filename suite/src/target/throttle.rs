@@ -174,6 +174,11 @@ impl Throttle {
         }
     }
 
+    /// True when the deadline has passed.
+    pub fn deadline_passed(&self) -> bool {
+        self.would_pass_deadline(Duration::ZERO)
+    }
+
     /// True when waiting `wait` from now would pass the deadline.
     pub fn would_pass_deadline(&self, wait: Duration) -> bool {
         let deadline = self.deadline.lock().ok().and_then(|d| *d);
@@ -195,17 +200,25 @@ impl Throttle {
         let Some((interval, tau)) = self.pacing else {
             return;
         };
-        let at = {
-            let Ok(mut tat) = self.tat.lock() else { return };
-            let now = Instant::now();
-            let current = tat.unwrap_or(now).max(now);
-            let allowed = current.checked_sub(tau).unwrap_or(now).max(now);
-            *tat = Some(current + interval);
-            allowed
-        };
-        if at > Instant::now() {
-            let _g = self.paced.enter();
-            tokio::time::sleep_until(at.into()).await;
+        // GCRA without reservations: a slot is taken only when it is due, so a request
+        // cancelled while it waits (the deadline) leaves no phantom slot behind.
+        let mut waiting = None;
+        loop {
+            let due = {
+                let Ok(mut tat) = self.tat.lock() else { return };
+                let now = Instant::now();
+                let current = tat.unwrap_or(now).max(now);
+                let allowed = current.checked_sub(tau).unwrap_or(now);
+                if allowed <= now {
+                    *tat = Some(current + interval);
+                    return;
+                }
+                allowed
+            };
+            if waiting.is_none() {
+                waiting = Some(self.paced.enter());
+            }
+            tokio::time::sleep_until(due.into()).await;
         }
     }
 
