@@ -27,6 +27,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Self-validation: the suite against the reference, unbroken and with each fault.
     Selftest(SelftestArgs),
+    /// Delete what runs left behind: the ledger's leftovers, and old `conform-` organizations.
+    Sweep(crate::sweep::SweepArgs),
 }
 
 /// Options of `conform checks`.
@@ -154,6 +156,18 @@ pub struct RunArgs {
     /// Run one shard of the tests: hash:M/N (stable per test name) or count:M/N.
     #[arg(long, value_name = "KIND:M/N")]
     pub partition: Option<String>,
+    /// The crash-safe ledger of what the run creates (default REPORTS/ledger.jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+    /// Run only the tests that change nothing, and create no fixtures.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Client-side rate limit shared by all requests (`30/s`, `600/m`).
+    #[arg(long, value_name = "N/s")]
+    pub rate: Option<String>,
+    /// Time limit of the whole run (`90s`, `10m`); unfinished tests end as errors, teardown still runs.
+    #[arg(long, value_name = "DURATION")]
+    pub deadline: Option<String>,
     /// Faults to switch on in the embedded reference service (for self-tests).
     #[arg(long, value_name = "NAME[=ARG]", hide = true)]
     pub reference_fault: Vec<String>,

@@ -17,6 +17,7 @@ use tokio::sync::OnceCell;
 
 use crate::catalog::{Catalog, Endpoint, ResourceDef, Route};
 use crate::checks::upload_candidates;
+use crate::ledger::Ledger;
 use crate::target::{Auth, Body, Exchange, Request, Target};
 
 /// A resource that exists on the target, with the fields tests read from it.
@@ -113,6 +114,8 @@ pub struct Fixtures {
     counter: AtomicU64,
     shared: Mutex<HashMap<String, Cell>>,
     ledger: Mutex<Vec<Made>>,
+    journal: Option<Arc<Ledger>>,
+    read_only: bool,
 }
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -133,6 +136,32 @@ impl Fixtures {
             counter: AtomicU64::new(0),
             shared: Mutex::new(HashMap::new()),
             ledger: Mutex::new(Vec::new()),
+            journal: None,
+            read_only: false,
+        }
+    }
+
+    /// Writes every resource made to this crash-safe ledger as well (see [`crate::ledger`]).
+    pub fn with_ledger(mut self, ledger: Arc<Ledger>) -> Self {
+        self.journal = Some(ledger);
+        self
+    }
+
+    /// `--read-only`: nothing is created; kinds that must be made are unavailable.
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Tells the blast-radius guard that an instance (its id, name and other fields) is this
+    /// run's own.
+    fn vouch(&self, instance: &Instance) {
+        let guard = self.target.guard();
+        guard.allow(&instance.id);
+        for value in instance.fields.values() {
+            if !value.contains('/') {
+                guard.allow(value);
+            }
         }
     }
 
@@ -443,7 +472,11 @@ impl Fixtures {
                     None,
                 )
             })?;
-            return Ok(instance(kind, id, &parent.document, def, fresh));
+            let made = instance(kind, id, &parent.document, def, fresh);
+            if self.target.guard().knows(&parent.id) {
+                self.vouch(&made);
+            }
+            return Ok(made);
         }
         if let Some(find) = &def.find {
             let path = self.fill_path(&find.path, scope, None, Some(kind))?;
@@ -480,7 +513,19 @@ impl Fixtures {
             return match pick.and_then(|item| value_string(item.get("id")).map(|id| (id, item))) {
                 Some((id, item)) => {
                     let doc = serde_json::json!({ "data": item });
-                    Ok(instance(kind, id, &doc, def, fresh))
+                    let found = instance(kind, id, &doc, def, fresh);
+                    // found under resources this run owns: the run's own as well
+                    let owners = self.kinds_in(&find.path, &[], None, Some(kind))?;
+                    if !owners.is_empty()
+                        && owners.iter().all(|k| {
+                            scope
+                                .get(k)
+                                .is_some_and(|i| self.target.guard().knows(&i.id))
+                        })
+                    {
+                        self.vouch(&found);
+                    }
+                    Ok(found)
                 }
                 None => Err(FixtureError::Unavailable(format!(
                     "needs a `{kind}`, and {path} lists none: give one with --fixture {kind}=ID"
@@ -490,6 +535,11 @@ impl Fixtures {
         let create = def.create.as_ref().ok_or_else(|| {
             FixtureError::Catalog(format!("`{kind}` has no create, from, find or fixture"))
         })?;
+        if self.read_only {
+            return Err(FixtureError::Unavailable(format!(
+                "needs a `{kind}`, and --read-only creates nothing: give one with --fixture {kind}=ID"
+            )));
+        }
         let path = self.fill_path(&create.path, scope, None, Some(kind))?;
         let method = Method::from_bytes(create.method.as_bytes()).unwrap_or(Method::POST);
         let mut request = Request::new(method, self.target.url(&path), auth_for(&path));
@@ -516,6 +566,7 @@ impl Fixtures {
             )
         })?;
         let made = instance(kind, id, &doc, def, fresh);
+        self.vouch(&made);
         self.record(&made, def, scope);
         if !bare {
             for after in &def.after {
@@ -545,8 +596,7 @@ impl Fixtures {
             Request::new(method, url, Auth::None)
                 .with_body(Body::Bytes(crate::tarball::config_tarball()))
         } else {
-            let mut local = scope.clone();
-            local.insert(Arc::new(made.clone()));
+            let local = self.own_scope(scope, made);
             let path = self.fill_path(&route.path, &local, None, Some(kind))?;
             let mut request = Request::new(method, self.target.url(&path), auth_for(&path));
             if let Some(payload) = &route.payload {
@@ -568,8 +618,7 @@ impl Fixtures {
 
     fn record(&self, made: &Instance, def: &ResourceDef, scope: &Scope) {
         let delete = def.delete.as_ref().and_then(|route| {
-            let mut local = scope.clone();
-            local.insert(Arc::new(made.clone()));
+            let local = self.own_scope(scope, made);
             let path = self
                 .fill_path(&route.path, &local, None, Some(&made.kind))
                 .ok()?;
@@ -583,10 +632,60 @@ impl Fixtures {
         });
     }
 
-    /// Adds a resource a test made itself (a create test) to the ledger.
+    /// The scope in which a made instance's own routes (after, delete) are filled: the
+    /// instance under its kind and under the kinds it is the `same_as` of, so that a second
+    /// organization's delete names that organization, not the shared one.
+    fn own_scope(&self, scope: &Scope, made: &Instance) -> Scope {
+        let mut local = scope.clone();
+        local.insert(Arc::new(made.clone()));
+        let mut kind = made.kind.clone();
+        for _ in 0..8 {
+            let Some(base) = self
+                .catalog
+                .graph
+                .resources
+                .get(&kind)
+                .and_then(|d| d.same_as.clone())
+            else {
+                break;
+            };
+            let mut alias = made.clone();
+            alias.kind = base.clone();
+            local.insert(Arc::new(alias));
+            kind = base;
+        }
+        local
+    }
+
+    /// Adds a resource a test made itself (a create test) to the ledger; with a ledger file,
+    /// returns once the entry is on disk.
     pub fn note_made(&self, made: Made) {
+        self.target.guard().allow(&made.id);
+        if let Some(journal) = &self.journal {
+            journal.created(&made);
+        }
         if let Ok(mut ledger) = self.ledger.lock() {
             ledger.push(made);
+        }
+    }
+
+    /// Records that something the run made is gone already (deleted by the test that made
+    /// it): teardown skips it and the ledger says so.
+    pub fn note_gone(&self, kind: &str, id: &str) {
+        let mut gone = Vec::new();
+        if let Ok(mut ledger) = self.ledger.lock() {
+            ledger.retain(|m| {
+                let hit = m.kind == kind && m.id == id;
+                if hit {
+                    gone.push(m.clone());
+                }
+                !hit
+            });
+        }
+        if let Some(journal) = &self.journal {
+            for made in &gone {
+                journal.deleted(made);
+            }
         }
     }
 
@@ -599,8 +698,7 @@ impl Fixtures {
     ) -> Option<(Method, url::Url, Auth)> {
         let def = self.def(kind).ok()?;
         let route = def.delete.as_ref()?;
-        let mut local = scope.clone();
-        local.insert(Arc::new(made.clone()));
+        let local = self.own_scope(scope, made);
         let path = self.fill_path(&route.path, &local, None, Some(kind)).ok()?;
         Some((
             Method::from_bytes(route.method.as_bytes()).ok()?,
@@ -612,7 +710,9 @@ impl Fixtures {
     /// A created instance of `kind` built from a create answer (for create tests).
     pub fn instance_from(&self, kind: &str, id: String, document: &Value) -> Instance {
         let def = self.def(kind).unwrap_or_default();
-        instance(kind, id, document, &def, true)
+        let made = instance(kind, id, document, &def, true);
+        self.vouch(&made);
+        made
     }
 
     /// Deletes everything the run made, newest first. Returns what could not be deleted.
@@ -625,7 +725,11 @@ impl Fixtures {
             };
             let ex = self.target.send(Request::new(method, url, auth)).await;
             match ex.status() {
-                Some(s) if (200..300).contains(&s) || s == 404 => {}
+                Some(s) if (200..300).contains(&s) || s == 404 => {
+                    if let Some(journal) = &self.journal {
+                        journal.deleted(&item);
+                    }
+                }
                 Some(s) => leftovers.push((item, format!("delete answered {s}"))),
                 None => leftovers.push((
                     item,

@@ -98,6 +98,10 @@ pub struct Session {
     pub sequences: SequenceConfig,
     embedded: Option<conform_reference::Running>,
     started: Instant,
+    deadline: Option<Instant>,
+    /// How long past the deadline a test may still finish the request it has in flight (the
+    /// target refuses new ones at the deadline), so that no create goes unrecorded.
+    grace: std::time::Duration,
 }
 
 impl Session {
@@ -157,9 +161,14 @@ impl Session {
             max_body: settings.max_body,
             ca_cert: settings.ca_cert.clone(),
             insecure: settings.insecure,
+            rate: settings.rate,
+            max_retries: crate::target::MAX_RETRIES,
         };
-        let probe_target =
-            Target::new(target_config.clone()).map_err(|e| ConfigError(e.to_string()))?;
+        let probe_target = Target::new(TargetConfig {
+            max_retries: 0,
+            ..target_config.clone()
+        })
+        .map_err(|e| ConfigError(e.to_string()))?;
         runtime.block_on(preflight(&probe_target, &settings))?;
         target_config.registry = match &settings.registry_url {
             Some(url) => with_trailing_slash(url.clone()),
@@ -171,13 +180,36 @@ impl Session {
             config: settings.describe(&root, &target_config.registry),
             secrets: target.secrets().into_iter().cloned().collect(),
         };
+        let (templates, fixed) = crate::safety::guard_rules(&catalog);
+        target.guard().arm(
+            templates,
+            fixed,
+            settings.fixtures.values().cloned(),
+            settings.read_only,
+        );
+        let deadline = settings.deadline.map(|d| started + d);
+        let grace = settings.timeout + std::time::Duration::from_secs(2);
+        target.set_deadline(deadline);
         let catalog = Arc::new(catalog);
-        let fixtures = Arc::new(Fixtures::new(
+        let mut fixtures = Fixtures::new(
             target.clone(),
             catalog.clone(),
             settings.prefix.clone(),
             settings.fixtures.clone(),
-        ));
+        )
+        .read_only(settings.read_only);
+        // The embedded service forgets everything when the run ends: nothing to sweep.
+        if embedded.is_none() {
+            let ledger =
+                crate::ledger::Ledger::open(&settings.ledger, &settings.prefix).map_err(|e| {
+                    ConfigError(format!(
+                        "cannot open the ledger {}: {e}",
+                        settings.ledger.display()
+                    ))
+                })?;
+            fixtures = fixtures.with_ledger(Arc::new(ledger));
+        }
+        let fixtures = Arc::new(fixtures);
         let ctx = Arc::new(Context::new(
             target,
             catalog,
@@ -199,7 +231,14 @@ impl Session {
             sequences,
             embedded,
             started,
+            deadline,
+            grace,
         })
+    }
+
+    /// The instant the run's `--deadline` passes, if one was given.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
     }
 
     /// Runs tests concurrently without libtest-mimic's output (for self-tests).
@@ -209,9 +248,14 @@ impl Session {
             let mut handles = Vec::new();
             for case in tests {
                 let (ctx, semaphore, case) = (self.ctx.clone(), semaphore.clone(), case.clone());
+                let (deadline, grace) = (self.deadline, self.grace);
                 handles.push(tokio::spawn(async move {
-                    let _permit = semaphore.acquire_owned().await;
-                    ctx.run(&case).await
+                    let started = Instant::now();
+                    let run = async {
+                        let _permit = semaphore.acquire_owned().await;
+                        ctx.run(&case).await
+                    };
+                    within_deadline(&case.name, &case.group, deadline, grace, started, run).await
                 }));
             }
             let mut results = Vec::new();
@@ -233,7 +277,9 @@ impl Session {
             for family in families.iter().copied() {
                 let (ctx, config) = (self.ctx.clone(), self.sequences.clone());
                 handles.push(tokio::spawn(async move {
-                    sequences::run_family(&ctx, family, &config).await
+                    let mut result = sequences::run_family(&ctx, family, &config).await;
+                    crate::runner::not_judged(&mut result, ctx.profile);
+                    result
                 }));
             }
             let mut results = Vec::new();
@@ -251,6 +297,8 @@ impl Session {
     /// Deletes what the run made and stops the embedded service; returns what could not be
     /// deleted, one line each, and the run's figures.
     pub fn close(self) -> (Vec<String>, Figures) {
+        // Teardown runs whatever the deadline: what the run made must go.
+        self.ctx.target.set_deadline(None);
         let leftovers = self.runtime.block_on(self.ctx.fixtures.teardown());
         let lines = leftovers
             .iter()
@@ -259,6 +307,7 @@ impl Session {
         let figures = Figures {
             requests: self.ctx.target.request_count(),
             wall: self.started.elapsed(),
+            throttle: self.ctx.target.throttle_stats(),
         };
         if let Some(running) = self.embedded {
             running.shutdown();
@@ -277,6 +326,11 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
     let waivers = args.waivers.as_deref().map(Waivers::load).transpose()?;
     let mut tests = selected_tests(&catalog, &args.group)?;
     let mut families = selected_sequences(&args.group);
+    if args.read_only {
+        // --read-only: only what changes nothing (sequences create and delete)
+        tests.retain(crate::safety::changes_nothing);
+        families.clear();
+    }
     let selected = tests.len() + families.len();
     if let Some(partition) = partition {
         tests = partition.select(tests, |t| t.name.as_str());
@@ -345,8 +399,17 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
                 waivers.clone(),
                 progress.clone(),
             );
+            let (deadline, grace) = (session.deadline, session.grace);
             Trial::ignorable_test(case.name.clone(), move || {
-                let mut result = handle.block_on(ctx.run(&case));
+                let started = Instant::now();
+                let mut result = handle.block_on(within_deadline(
+                    &case.name,
+                    &case.group,
+                    deadline,
+                    grace,
+                    started,
+                    ctx.run(&case),
+                ));
                 if let Some(waivers) = &waivers {
                     waivers.apply(&mut result, profile);
                 }
@@ -369,8 +432,18 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
             waivers.clone(),
             progress.clone(),
         );
+        let (deadline, grace) = (session.deadline, session.grace);
         trials.push(Trial::test(sequences::test_name(family), move || {
-            let mut result = handle.block_on(sequences::run_family(&ctx, family, &config));
+            let started = Instant::now();
+            let mut result = handle.block_on(within_deadline(
+                &sequences::test_name(family),
+                sequences::GROUP,
+                deadline,
+                grace,
+                started,
+                sequences::run_family(&ctx, family, &config),
+            ));
+            crate::runner::not_judged(&mut result, profile);
             if let Some(waivers) = &waivers {
                 waivers.apply(&mut result, profile);
             }
@@ -448,6 +521,44 @@ fn progress_mode(args: &mut RunArgs) -> ProgressMode {
     mode
 }
 
+/// Runs a test to its result, or ends it as `error` when the run's deadline passes first. At
+/// the deadline the target refuses new requests, and the test ends by itself; only a test
+/// still stuck `grace` later is cut off.
+pub async fn within_deadline(
+    name: &str,
+    group: &str,
+    deadline: Option<Instant>,
+    grace: std::time::Duration,
+    started: Instant,
+    run: impl std::future::Future<Output = TestResult>,
+) -> TestResult {
+    let Some(deadline) = deadline else {
+        return run.await;
+    };
+    let cut = |reason: String| TestResult {
+        name: name.to_string(),
+        group: group.to_string(),
+        verdict: Verdict::Error,
+        reason: Some(reason),
+        findings: Vec::new(),
+        passed: Vec::new(),
+        exchanges: Vec::new(),
+        duration: started.elapsed(),
+    };
+    if Instant::now() >= deadline {
+        return cut(
+            "the run's --deadline passed before this test could start; teardown still ran".into(),
+        );
+    }
+    match tokio::time::timeout_at((deadline + grace).into(), run).await {
+        Ok(result) => result,
+        Err(_) => cut(format!(
+            "the run's --deadline passed before this test finished (it ran {}); teardown still ran",
+            crate::clock::human(started.elapsed())
+        )),
+    }
+}
+
 fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed> {
     match result.verdict {
         Verdict::Pass | Verdict::Waived => Ok(Completion::Completed),
@@ -502,6 +613,12 @@ async fn preflight(target: &Target, settings: &Settings) -> Result<(), ConfigErr
                 )));
             }
             Ok(r) if (200..300).contains(&r.status) => return Ok(()),
+            Ok(r) if r.status == 429 => {
+                eprintln!(
+                    "warning: the target rate-limits already (429 to GET {path}); conform waits as it asks (Retry-After), bounded"
+                );
+                return Ok(());
+            }
             Ok(_) => last = Some(ex),
         }
     }

@@ -22,6 +22,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Some(Command::Sweep(args)) => conform::sweep::sweep(args),
         Some(Command::Serve(args)) => match conform::serve::serve(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -146,6 +146,42 @@ impl Context {
     }
 }
 
+/// Turns a failed result into an `error` when a failing finding rests on an exchange that
+/// cannot judge the target (see [`blocked`]); for results made outside [`Context::run`]
+/// (sequences).
+pub fn not_judged(result: &mut TestResult, profile: Profile) {
+    if result.verdict != Verdict::Fail {
+        return;
+    }
+    let why = result
+        .findings
+        .iter()
+        .filter(|f| profile.fails_on(f.check.level))
+        .filter_map(|f| f.exchange.and_then(|i| result.exchanges.get(i)))
+        .find_map(blocked);
+    if let Some(why) = why {
+        result.verdict = Verdict::Error;
+        result.reason = Some(why);
+    }
+}
+
+/// Why an exchange cannot judge the target: conform refused to send it, or the target kept
+/// rate-limiting it.
+fn blocked(ex: &Exchange) -> Option<String> {
+    match &ex.response {
+        Err(e @ crate::target::TransportError::Refused(_)) => Some(e.to_string()),
+        Ok(r) if r.status == 429 => Some(format!(
+            "{} {}: the target still answered 429 Too Many Requests after conform waited as asked (bounded retries{}); the test could not run",
+            ex.request.method,
+            ex.request.url,
+            ex.header("retry-after")
+                .map(|v| format!(", Retry-After: {v}"))
+                .unwrap_or_default()
+        )),
+        _ => None,
+    }
+}
+
 enum Outcome {
     Done,
     Skip(String),
@@ -209,14 +245,21 @@ impl<'a> TestRun<'a> {
                 None => (Verdict::Fail, None),
             },
             Outcome::Done => {
-                if self
+                let failing: Vec<&Finding> = self
                     .findings
                     .iter()
-                    .any(|f| profile.fails_on(f.check.level))
-                {
-                    (Verdict::Fail, None)
-                } else {
-                    (Verdict::Pass, None)
+                    .filter(|f| profile.fails_on(f.check.level))
+                    .collect();
+                // A request conform refused, or one the target would not serve for rate
+                // limiting, says nothing about conformance.
+                let blocked = failing
+                    .iter()
+                    .filter_map(|f| f.exchange.and_then(|i| self.exchanges.get(i)))
+                    .find_map(blocked);
+                match (failing.is_empty(), blocked) {
+                    (true, _) => (Verdict::Pass, None),
+                    (false, Some(why)) => (Verdict::Error, Some(why)),
+                    (false, None) => (Verdict::Fail, None),
                 }
             }
         };
@@ -305,6 +348,7 @@ impl<'a> TestRun<'a> {
                 let route_missing = exchange
                     .as_ref()
                     .is_some_and(|e| c::route_exists(e).is_err());
+                let blocked_why = exchange.as_deref().and_then(blocked);
                 if let Some(ex) = exchange {
                     self.exchanges.push(*ex);
                 }
@@ -312,6 +356,9 @@ impl<'a> TestRun<'a> {
                     self.unsupported =
                         Some(format!("could not make the `{kind}` fixture: {message}"));
                     return Outcome::RouteMissing;
+                }
+                if let Some(why) = blocked_why {
+                    return Outcome::Error(format!("could not make the `{kind}` fixture: {why}"));
                 }
                 Outcome::Error(format!(
                     "could not make the `{kind}` fixture: {message} (see the transcript)"
@@ -1195,7 +1242,12 @@ impl<'a> TestRun<'a> {
             if holds {
                 return self.check(check, Some(index), Ok(()));
             }
-            if Instant::now() + delay > deadline {
+            // a refused request (the run's deadline) will not change by waiting
+            let refused = matches!(
+                self.ex(index).response,
+                Err(crate::target::TransportError::Refused(_))
+            );
+            if refused || Instant::now() + delay > deadline {
                 let last = seen
                     .map(|v| v.to_string())
                     .unwrap_or_else(|| "nothing".into());

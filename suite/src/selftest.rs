@@ -549,6 +549,10 @@ pub fn run_suite(
     if let Some(t) = timeout {
         argv.push("--timeout".into());
         argv.push(t.to_string());
+        // A fault run that the target throttles for ever ends within a bound, as a nightly
+        // run under `--deadline` would.
+        argv.push("--deadline".into());
+        argv.push(format!("{}s", (t * 10.0).ceil() as u64));
     }
     // The sequences run with a fixed seed, so that a selftest is repeatable.
     argv.extend(["--seed".into(), SEQUENCE_SEED.to_string()]);

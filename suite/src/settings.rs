@@ -84,6 +84,14 @@ pub struct Settings {
     pub fixtures: BTreeMap<String, String>,
     /// Where the config file came from, if any.
     pub config_file: Option<PathBuf>,
+    /// Run only the tests that change nothing (`--read-only`).
+    pub read_only: bool,
+    /// Client-side rate limit, requests per second (`--rate`).
+    pub rate: Option<f64>,
+    /// Time limit of the whole run (`--deadline`).
+    pub deadline: Option<Duration>,
+    /// The ledger file.
+    pub ledger: PathBuf,
 }
 
 /// Reads an environment variable, treating empty as unset.
@@ -171,6 +179,18 @@ impl Settings {
                 "--prefix `{prefix}` may hold only letters, digits, `-` and `_`"
             )));
         }
+        let rate = args
+            .rate
+            .as_deref()
+            .map(crate::target::parse_rate)
+            .transpose()
+            .map_err(ConfigError)?;
+        let deadline = args
+            .deadline
+            .as_deref()
+            .map(crate::clock::parse_duration)
+            .transpose()
+            .map_err(|e| ConfigError(format!("--deadline {e}")))?;
         let mut require = args.require.clone();
         require.extend(file.require.iter().cloned());
         Ok(Self {
@@ -197,6 +217,13 @@ impl Settings {
             require,
             fixtures,
             config_file,
+            read_only: args.read_only,
+            rate,
+            deadline,
+            ledger: args
+                .ledger
+                .clone()
+                .unwrap_or_else(|| args.reports.join("ledger.jsonl")),
         })
     }
 
@@ -231,6 +258,19 @@ impl Settings {
                 format!("{} s", self.timeout.as_secs_f64()),
             ),
             ("prefix".into(), self.prefix.clone()),
+            (
+                "safety".into(),
+                format!(
+                    "{}guard on, rate {}, deadline {}",
+                    if self.read_only { "read-only, " } else { "" },
+                    self.rate
+                        .map(|r| format!("{r}/s"))
+                        .unwrap_or_else(|| "unlimited".into()),
+                    self.deadline
+                        .map(crate::clock::human)
+                        .unwrap_or_else(|| "none".into())
+                ),
+            ),
             (
                 "config-file".into(),
                 self.config_file

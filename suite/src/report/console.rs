@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::target::ThrottleStats;
 use crate::verdict::{Profile, TestResult, Verdict};
 
 /// Figures of the run.
@@ -12,6 +13,8 @@ pub struct Figures {
     pub requests: u64,
     /// Wall time of the whole run.
     pub wall: Duration,
+    /// Rate limiting: 429s, time held back by them and by `--rate`, connection retries.
+    pub throttle: ThrottleStats,
 }
 
 /// Prints the summary table, the unsupported groups, the TFE-level findings below the
@@ -89,6 +92,17 @@ pub fn print_summary(
         "\nrequests: {}  wall time: {:.2} s  requests/s: {:.0}",
         figures.requests, secs, rate
     );
+    let t = figures.throttle;
+    if t.rate_limited > 0 || t.paced > Duration::ZERO || t.retried > 0 {
+        println!(
+            "throttled: {} answer(s) 429, {} waiting for the target's rate limit, {} paced by --rate, {} connection retr{}",
+            t.rate_limited,
+            crate::clock::human(t.throttled),
+            crate::clock::human(t.paced),
+            t.retried,
+            if t.retried == 1 { "y" } else { "ies" }
+        );
+    }
 }
 
 /// The failing tests, one block each: the name, the reason and the failed checks (the

@@ -43,6 +43,16 @@ pub fn render(report: &RunReport) -> String {
         report.figures.wall.as_secs_f64(),
         rate(report.figures),
     );
+    let t = report.figures.throttle;
+    if t.rate_limited > 0 || !t.paced.is_zero() {
+        let _ = writeln!(
+            md,
+            "Throttled: {} answer(s) 429, {} waiting for the target's rate limit, {} paced by `--rate`.\n",
+            t.rate_limited,
+            crate::clock::human(t.throttled),
+            crate::clock::human(t.paced),
+        );
+    }
     let _ = write!(md, "| group |");
     for v in VERDICTS {
         let _ = write!(md, " {} |", v.as_str());

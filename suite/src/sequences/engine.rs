@@ -209,6 +209,10 @@ impl<'a> Run<'a> {
             .unwrap_or_else(|e| e.to_string());
         self.out.exchanges.push(ex);
         self.out.setup.push(self.out.exchanges.len() - 1);
+        if ok {
+            // into the run's ledger (crash-safe) and the guard's ids, before going on
+            self.remember_organization(self.org.clone());
+        }
         if connection {
             self.out.unreachable = Some(format!("the target cannot be reached: {why}"));
         } else if !ok {
@@ -220,7 +224,8 @@ impl<'a> Run<'a> {
     }
 
     /// Deletes the namespace organization (or, for the organizations family, every
-    /// organization the sequence made). What cannot be deleted goes to the run's ledger.
+    /// organization the sequence made). Each is in the run's ledger from its create on, so
+    /// teardown (or `conform sweep`) deletes what this cannot.
     async fn cleanup(&mut self) {
         let names: Vec<String> = if self.family.namespace {
             if self.out.setup.is_empty() || self.out.error.is_some() {
@@ -235,17 +240,27 @@ impl<'a> Run<'a> {
             let ex = self
                 .ctx
                 .target
-                .send(Request::new(Method::DELETE, url.clone(), Auth::User))
+                .send(Request::new(Method::DELETE, url, Auth::User))
                 .await;
-            let done = ex.is_success() || ex.status() == Some(404);
-            if !done {
-                self.ctx.fixtures.note_made(crate::fixtures::Made {
-                    kind: "organization".into(),
-                    id: name,
-                    delete: Some((Method::DELETE, url, Auth::User)),
-                });
+            // what is not gone now, teardown deletes: it is in the run's ledger already
+            if ex.is_success() || ex.status() == Some(404) {
+                self.ctx.fixtures.note_gone("organization", &name);
             }
         }
+    }
+
+    /// Records an organization the sequence made in the run's ledger; teardown deletes it
+    /// again if the sequence's own cleanup did not (404 then counts as gone).
+    fn remember_organization(&self, name: String) {
+        let mut url = self.ctx.target.url("/organizations");
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.push(&name);
+        }
+        self.ctx.fixtures.note_made(crate::fixtures::Made {
+            kind: "organization".into(),
+            id: name,
+            delete: Some((Method::DELETE, url, Auth::User)),
+        });
     }
 
     fn coll(&self, coll: usize) -> &'static super::model::Coll {
@@ -615,6 +630,14 @@ impl<'a> Run<'a> {
         self.check(&c::CREATE_RETURNS_ID, Some(index), result)?;
         self.status(index, crate::catalog::Kind::Create)?;
         let Some(id) = id else { return Err(Stop) };
+        self.ctx.target.guard().allow(&id);
+        if let Some(name) = crate::fixtures::value_string(doc.pointer("/data/attributes/name")) {
+            self.ctx.target.guard().allow(&name);
+        }
+        if !self.family.namespace {
+            // the organizations family: its items are organizations of their own
+            self.remember_organization(id.clone());
+        }
         let mut fields = BTreeMap::new();
         for (name, pointer) in coll.remember {
             if let Some(v) = crate::fixtures::value_string(doc.pointer(pointer)) {

@@ -2,10 +2,14 @@
 //! the response size cap, and a record of every exchange.
 
 mod exchange;
+mod guard;
 mod secret;
+mod throttle;
 
 pub use exchange::{Exchange, RequestRecord, ResponseRecord, TransportError};
+pub use guard::Guard;
 pub use secret::{redact, Secret};
+pub use throttle::{parse_rate, requested_wait, Throttle, ThrottleStats, MAX_RETRIES, MAX_WAIT};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -14,6 +18,9 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::Method;
 use serde_json::Value;
 use url::Url;
+
+/// How often a transient connection error is retried (idempotent requests only).
+pub const MAX_RECONNECTS: u32 = 2;
 
 /// The JSON:API media type.
 pub const JSONAPI: &str = "application/vnd.api+json";
@@ -94,6 +101,11 @@ pub struct TargetConfig {
     pub ca_cert: Option<Vec<u8>>,
     /// Accept any certificate.
     pub insecure: bool,
+    /// Client-side rate limit in requests per second (`--rate`), shared by every request.
+    pub rate: Option<f64>,
+    /// How often a 429 is waited out and the request sent again ([`MAX_RETRIES`]; at most
+    /// [`throttle::MAX_WAIT`] in all).
+    pub max_retries: u32,
 }
 
 /// A configuration that cannot be turned into a client.
@@ -109,6 +121,8 @@ pub struct Target {
     /// The configuration in force.
     pub config: TargetConfig,
     requests: AtomicU64,
+    guard: Guard,
+    throttle: Throttle,
 }
 
 impl Target {
@@ -141,9 +155,26 @@ impl Target {
         Ok(Self {
             client,
             auth_header,
+            throttle: Throttle::new(config.rate),
             config,
             requests: AtomicU64::new(0),
+            guard: Guard::default(),
         })
+    }
+
+    /// The blast-radius guard every request passes.
+    pub fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
+    /// Throttling so far: 429s, time held back, time paced, connection retries.
+    pub fn throttle_stats(&self) -> ThrottleStats {
+        self.throttle.stats()
+    }
+
+    /// Sets (or clears) the run's deadline: no 429 wait is started that would pass it.
+    pub fn set_deadline(&self, deadline: Option<Instant>) {
+        self.throttle.set_deadline(deadline);
     }
 
     /// Requests sent so far.
@@ -249,22 +280,72 @@ impl Target {
             headers: recorded,
             body: body_record,
         };
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        let mut builder = self
-            .client
-            .request(request.method.clone(), request.url.clone())
-            .headers(headers);
-        if let Some(body) = body {
-            builder = builder.body(body);
+        let relative = request
+            .url
+            .path()
+            .strip_prefix(self.config.root.path().trim_end_matches('/'))
+            .filter(|_| self.same_origin(&request.url))
+            .unwrap_or(request.url.path());
+        if let Err(why) = self.guard.check(&request.method, relative) {
+            return Exchange {
+                request: record,
+                response: Err(TransportError::Refused(why)),
+                elapsed: started.elapsed(),
+            };
         }
-        let response = match builder.send().await {
-            Ok(response) => read_response(response, self.config.max_body).await,
-            Err(e) => Err(classify(&e)),
+        let idempotent = matches!(
+            request.method,
+            Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
+        );
+        let (mut limited, mut broken) = (0u32, 0u32);
+        let mut waited = std::time::Duration::ZERO;
+        let mut sent_at = Instant::now();
+        let response = loop {
+            self.throttle.admit().await;
+            if self.throttle.deadline_passed() {
+                break Err(TransportError::Refused(
+                    "the run's --deadline passed; the request was not sent".into(),
+                ));
+            }
+            sent_at = Instant::now();
+            self.requests.fetch_add(1, Ordering::Relaxed);
+            let mut builder = self
+                .client
+                .request(request.method.clone(), request.url.clone())
+                .headers(headers.clone());
+            if let Some(body) = &body {
+                builder = builder.body(body.clone());
+            }
+            let response = match builder.send().await {
+                Ok(response) => read_response(response, self.config.max_body).await,
+                Err(e) => Err(classify(&e)),
+            };
+            match &response {
+                Ok(r) if r.status == 429 => {
+                    let wait = requested_wait(&r.headers, std::time::SystemTime::now())
+                        .unwrap_or_else(|| throttle::backoff(limited));
+                    if limited >= self.config.max_retries
+                        || waited + wait > throttle::MAX_WAIT
+                        || self.throttle.would_pass_deadline(wait)
+                    {
+                        self.throttle.note_rate_limited();
+                        break response;
+                    }
+                    self.throttle.pause(wait);
+                    waited += wait;
+                    limited += 1;
+                }
+                Err(TransportError::Connection(_)) if idempotent && broken < MAX_RECONNECTS => {
+                    self.throttle.retry_pause(broken).await;
+                    broken += 1;
+                }
+                _ => break response,
+            }
         };
         Exchange {
             request: record,
             response,
-            elapsed: started.elapsed(),
+            elapsed: sent_at.elapsed(),
         }
     }
 }

@@ -1,0 +1,263 @@
+//! The crash-safe ledger: one JSON line per resource the run created, appended and synced to
+//! disk as soon as the create answers, and one `deleted` line when teardown (or `conform
+//! sweep`) removed it. A killed run leaves `created` lines without `deleted` lines; `conform
+//! sweep` deletes those. The file holds no credential: only kinds, ids, URLs and times.
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::rfc3339;
+use crate::fixtures::Made;
+use crate::target::Auth;
+
+/// What a line records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Event {
+    /// The run created the resource.
+    Created,
+    /// The resource is gone (deleted, or found already gone).
+    Deleted,
+}
+
+/// One line of the ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Created or deleted.
+    pub event: Event,
+    /// The prefix of the run that made it.
+    pub prefix: String,
+    /// Resource kind (`workspace`, ...).
+    pub kind: String,
+    /// Its id.
+    pub id: String,
+    /// The method that deletes it; none when it goes with its parent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// The URL that deletes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The credential the delete needs: `user`, `admin` or `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
+    /// When (RFC 3339, UTC).
+    pub time: String,
+}
+
+impl Entry {
+    /// What identifies the resource across lines.
+    pub fn key(&self) -> (String, String, String, Option<String>) {
+        (
+            self.prefix.clone(),
+            self.kind.clone(),
+            self.id.clone(),
+            self.url.clone(),
+        )
+    }
+
+    /// The credential named by `auth`.
+    pub fn auth(&self) -> Auth {
+        match self.auth.as_deref() {
+            Some("admin") => Auth::Admin,
+            Some("none") => Auth::None,
+            _ => Auth::User,
+        }
+    }
+}
+
+fn entry(event: Event, prefix: &str, made: &Made) -> Entry {
+    let (method, url, auth) = match &made.delete {
+        Some((method, url, auth)) => {
+            let mut url = url.clone();
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            let auth = match auth {
+                Auth::User => "user",
+                Auth::Admin => "admin",
+                Auth::None => "none",
+            };
+            (
+                Some(method.to_string()),
+                Some(url.to_string()),
+                Some(auth.to_string()),
+            )
+        }
+        None => (None, None, None),
+    };
+    Entry {
+        event,
+        prefix: prefix.to_string(),
+        kind: made.kind.clone(),
+        id: made.id.clone(),
+        method,
+        url,
+        auth,
+        time: rfc3339(SystemTime::now()),
+    }
+}
+
+/// An open ledger file (append only).
+#[derive(Debug)]
+pub struct Ledger {
+    path: PathBuf,
+    prefix: String,
+    file: Mutex<File>,
+    warned: std::sync::atomic::AtomicBool,
+}
+
+impl Ledger {
+    /// Opens (creating it and its folder) the ledger at `path` for a run with `prefix`.
+    pub fn open(path: &Path, prefix: &str) -> io::Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            prefix: prefix.to_string(),
+            file: Mutex::new(file),
+            warned: Default::default(),
+        })
+    }
+
+    /// Where the ledger is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records a resource the run made; returns once the line is on disk.
+    pub fn created(&self, made: &Made) {
+        self.append(&entry(Event::Created, &self.prefix, made));
+    }
+
+    /// Records that a resource is gone.
+    pub fn deleted(&self, made: &Made) {
+        self.append(&entry(Event::Deleted, &self.prefix, made));
+    }
+
+    /// Appends a line as it is (sweep marks entries of other runs with their own prefix).
+    pub fn append(&self, entry: &Entry) {
+        let result = (|| -> io::Result<()> {
+            let mut line = serde_json::to_string(entry).map_err(io::Error::other)?;
+            line.push('\n');
+            let mut file = self
+                .file
+                .lock()
+                .map_err(|_| io::Error::other("ledger lock poisoned"))?;
+            file.write_all(line.as_bytes())?;
+            file.flush()?;
+            file.sync_data()
+        })();
+        if let Err(e) = result {
+            if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!(
+                    "warning: cannot write the ledger {}: {e}; `conform sweep` will not know of what this run makes",
+                    self.path.display()
+                );
+            }
+        }
+    }
+}
+
+/// A ledger as read back: its whole entries, and what was skipped.
+#[derive(Debug, Default)]
+pub struct Contents {
+    /// Every line that parsed, in file order.
+    pub entries: Vec<Entry>,
+    /// Lines that did not parse (a half-written last line, or damage), with their numbers.
+    pub skipped: Vec<usize>,
+}
+
+impl Contents {
+    /// Entries created but not (yet) recorded as deleted, that have a delete request,
+    /// oldest first.
+    pub fn outstanding(&self) -> Vec<Entry> {
+        let gone: HashSet<_> = self
+            .entries
+            .iter()
+            .filter(|e| e.event == Event::Deleted)
+            .map(Entry::key)
+            .collect();
+        let mut seen = HashSet::new();
+        self.entries
+            .iter()
+            .filter(|e| e.event == Event::Created && e.url.is_some())
+            .filter(|e| !gone.contains(&e.key()))
+            .filter(|e| seen.insert(e.key()))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Reads a ledger; lines that are not whole JSON entries are skipped and counted.
+pub fn read(path: &Path) -> io::Result<Contents> {
+    let bytes = std::fs::read(path)?;
+    Ok(parse(&bytes))
+}
+
+/// Parses ledger text (see [`read`]).
+pub fn parse(bytes: &[u8]) -> Contents {
+    let mut contents = Contents::default();
+    for (n, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Entry>(line) {
+            Ok(e) => contents.entries.push(e),
+            Err(_) => contents.skipped.push(n + 1),
+        }
+    }
+    contents
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::Method;
+
+    fn made(kind: &str, id: &str) -> Made {
+        Made {
+            kind: kind.into(),
+            id: id.into(),
+            delete: Some((
+                Method::DELETE,
+                url::Url::parse(&format!("http://user:pw@h:1/api/v2/{kind}s/{id}")).unwrap(),
+                Auth::User,
+            )),
+        }
+    }
+
+    #[test]
+    fn a_half_written_ledger_reads_to_its_last_whole_entry() {
+        let dir = std::env::temp_dir().join(format!("conform-ledger-{}", std::process::id()));
+        let path = dir.join("ledger.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let ledger = Ledger::open(&path, "conform-t1").unwrap();
+        ledger.created(&made("organization", "conform-t1-0000"));
+        ledger.created(&made("workspace", "ws-1"));
+        ledger.created(&made("workspace", "ws-2"));
+        ledger.deleted(&made("workspace", "ws-1"));
+        ledger.created(&Made {
+            kind: "run".into(),
+            id: "run-1".into(),
+            delete: None,
+        });
+        let mut text = std::fs::read(&path).unwrap();
+        assert!(!String::from_utf8_lossy(&text).contains("pw"));
+        // a damaged line in the middle and a line cut by a kill at the end
+        text.extend_from_slice(b"garbage\n{\"event\":\"created\",\"prefix\":\"conform-t1\",\"ki");
+        std::fs::write(&path, &text).unwrap();
+        let contents = read(&path).unwrap();
+        assert_eq!(contents.entries.len(), 5);
+        assert_eq!(contents.skipped, vec![6, 7]);
+        let ids: Vec<String> = contents.outstanding().into_iter().map(|e| e.id).collect();
+        assert_eq!(ids, vec!["conform-t1-0000", "ws-2"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

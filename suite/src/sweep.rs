@@ -1,0 +1,365 @@
+//! `conform sweep`: deletes what runs left behind. From the ledger: every resource created and
+//! not recorded as deleted, newest first (children before their parents), 404 counting as
+//! gone. By prefix (`--older-than`, `--prefix`): organizations whose name starts with the
+//! prefix, for runs whose ledger is lost. Each failure is reported and the sweep goes on;
+//! the exit code is 1 when something could not be deleted.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use clap::Args;
+use reqwest::Method;
+use serde_json::Value;
+use url::Url;
+
+use crate::clock::{parse_duration, parse_rfc3339};
+use crate::exit::ExitCodes;
+use crate::ledger::{self, Entry, Event, Ledger};
+use crate::settings::{ConfigError, Settings};
+use crate::target::{Auth, Exchange, Request, Target, TargetConfig};
+
+/// Options of `conform sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The ledger to sweep.
+    #[arg(long, value_name = "FILE", default_value = "reports/ledger.jsonl")]
+    pub ledger: PathBuf,
+    /// The service root the ledger's resources live on (else CONFORM_TARGET, TFE_ADDRESS).
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// API token (else CONFORM_TOKEN, TFE_TOKEN, or the config file).
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Administrator token, for what administrator endpoints made (else CONFORM_ADMIN_TOKEN).
+    #[arg(long, value_name = "TOKEN")]
+    pub admin_token: Option<String>,
+    /// Only what runs with this prefix made; with it, organizations named PREFIX... are
+    /// deleted too, even without a ledger.
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// Also delete organizations named `conform-...` (or --prefix) created longer ago than
+    /// this (`24h`, `7d`): the debris of runs whose ledger is gone.
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: Option<String>,
+    /// Say what would be deleted, delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Config file (default ./conform.toml when present).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Extra CA certificate (PEM) to trust.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Accept any TLS certificate.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Timeout of one request, in seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+}
+
+/// What a sweep did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Tally {
+    /// Deleted now.
+    pub deleted: usize,
+    /// Already gone (404/410).
+    pub gone: usize,
+    /// Could not be deleted, one line each.
+    pub failed: Vec<String>,
+}
+
+/// Runs `conform sweep`; returns the exit code.
+pub fn sweep(args: SweepArgs) -> ExitCode {
+    match sweep_inner(&args) {
+        Ok(tally) if tally.failed.is_empty() => ExitCode::from(ExitCodes::OK),
+        Ok(_) => ExitCode::from(ExitCodes::FAILED),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(ExitCodes::CONFIG)
+        }
+    }
+}
+
+/// The run settings sweep shares with a run: target, tokens, TLS, timeout, config file.
+fn settings(args: &SweepArgs) -> Result<Settings, ConfigError> {
+    let mut argv: Vec<String> = vec!["conform".into()];
+    let mut flag = |name: &str, value: &Option<String>| {
+        if let Some(v) = value {
+            argv.push(format!("--{name}={v}"));
+        }
+    };
+    flag("target", &args.target);
+    flag("token", &args.token);
+    flag("admin-token", &args.admin_token);
+    flag(
+        "config",
+        &args.config.as_ref().map(|p| p.display().to_string()),
+    );
+    flag(
+        "ca-cert",
+        &args.ca_cert.as_ref().map(|p| p.display().to_string()),
+    );
+    flag("timeout", &args.timeout.map(|t| t.to_string()));
+    if args.insecure {
+        argv.push("--insecure".into());
+    }
+    let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(argv)
+        .map_err(|e| ConfigError(e.to_string()))?;
+    Settings::resolve(&cli.run)
+}
+
+fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
+    let older_than = args
+        .older_than
+        .as_deref()
+        .map(|t| parse_duration(t).map_err(|e| ConfigError(format!("--older-than {e}"))))
+        .transpose()?;
+    let settings = settings(args)?;
+    let root = settings.target.clone().ok_or_else(|| {
+        ConfigError("sweep needs the target: --target URL (or CONFORM_TARGET)".into())
+    })?;
+    let target = Arc::new(
+        Target::new(TargetConfig {
+            registry: crate::target::join(&root, "/api/registry/v1/modules/"),
+            root: root.clone(),
+            token: settings.token.clone(),
+            admin_token: settings.admin_token.clone(),
+            auth_header: settings.auth_header.clone(),
+            auth_scheme: settings.auth_scheme.clone(),
+            timeout: settings.timeout,
+            max_body: settings.max_body,
+            ca_cert: settings.ca_cert.clone(),
+            insecure: settings.insecure,
+            rate: None,
+            max_retries: crate::target::MAX_RETRIES,
+        })
+        .map_err(|e| ConfigError(e.to_string()))?,
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ConfigError(format!("cannot start the async runtime: {e}")))?;
+    let mut tally = Tally::default();
+    let have_ledger = args.ledger.exists();
+    if have_ledger {
+        runtime.block_on(sweep_ledger(args, &target, &mut tally))?;
+    } else if older_than.is_none() && args.prefix.is_none() {
+        println!(
+            "nothing to sweep: no ledger at {} (give --older-than or --prefix to look for organizations by name)",
+            args.ledger.display()
+        );
+    }
+    if older_than.is_some() || args.prefix.is_some() {
+        let prefix = args.prefix.clone().unwrap_or_else(|| "conform-".into());
+        runtime.block_on(sweep_organizations(
+            args, &target, &prefix, older_than, &mut tally,
+        ));
+    }
+    let verb = if args.dry_run {
+        "would delete"
+    } else {
+        "deleted"
+    };
+    println!(
+        "sweep: {} {verb}, {} already gone, {} could not be deleted",
+        tally.deleted,
+        tally.gone,
+        tally.failed.len()
+    );
+    for line in &tally.failed {
+        println!("  not deleted: {line}");
+    }
+    Ok(tally)
+}
+
+async fn sweep_ledger(
+    args: &SweepArgs,
+    target: &Target,
+    tally: &mut Tally,
+) -> Result<(), ConfigError> {
+    let contents = ledger::read(&args.ledger)
+        .map_err(|e| ConfigError(format!("cannot read {}: {e}", args.ledger.display())))?;
+    if !contents.skipped.is_empty() {
+        eprintln!(
+            "warning: {}: skipped {} line(s) that are not whole entries (line {}); a run killed mid-write leaves one",
+            args.ledger.display(),
+            contents.skipped.len(),
+            contents
+                .skipped
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let mut outstanding = contents.outstanding();
+    if let Some(prefix) = &args.prefix {
+        outstanding.retain(|e| e.prefix.starts_with(prefix.as_str()));
+    }
+    println!(
+        "{}: {} resource(s) created and not deleted",
+        args.ledger.display(),
+        outstanding.len()
+    );
+    let journal =
+        if args.dry_run {
+            None
+        } else {
+            Some(Ledger::open(&args.ledger, "").map_err(|e| {
+                ConfigError(format!("cannot append to {}: {e}", args.ledger.display()))
+            })?)
+        };
+    for entry in outstanding.into_iter().rev() {
+        let what = format!("{} {} (run {})", entry.kind, entry.id, entry.prefix);
+        let (Some(method), Some(url)) = (entry.method.as_deref(), entry.url.as_deref()) else {
+            continue;
+        };
+        let (Ok(method), Ok(url)) = (Method::from_bytes(method.as_bytes()), Url::parse(url)) else {
+            tally
+                .failed
+                .push(format!("{what}: the ledger's delete request is not valid"));
+            continue;
+        };
+        if !target.same_origin(&url) {
+            tally.failed.push(format!(
+                "{what}: it lives on {}, not on the target {}; sweep with --target {0}",
+                url.origin().ascii_serialization(),
+                target.config.root
+            ));
+            continue;
+        }
+        if args.dry_run {
+            println!("would delete {what}: {method} {url}");
+            tally.deleted += 1;
+            continue;
+        }
+        let ex = target.send(Request::new(method, url, entry.auth())).await;
+        if settle(&what, &ex, tally) {
+            if let Some(journal) = &journal {
+                journal.append(&Entry {
+                    event: Event::Deleted,
+                    time: crate::clock::rfc3339(SystemTime::now()),
+                    ..entry
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Counts one delete; true when the resource is gone now.
+fn settle(what: &str, ex: &Exchange, tally: &mut Tally) -> bool {
+    match ex.status() {
+        Some(s) if (200..300).contains(&s) => {
+            println!("deleted {what}");
+            tally.deleted += 1;
+            true
+        }
+        Some(404 | 410) => {
+            println!("already gone: {what}");
+            tally.gone += 1;
+            true
+        }
+        Some(s) => {
+            tally.failed.push(format!(
+                "{what}: {} {} answered {s}",
+                ex.request.method, ex.request.url
+            ));
+            false
+        }
+        None => {
+            let why = ex.response.as_ref().err().map(ToString::to_string);
+            tally.failed.push(format!(
+                "{what}: {} {}: {}",
+                ex.request.method,
+                ex.request.url,
+                why.unwrap_or_default()
+            ));
+            false
+        }
+    }
+}
+
+async fn sweep_organizations(
+    args: &SweepArgs,
+    target: &Target,
+    prefix: &str,
+    older_than: Option<Duration>,
+    tally: &mut Tally,
+) {
+    let now = SystemTime::now();
+    let mut found = Vec::new();
+    for page in 1..=1000 {
+        let url = target.url(&format!(
+            "/api/v2/organizations?page%5Bnumber%5D={page}&page%5Bsize%5D=100"
+        ));
+        let ex = target
+            .send(Request::new(Method::GET, url, Auth::User))
+            .await;
+        let doc = match (ex.is_success(), ex.json()) {
+            (true, Ok(doc)) => doc,
+            _ => {
+                tally.failed.push(format!(
+                    "organizations named {prefix}...: listing them failed ({})",
+                    ex.status()
+                        .map(|s| format!("status {s}"))
+                        .or_else(|| ex.response.as_ref().err().map(ToString::to_string))
+                        .unwrap_or_default()
+                ));
+                return;
+            }
+        };
+        let items = doc
+            .get("data")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for item in &items {
+            let name = item
+                .pointer("/attributes/name")
+                .or_else(|| item.get("id"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if name.starts_with(prefix) {
+                let created = item
+                    .pointer("/attributes/created-at")
+                    .and_then(Value::as_str)
+                    .and_then(parse_rfc3339);
+                found.push((name.to_string(), created));
+            }
+        }
+        let next = doc.pointer("/meta/pagination/next-page");
+        if items.is_empty() || next.is_some_and(Value::is_null) || next.is_none() {
+            break;
+        }
+    }
+    for (name, created) in found {
+        let what = format!("organization {name}");
+        if let Some(age) = older_than {
+            match created.map(|c| now.duration_since(c).unwrap_or_default()) {
+                Some(actual) if actual >= age => {}
+                Some(_) => continue,
+                None => {
+                    println!("left alone: {what} (no created-at, so its age is unknown)");
+                    continue;
+                }
+            }
+        }
+        if args.dry_run {
+            println!("would delete {what}");
+            tally.deleted += 1;
+            continue;
+        }
+        let mut url = target.url("/api/v2/organizations");
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.push(&name);
+        }
+        let ex = target
+            .send(Request::new(Method::DELETE, url, Auth::User))
+            .await;
+        settle(&what, &ex, tally);
+    }
+}

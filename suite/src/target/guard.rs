@@ -1,0 +1,304 @@
+//! The blast-radius guard: a mutating request (POST, PATCH, DELETE) is sent only when every
+//! id in its path is one this run created (or found under what it created) or one the user
+//! declared with `--fixture`. Which path segments are ids comes from the catalog's path
+//! templates: the `:param` positions of the best-matching template. Singletons (admin
+//! settings, the account) have no ids and pass. With `--read-only` nothing but GET and HEAD
+//! is sent at all.
+
+use std::collections::HashSet;
+use std::sync::RwLock;
+
+use reqwest::Method;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seg {
+    Lit(String),
+    Param,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    armed: bool,
+    read_only: bool,
+    templates: Vec<Vec<Seg>>,
+    words: HashSet<String>,
+    known: HashSet<String>,
+    declared: HashSet<String>,
+}
+
+/// The guard of one target. Unarmed (lets everything through) until [`Guard::arm`].
+#[derive(Debug, Default)]
+pub struct Guard {
+    state: RwLock<State>,
+}
+
+/// Path segments without the `/api/v2` prefix.
+fn normalize(path: &str) -> Vec<String> {
+    let mut segs: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(percent_decode)
+        .collect();
+    if segs.len() >= 2 && segs[0] == "api" && segs[1] == "v2" {
+        segs.drain(..2);
+    }
+    segs
+}
+
+fn percent_decode(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Some(v) = segment
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl Guard {
+    /// Arms the guard: `templates` are path templates with `:params` (`/api/v2` optional),
+    /// `fixed` are values the catalog itself puts in params (e.g. `private`), `declared` the
+    /// ids given with `--fixture`.
+    pub fn arm<T, F, D>(&self, templates: T, fixed: F, declared: D, read_only: bool)
+    where
+        T: IntoIterator<Item = String>,
+        F: IntoIterator<Item = String>,
+        D: IntoIterator<Item = String>,
+    {
+        let Ok(mut s) = self.state.write() else {
+            return;
+        };
+        s.armed = true;
+        s.read_only = read_only;
+        for template in templates {
+            if template.contains('{') {
+                continue;
+            }
+            let segs: Vec<Seg> = normalize(&template)
+                .into_iter()
+                .map(|seg| match seg.strip_prefix(':') {
+                    Some(_) => Seg::Param,
+                    None => Seg::Lit(seg),
+                })
+                .collect();
+            for seg in &segs {
+                if let Seg::Lit(word) = seg {
+                    s.words.insert(word.clone());
+                }
+            }
+            if !s.templates.contains(&segs) {
+                s.templates.push(segs);
+            }
+        }
+        s.declared.extend(fixed);
+        s.declared
+            .extend(declared.into_iter().filter(|d| !d.is_empty()));
+    }
+
+    /// True when armed.
+    pub fn is_armed(&self) -> bool {
+        self.state.read().map(|s| s.armed).unwrap_or(false)
+    }
+
+    /// Records an id (or name) of something this run created.
+    pub fn allow(&self, id: &str) {
+        if id.is_empty() {
+            return;
+        }
+        if let Ok(mut s) = self.state.write() {
+            s.known.insert(id.to_string());
+        }
+    }
+
+    /// True when the run created or the user declared `id`.
+    pub fn knows(&self, id: &str) -> bool {
+        self.state
+            .read()
+            .map(|s| s.known.contains(id) || s.declared.contains(id))
+            .unwrap_or(false)
+    }
+
+    /// The ids in a path: the `:param` positions of the best-matching template, else every
+    /// segment that is no word of any template.
+    fn ids_in(s: &State, segs: &[String]) -> Vec<String> {
+        let mut best: Option<(usize, &Vec<Seg>)> = None;
+        for t in &s.templates {
+            if t.len() != segs.len() {
+                continue;
+            }
+            let mut literals = 0;
+            let fits = t.iter().zip(segs).all(|(seg, actual)| match seg {
+                Seg::Lit(word) => {
+                    literals += 1;
+                    word == actual
+                }
+                Seg::Param => true,
+            });
+            if fits && best.is_none_or(|(n, _)| literals > n) {
+                best = Some((literals, t));
+            }
+        }
+        match best {
+            Some((_, t)) => t
+                .iter()
+                .zip(segs)
+                .filter(|(seg, _)| **seg == Seg::Param)
+                .map(|(_, actual)| actual.clone())
+                .collect(),
+            None => segs
+                .iter()
+                .filter(|seg| !s.words.contains(*seg))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// `Ok` when the request may be sent; otherwise why not. `path` is the URL path relative
+    /// to the service root.
+    pub fn check(&self, method: &Method, path: &str) -> Result<(), String> {
+        let Ok(s) = self.state.read() else {
+            return Err("the guard's lock is poisoned".into());
+        };
+        if !s.armed {
+            return Ok(());
+        }
+        let reads = *method == Method::GET || *method == Method::HEAD;
+        if s.read_only && !reads {
+            return Err(format!(
+                "--read-only: conform sends no {method} (it would change {path})"
+            ));
+        }
+        if !(*method == Method::POST || *method == Method::PATCH || *method == Method::DELETE) {
+            return Ok(());
+        }
+        let segs = normalize(path);
+        let foreign: Vec<String> = Self::ids_in(&s, &segs)
+            .into_iter()
+            .filter(|id| !s.known.contains(id) && !s.declared.contains(id))
+            .collect();
+        if foreign.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "blast-radius guard: {method} {path} would change `{}`, which this run did not create; \
+             declare it with --fixture KIND={} to allow that",
+            foreign.join("`, `"),
+            foreign[0]
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard() -> Guard {
+        let g = Guard::default();
+        g.arm(
+            [
+                "/organizations",
+                "/organizations/:organization_name",
+                "/organizations/:organization_name/workspaces",
+                "/api/v2/workspaces/:workspace_id",
+                "/workspaces/:id/actions/lock",
+                "/organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider",
+                "/api/v2/admin/general-settings",
+                "{registry_url}/:namespace/:name",
+            ]
+            .map(String::from),
+            ["private".to_string()],
+            ["given-org".to_string()],
+            false,
+        );
+        g
+    }
+
+    #[test]
+    fn unarmed_lets_everything_through() {
+        assert!(Guard::default()
+            .check(&Method::DELETE, "/organizations/x")
+            .is_ok());
+    }
+
+    #[test]
+    fn mutations_need_known_ids() {
+        let g = guard();
+        g.allow("conform-abc-0001");
+        g.allow("ws-mine");
+        assert!(g.check(&Method::POST, "/api/v2/organizations").is_ok());
+        assert!(g
+            .check(&Method::POST, "/organizations/conform-abc-0001/workspaces")
+            .is_ok());
+        assert!(g
+            .check(&Method::DELETE, "/api/v2/workspaces/ws-mine")
+            .is_ok());
+        assert!(g
+            .check(&Method::POST, "/workspaces/ws-mine/actions/lock")
+            .is_ok());
+        let e = g
+            .check(&Method::DELETE, "/api/v2/workspaces/ws-theirs")
+            .unwrap_err();
+        assert!(e.contains("`ws-theirs`") && e.contains("--fixture"), "{e}");
+        assert!(g.check(&Method::PATCH, "/workspaces/ws-theirs").is_err());
+        assert!(g
+            .check(&Method::POST, "/workspaces/ws-theirs/actions/lock")
+            .is_err());
+        // a declared fixture may be changed
+        assert!(g.check(&Method::DELETE, "/organizations/given-org").is_ok());
+        // reads are never refused
+        assert!(g.check(&Method::GET, "/workspaces/ws-theirs").is_ok());
+        // a singleton has no id
+        assert!(g
+            .check(&Method::PATCH, "/api/v2/admin/general-settings")
+            .is_ok());
+    }
+
+    #[test]
+    fn a_word_in_an_id_position_is_still_an_id() {
+        let g = guard();
+        // an organization named like a path word is someone else's organization
+        assert!(g
+            .check(&Method::DELETE, "/organizations/workspaces")
+            .is_err());
+        g.allow("conform-abc-0001");
+        g.allow("conform-abc-0002");
+        g.allow("aws");
+        assert!(g
+            .check(
+                &Method::DELETE,
+                "/organizations/conform-abc-0001/registry-modules/private/conform-abc-0001/conform-abc-0002/aws"
+            )
+            .is_ok());
+        // an unknown path: every segment that is no word counts
+        assert!(g.check(&Method::POST, "/nowhere/ws-theirs").is_err());
+        assert!(g.check(&Method::POST, "/nowhere/ws-mine2").is_err());
+    }
+
+    #[test]
+    fn read_only_sends_only_reads() {
+        let g = Guard::default();
+        g.arm(Vec::<String>::new(), [], [], true);
+        assert!(g.check(&Method::GET, "/organizations").is_ok());
+        let e = g.check(&Method::POST, "/organizations").unwrap_err();
+        assert!(e.contains("--read-only"), "{e}");
+        assert!(g.check(&Method::PUT, "/v1/object/x").is_err());
+    }
+
+    #[test]
+    fn encoded_segments_compare_decoded() {
+        let g = guard();
+        g.allow("a b");
+        assert!(g.check(&Method::DELETE, "/organizations/a%20b").is_ok());
+    }
+}

@@ -1,0 +1,323 @@
+//! Politeness: a client-side rate limit shared by every request (`--rate`), a pause that a
+//! 429 imposes on the whole client, and the wait a 429 asks for (`Retry-After`,
+//! `X-RateLimit-Reset`). Time spent held back is measured as wall time (periods in which at
+//! least one request waited), so it can be set against the run's wall time.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Longest a request waits out 429s in all; a longer wait gives up and keeps the 429.
+pub const MAX_WAIT: Duration = Duration::from_secs(60);
+
+/// How often a request waits out a 429 at most.
+pub const MAX_RETRIES: u32 = 20;
+
+/// Parses `--rate`: `30/s`, `600/m`, `2/h`, or a bare number per second.
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    let (number, per) = text.trim().split_once('/').unwrap_or((text.trim(), "s"));
+    let n: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("--rate `{text}` is not N/s, N/m or N/h"))?;
+    let secs = match per.trim() {
+        "s" | "sec" | "second" => 1.0,
+        "m" | "min" | "minute" => 60.0,
+        "h" | "hour" => 3600.0,
+        other => {
+            return Err(format!(
+                "--rate `{text}`: unknown period `{other}` (s, m or h)"
+            ))
+        }
+    };
+    let rate = n / secs;
+    if !(rate.is_finite() && rate > 0.0 && rate <= 100_000.0) {
+        return Err(format!("--rate `{text}` must be above 0"));
+    }
+    Ok(rate)
+}
+
+/// The wait a 429 (or 503) answer asks for: `Retry-After` in seconds or as an HTTP date,
+/// else `X-RateLimit-Reset` in (fractional) seconds.
+pub fn requested_wait(headers: &[(String, String)], now: SystemTime) -> Option<Duration> {
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim())
+    };
+    if let Some(v) = header("retry-after") {
+        if let Ok(secs) = v.parse::<u64>() {
+            return Some(Duration::from_secs(secs));
+        }
+        if let Ok(secs) = v.parse::<f64>() {
+            if secs.is_finite() && secs >= 0.0 {
+                return Some(Duration::from_secs_f64(secs.min(1e6)));
+            }
+        }
+        if let Ok(at) = httpdate::parse_http_date(v) {
+            return Some(at.duration_since(now).unwrap_or_default());
+        }
+    }
+    let reset = header("x-ratelimit-reset")?.parse::<f64>().ok()?;
+    (reset.is_finite() && reset >= 0.0).then(|| Duration::from_secs_f64(reset.min(1e6)))
+}
+
+/// Exponential backoff with a little jitter: 0.5 s, 1 s, 2 s, ... capped at 8 s.
+pub fn backoff(attempt: u32) -> Duration {
+    let base = 0.5 * f64::from(1u32 << attempt.min(4));
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = 1.0 + f64::from(nanos % 1000) / 10_000.0;
+    Duration::from_secs_f64((base * jitter).min(8.0))
+}
+
+/// Wall time during which at least one request waited.
+#[derive(Debug, Default)]
+struct Meter {
+    state: Mutex<(usize, Option<Instant>, Duration)>,
+}
+
+impl Meter {
+    fn enter(&self) -> MeterGuard<'_> {
+        if let Ok(mut s) = self.state.lock() {
+            if s.0 == 0 {
+                s.1 = Some(Instant::now());
+            }
+            s.0 += 1;
+        }
+        MeterGuard(self)
+    }
+
+    fn total(&self) -> Duration {
+        self.state
+            .lock()
+            .map(|s| {
+                s.2 + s
+                    .1
+                    .filter(|_| s.0 > 0)
+                    .map(|t| t.elapsed())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default()
+    }
+}
+
+struct MeterGuard<'a>(&'a Meter);
+
+impl Drop for MeterGuard<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.0.state.lock() {
+            s.0 = s.0.saturating_sub(1);
+            if s.0 == 0 {
+                if let Some(start) = s.1.take() {
+                    s.2 += start.elapsed();
+                }
+            }
+        }
+    }
+}
+
+/// What the throttle measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ThrottleStats {
+    /// Answers 429 received.
+    pub rate_limited: u64,
+    /// Wall time in which requests waited because the target asked (429).
+    pub throttled: Duration,
+    /// Wall time in which requests waited for the client-side rate limit (`--rate`).
+    pub paced: Duration,
+    /// Requests sent again after a transient connection error.
+    pub retried: u64,
+}
+
+/// The shared throttle of one target.
+#[derive(Debug)]
+pub struct Throttle {
+    /// Seconds between requests and the burst allowance (GCRA), when `--rate` is set.
+    pacing: Option<(Duration, Duration)>,
+    tat: Mutex<Option<Instant>>,
+    paused_until: Mutex<Option<Instant>>,
+    deadline: Mutex<Option<Instant>>,
+    held: Meter,
+    paced: Meter,
+    rate_limited: AtomicU64,
+    retried: AtomicU64,
+}
+
+impl Throttle {
+    /// A throttle; `rate` in requests per second (burst up to one second's worth).
+    pub fn new(rate: Option<f64>) -> Self {
+        let pacing = rate.map(|r| {
+            let interval = Duration::from_secs_f64(1.0 / r);
+            let burst = r.floor().max(1.0);
+            (interval, interval.mul_f64(burst - 1.0))
+        });
+        Self {
+            pacing,
+            tat: Mutex::new(None),
+            paused_until: Mutex::new(None),
+            deadline: Mutex::new(None),
+            held: Meter::default(),
+            paced: Meter::default(),
+            rate_limited: AtomicU64::new(0),
+            retried: AtomicU64::new(0),
+        }
+    }
+
+    /// Sets (or clears) the instant after which no wait is started.
+    pub fn set_deadline(&self, deadline: Option<Instant>) {
+        if let Ok(mut d) = self.deadline.lock() {
+            *d = deadline;
+        }
+    }
+
+    /// True when the deadline has passed.
+    pub fn deadline_passed(&self) -> bool {
+        self.would_pass_deadline(Duration::ZERO)
+    }
+
+    /// True when waiting `wait` from now would pass the deadline.
+    pub fn would_pass_deadline(&self, wait: Duration) -> bool {
+        let deadline = self.deadline.lock().ok().and_then(|d| *d);
+        deadline.is_some_and(|d| Instant::now() + wait > d)
+    }
+
+    /// Waits until the client may send: the pause a 429 imposed, then the rate limit.
+    pub async fn admit(&self) {
+        loop {
+            let until = self.paused_until.lock().ok().and_then(|p| *p);
+            match until {
+                Some(t) if t > Instant::now() => {
+                    let _g = self.held.enter();
+                    tokio::time::sleep_until(t.into()).await;
+                }
+                _ => break,
+            }
+        }
+        let Some((interval, tau)) = self.pacing else {
+            return;
+        };
+        // GCRA without reservations: a slot is taken only when it is due, so a request
+        // cancelled while it waits (the deadline) leaves no phantom slot behind.
+        let mut waiting = None;
+        loop {
+            let due = {
+                let Ok(mut tat) = self.tat.lock() else { return };
+                let now = Instant::now();
+                let current = tat.unwrap_or(now).max(now);
+                let allowed = current.checked_sub(tau).unwrap_or(now);
+                if allowed <= now {
+                    *tat = Some(current + interval);
+                    return;
+                }
+                allowed
+            };
+            if waiting.is_none() {
+                waiting = Some(self.paced.enter());
+            }
+            tokio::time::sleep_until(due.into()).await;
+        }
+    }
+
+    /// A 429 arrived: every request holds back for `wait`.
+    pub fn pause(&self, wait: Duration) {
+        self.rate_limited.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut p) = self.paused_until.lock() {
+            let until = Instant::now() + wait;
+            *p = Some(p.map_or(until, |old| old.max(until)));
+        }
+    }
+
+    /// A 429 arrived that will not be retried.
+    pub fn note_rate_limited(&self) {
+        self.rate_limited.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Waits before resending after a transient connection error.
+    pub async fn retry_pause(&self, attempt: u32) {
+        self.retried.fetch_add(1, Ordering::Relaxed);
+        tokio::time::sleep(backoff(attempt) / 2).await;
+    }
+
+    /// The figures so far.
+    pub fn stats(&self) -> ThrottleStats {
+        ThrottleStats {
+            rate_limited: self.rate_limited.load(Ordering::Relaxed),
+            throttled: self.held.total(),
+            paced: self.paced.total(),
+            retried: self.retried.load(Ordering::Relaxed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(name: &str, value: &str) -> Vec<(String, String)> {
+        vec![(name.to_string(), value.to_string())]
+    }
+
+    #[test]
+    fn rates_parse() {
+        assert_eq!(parse_rate("30/s").unwrap(), 30.0);
+        assert_eq!(parse_rate("600/m").unwrap(), 10.0);
+        assert_eq!(parse_rate("5").unwrap(), 5.0);
+        assert!(parse_rate("0/s").is_err());
+        assert!(parse_rate("fast").is_err());
+        assert!(parse_rate("3/week").is_err());
+    }
+
+    #[test]
+    fn waits_come_from_retry_after_or_ratelimit_reset() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
+        assert_eq!(
+            requested_wait(&h("Retry-After", "3"), now),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            requested_wait(&h("retry-after", "Sun, 06 Nov 1994 08:49:47 GMT"), now),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            requested_wait(&h("X-RateLimit-Reset", "0.25"), now),
+            Some(Duration::from_millis(250))
+        );
+        let both = vec![
+            ("retry-after".to_string(), "2".to_string()),
+            ("x-ratelimit-reset".to_string(), "0.2".to_string()),
+        ];
+        assert_eq!(requested_wait(&both, now), Some(Duration::from_secs(2)));
+        assert_eq!(requested_wait(&h("retry-after", "soon"), now), None);
+        assert_eq!(requested_wait(&[], now), None);
+    }
+
+    #[tokio::test]
+    async fn the_rate_limit_spaces_requests() {
+        let throttle = Throttle::new(Some(20.0));
+        let start = Instant::now();
+        for _ in 0..30 {
+            throttle.admit().await;
+        }
+        // 20 in the burst, then 10 more at 50 ms each.
+        let took = start.elapsed();
+        assert!(took >= Duration::from_millis(450), "{took:?}");
+        assert!(throttle.stats().paced >= Duration::from_millis(400));
+    }
+
+    #[tokio::test]
+    async fn a_pause_holds_every_request_and_is_measured() {
+        let throttle = Throttle::new(None);
+        throttle.pause(Duration::from_millis(200));
+        let start = Instant::now();
+        tokio::join!(throttle.admit(), throttle.admit());
+        assert!(start.elapsed() >= Duration::from_millis(190));
+        let stats = throttle.stats();
+        assert_eq!(stats.rate_limited, 1);
+        assert!(stats.throttled >= Duration::from_millis(190));
+        assert!(stats.throttled < Duration::from_millis(390), "{stats:?}");
+    }
+}

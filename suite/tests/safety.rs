@@ -1,0 +1,865 @@
+//! Safety and politeness against a shared service: the prefix on every name, the crash-safe
+//! ledger and `conform sweep` after a real kill, the blast-radius guard, 429 handling, the
+//! deadline, redirects, and a canary token that must appear nowhere.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use conform::cli::Cli;
+use conform::harness::{load_catalog, selected_tests, Session};
+use conform::verdict::Verdict;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_conform");
+
+/// A scratch folder under the target directory, fresh for each test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("safety-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    dir
+}
+
+/// `conform serve` in its own process; killed when dropped.
+struct Served {
+    child: Child,
+    url: String,
+}
+
+impl Served {
+    fn start(token: &str, admin_token: &str, faults: &[&str]) -> Self {
+        let mut cmd = Command::new(BIN);
+        cmd.args([
+            "serve",
+            "--port",
+            "0",
+            "--token",
+            token,
+            "--admin-token",
+            admin_token,
+        ]);
+        for fault in faults {
+            cmd.args(["--fault", fault]);
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("conform serve starts");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let first = lines.next().expect("a line").expect("readable");
+        let url = first
+            .strip_prefix("reference service at ")
+            .unwrap_or_else(|| panic!("unexpected first line: {first}"))
+            .trim()
+            .to_string();
+        // keep draining its output so it never blocks
+        std::thread::spawn(move || for _ in lines {});
+        Served { child, url }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn run_conform(args: &[&str]) -> (Output, Duration) {
+    let started = Instant::now();
+    let out = Command::new(BIN).args(args).output().expect("conform runs");
+    (out, started.elapsed())
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// GET a JSON document from a service.
+fn get_json(url: &str, token: &str) -> (u16, Value) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let res = reqwest::Client::new()
+            .get(url)
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("answer");
+        let status = res.status().as_u16();
+        let body = res.bytes().await.unwrap_or_default();
+        (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+    })
+}
+
+/// Names of the organizations on a service that start with `prefix`.
+fn organizations_with_prefix(root: &str, token: &str, prefix: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for page in 1..100 {
+        let (status, doc) = get_json(
+            &format!("{root}/api/v2/organizations?page%5Bnumber%5D={page}&page%5Bsize%5D=100"),
+            token,
+        );
+        assert_eq!(status, 200, "{doc}");
+        let items = doc["data"].as_array().cloned().unwrap_or_default();
+        for item in &items {
+            if let Some(name) = item["attributes"]["name"].as_str() {
+                if name.starts_with(prefix) {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        if items.is_empty()
+            || doc
+                .pointer("/meta/pagination/next-page")
+                .is_none_or(Value::is_null)
+        {
+            break;
+        }
+    }
+    names
+}
+
+fn created_lines(ledger: &Path) -> usize {
+    std::fs::read_to_string(ledger)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("\"event\":\"created\""))
+        .count()
+}
+
+#[test]
+fn every_payload_names_what_it_makes_with_the_run_prefix() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/payloads");
+    let mut unprefixed = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("payloads") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("payload");
+        let doc: Value = serde_json::from_str(&text).expect("payload is JSON");
+        let mut stack = vec![doc.clone()];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        let names_something = matches!(k.as_str(), "name" | "email" | "key");
+                        if let (true, Value::String(s)) = (names_something, &v) {
+                            // a name is the run's when it has the prefix or is another fixture's
+                            if !s.contains("{{prefix}}") && !s.contains("{{") {
+                                unprefixed.push(format!("{}: {k} = {s}", path.display()));
+                            }
+                        }
+                        stack.push(v);
+                    }
+                }
+                Value::Array(items) => stack.extend(items),
+                _ => {}
+            }
+        }
+        if doc.pointer("/data/type").and_then(Value::as_str) == Some("terraform-versions") {
+            if let Some(version) = doc
+                .pointer("/data/attributes/version")
+                .and_then(Value::as_str)
+            {
+                if !version.contains("{{prefix}}") {
+                    unprefixed.push(format!("{}: version = {version}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(unprefixed.is_empty(), "{unprefixed:#?}");
+}
+
+#[test]
+fn a_killed_run_is_swept_clean_from_its_ledger() {
+    let (token, admin) = ("kill-user-token", "kill-admin-token");
+    let served = Served::start(token, admin, &[]);
+    let dir = scratch("kill");
+    let ledger = dir.join("ledger.jsonl");
+    let prefix = format!("conform-kill{}", std::process::id() % 100_000);
+    let mut run = Command::new(BIN)
+        .args([
+            "--target",
+            &served.url,
+            "--token",
+            token,
+            "--admin-token",
+            admin,
+            "--prefix",
+            &prefix,
+            "--reports",
+            dir.to_str().unwrap(),
+            "--rate",
+            "60/s",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("a run starts");
+    let waited = Instant::now();
+    while created_lines(&ledger) < 25 {
+        assert!(
+            run.try_wait().expect("status").is_none(),
+            "the run ended before it could be killed"
+        );
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "no ledger entries"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    run.kill().expect("kill"); // SIGKILL: no teardown runs
+    run.wait().expect("reaped");
+    let left = organizations_with_prefix(&served.url, token, &prefix);
+    assert!(!left.is_empty(), "the killed run left nothing to sweep");
+    let contents = conform::ledger::read(&ledger).expect("ledger reads");
+    assert!(contents
+        .outstanding()
+        .iter()
+        .any(|e| e.kind == "organization"));
+
+    let in_ledger: Vec<String> = contents.entries.iter().map(|e| e.id.clone()).collect();
+    let sweep = |extra: &[&str]| {
+        let mut args = vec![
+            "sweep",
+            "--ledger",
+            ledger.to_str().unwrap(),
+            "--target",
+            &served.url,
+            "--token",
+            token,
+            "--admin-token",
+            admin,
+        ];
+        args.extend_from_slice(extra);
+        let (out, _) = run_conform(&args);
+        let said = text(&out);
+        assert!(out.status.success(), "{said}");
+        assert!(said.contains("0 could not be deleted"), "{said}");
+        said
+    };
+    // the ledger alone removes everything the run recorded
+    let said = sweep(&[]);
+    assert!(said.contains("deleted organization"), "{said}");
+    let after_ledger = organizations_with_prefix(&served.url, token, &prefix);
+    assert!(
+        after_ledger.iter().all(|o| !in_ledger.contains(o)),
+        "recorded organizations survived the sweep: {after_ledger:?}\n{said}"
+    );
+    // an organization whose create was in flight at the kill is not in the ledger: the
+    // prefix finds it
+    let said = sweep(&["--prefix", &prefix]);
+    assert_eq!(
+        organizations_with_prefix(&served.url, token, &prefix),
+        Vec::<String>::new(),
+        "{said}"
+    );
+    let (status, versions) = get_json(
+        &format!(
+            "{}/api/v2/admin/terraform-versions?filter%5Bversion%5D={prefix}",
+            served.url
+        ),
+        admin,
+    );
+    assert_eq!(status, 200);
+    assert_eq!(
+        versions["data"].as_array().map(Vec::len),
+        Some(0),
+        "{versions}"
+    );
+
+    // a second sweep finds nothing left
+    let (out, _) = run_conform(&[
+        "sweep",
+        "--ledger",
+        ledger.to_str().unwrap(),
+        "--target",
+        &served.url,
+        "--token",
+        token,
+    ]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("0 resource(s) created and not deleted"),
+        "{said}"
+    );
+}
+
+#[test]
+fn sweep_reports_what_it_cannot_delete_and_goes_on() {
+    let (token, admin) = ("sweep-user", "sweep-admin");
+    let served = Served::start(
+        token,
+        admin,
+        &["server-error=DELETE /workspaces/:workspace_id"],
+    );
+    let dir = scratch("sweep-fail");
+    let ledger = dir.join("ledger.jsonl");
+    let entry = |kind: &str, id: &str, path: &str| {
+        format!(
+            r#"{{"event":"created","prefix":"conform-x","kind":"{kind}","id":"{id}","method":"DELETE","url":"{}{path}","auth":"user","time":"2026-01-01T00:00:00.000Z"}}"#,
+            served.url
+        )
+    };
+    // an organization and a workspace made outside conform, as a run would have
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let ws = rt.block_on(async {
+        let client = reqwest::Client::new();
+        client
+            .post(format!("{}/api/v2/organizations", served.url))
+            .bearer_auth(token)
+            .header("content-type", "application/vnd.api+json")
+            .body(r#"{"data":{"type":"organizations","attributes":{"name":"conform-x-0001","email":"x@example.com"}}}"#)
+            .send()
+            .await
+            .unwrap();
+        let res = client
+            .post(format!("{}/api/v2/organizations/conform-x-0001/workspaces", served.url))
+            .bearer_auth(token)
+            .header("content-type", "application/vnd.api+json")
+            .body(r#"{"data":{"type":"workspaces","attributes":{"name":"conform-x-0002"}}}"#)
+            .send()
+            .await
+            .unwrap();
+        let doc: Value = res.json().await.unwrap();
+        doc["data"]["id"].as_str().unwrap().to_string()
+    });
+    let text_ledger = format!(
+        "{}\n{}\n{}\n{{\"event\":\"created\",\"pre",
+        entry(
+            "organization",
+            "conform-x-0001",
+            "/api/v2/organizations/conform-x-0001"
+        ),
+        entry("workspace", &ws, &format!("/api/v2/workspaces/{ws}")),
+        entry("team", "team-gone", "/api/v2/teams/team-gone"),
+    );
+    std::fs::write(&ledger, text_ledger).unwrap();
+    let (out, _) = run_conform(&[
+        "sweep",
+        "--ledger",
+        ledger.to_str().unwrap(),
+        "--target",
+        &served.url,
+        "--token",
+        token,
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("skipped 1 line(s)"), "{said}");
+    assert!(said.contains("already gone: team team-gone"), "{said}");
+    assert!(
+        said.contains("1 deleted, 1 already gone, 1 could not be deleted"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("not deleted: workspace {ws}")),
+        "{said}"
+    );
+    // it went on: the organization (older, deleted after the failure) is gone
+    assert!(
+        said.contains("deleted organization conform-x-0001"),
+        "{said}"
+    );
+    assert!(organizations_with_prefix(&served.url, token, "conform-x-").is_empty());
+}
+
+#[test]
+fn the_guard_refuses_a_mutation_on_a_resource_the_run_did_not_create() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let config = conform_reference::Config::default();
+    let (token, admin) = (config.token.clone(), config.admin_token.clone());
+    let running = rt.block_on(conform_reference::start(config)).unwrap();
+    let root = running.root_url();
+    // someone else's organization and workspace, made before the run
+    let foreign = rt.block_on(async {
+        let client = reqwest::Client::new();
+        for body in [
+            r#"{"data":{"type":"organizations","attributes":{"name":"someone-else","email":"x@example.com"}}}"#,
+        ] {
+            client
+                .post(format!("{root}/api/v2/organizations"))
+                .bearer_auth(&token)
+                .header("content-type", "application/vnd.api+json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+        }
+        let res = client
+            .post(format!("{root}/api/v2/organizations/someone-else/workspaces"))
+            .bearer_auth(&token)
+            .header("content-type", "application/vnd.api+json")
+            .body(r#"{"data":{"type":"workspaces","attributes":{"name":"production"}}}"#)
+            .send()
+            .await
+            .unwrap();
+        let doc: Value = res.json().await.unwrap();
+        doc["data"]["id"].as_str().unwrap().to_string()
+    });
+    // A catalog whose recipe picks the first workspace of the whole installation (a bad
+    // recipe, or a target where the list is shared): that one is someone else's.
+    let dir = scratch("guard");
+    let cases = dir.join("cases");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases"),
+        &cases,
+    );
+    let resources = std::fs::read_to_string(cases.join("resources.toml")).unwrap();
+    let marker = "[resources.workspace]\nparents = [\"organization\"]\ncreate = { method = \"POST\", path = \"/organizations/:organization_name/workspaces\", payload = \"workspace.json\" }";
+    assert!(resources.contains(marker));
+    let resources = resources.replace(
+        marker,
+        "[resources.workspace]\nparents = [\"organization\"]\nfind = { method = \"GET\", path = \"/admin/workspaces\", pick = \"first\" }",
+    );
+    std::fs::write(cases.join("resources.toml"), resources).unwrap();
+
+    let argv = [
+        "conform",
+        "--target",
+        &root,
+        "--token",
+        &token,
+        "--admin-token",
+        &admin,
+        "--cases",
+        cases.to_str().unwrap(),
+        "--reports",
+        dir.to_str().unwrap(),
+    ];
+    let cli = Cli::try_parse_from(argv).unwrap();
+    let (catalog, schemas) = load_catalog(&cli.run).unwrap();
+    let tests: Vec<_> = selected_tests(&catalog, &[])
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.name.starts_with("admin_workspaces::delete::"))
+        .collect();
+    assert_eq!(tests.len(), 2);
+    let session = Session::open(&cli.run, catalog, schemas).unwrap();
+    let results = session.run_direct(&tests, 2);
+    // the guard is the HTTP layer's: a direct request is refused as well
+    let direct = session.runtime.block_on(
+        session.ctx.target.send(conform::target::Request::new(
+            reqwest::Method::PATCH,
+            session
+                .ctx
+                .target
+                .url(&format!("/api/v2/workspaces/{foreign}")),
+            conform::target::Auth::User,
+        )),
+    );
+    session.close();
+    for r in &results {
+        assert_eq!(
+            r.verdict,
+            Verdict::Error,
+            "{}: {}",
+            r.name,
+            r.failure_text()
+        );
+        let why = r.failure_text();
+        assert!(why.contains("blast-radius guard"), "{why}");
+        assert!(why.contains(&foreign), "{why}");
+        assert!(why.contains("--fixture"), "{why}");
+    }
+    assert!(
+        matches!(
+            &direct.response,
+            Err(conform::target::TransportError::Refused(_))
+        ),
+        "{:?}",
+        direct.response
+    );
+    // nothing was sent: the workspace is still there
+    let (status, _) = get_json(&format!("{root}/api/v2/workspaces/{foreign}"), &token);
+    assert_eq!(status, 200);
+    running.shutdown();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn read_only_sends_nothing_but_reads() {
+    // every test of two groups, mutating ones included: the HTTP layer sends only reads
+    let results = support::run(&[], &["organizations::", "account::"], &["--read-only"]);
+    for r in &results {
+        for ex in &r.exchanges {
+            assert!(
+                ex.request.method == "GET" || ex.response.is_err(),
+                "{} sent {} {}",
+                r.name,
+                ex.request.method,
+                ex.request.url
+            );
+        }
+    }
+    let refused = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Error && r.failure_text().contains("--read-only"))
+        .count();
+    assert!(refused > 0, "no mutating test was refused");
+    // the binary runs only the tests that change nothing, and makes no fixture
+    let dir = scratch("read-only");
+    let (out, _) = run_conform(&[
+        "--read-only",
+        "--group",
+        "organizations,account",
+        "--reports",
+        dir.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("organizations::list::api-v2"), "{said}");
+    assert!(!said.contains("organizations::create::"), "{said}");
+    assert!(!said.contains("organizations::delete::"), "{said}");
+    assert!(said.contains("--read-only creates nothing"), "{said}");
+}
+
+#[test]
+fn a_target_that_rate_limits_its_first_requests_passes_with_throttling_reported() {
+    let dir = scratch("rate-first");
+    let (out, took) = run_conform(&[
+        "--reference-fault",
+        "rate-limit-first=20",
+        "--group",
+        "admin_settings,account,organizations,runs",
+        "--reports",
+        dir.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("throttled: "))
+        .unwrap_or_else(|| panic!("no throttling line:\n{said}"));
+    let answers: u64 = line
+        .trim_start_matches("throttled: ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(answers >= 10, "{line}");
+    assert!(
+        line.contains("waiting for the target's rate limit"),
+        "{line}"
+    );
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    // and in the report files
+    let results: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(
+        results["figures"]["rate_limited_answers"].as_u64(),
+        Some(answers)
+    );
+    assert!(results["figures"]["throttled_seconds"].as_f64().unwrap() > 0.5);
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("Throttled: "), "{summary}");
+}
+
+#[test]
+fn a_target_that_rate_limits_forever_gets_a_clear_verdict_within_the_deadline() {
+    let dir = scratch("rate-forever");
+    let (out, took) = run_conform(&[
+        "--reference-fault",
+        "rate-limit-forever",
+        "--deadline",
+        "6s",
+        "--group",
+        "runs,organizations",
+        "--reports",
+        dir.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    // the deadline bounds the run; teardown (nothing to delete) adds little
+    assert!(took < Duration::from_secs(12), "{took:?}\n{said}");
+    assert!(said.contains("429 Too Many Requests"), "{said}");
+    let total = said.lines().find(|l| l.starts_with("total ")).unwrap();
+    let cells: Vec<&str> = total.split_whitespace().collect();
+    assert_eq!(cells[1], "0", "nothing passes: {total}");
+    assert_eq!(
+        cells[2], "0",
+        "nothing fails (the target was not judged): {total}"
+    );
+    assert_ne!(cells[6], "0", "errors: {total}");
+}
+
+#[test]
+fn a_deadline_ends_unfinished_tests_as_errors_and_teardown_still_runs() {
+    let (token, admin) = ("deadline-user", "deadline-admin");
+    let served = Served::start(token, admin, &[]);
+    let dir = scratch("deadline");
+    let prefix = format!("conform-dl{}", std::process::id() % 100_000);
+    let (out, took) = run_conform(&[
+        "--target",
+        &served.url,
+        "--token",
+        token,
+        "--prefix",
+        &prefix,
+        "--rate",
+        "20/s",
+        "--deadline",
+        "2s",
+        "--reports",
+        dir.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("--deadline passed before this test"),
+        "{said}"
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    // teardown ran: nothing of the run is left, and the ledger says so
+    assert!(organizations_with_prefix(&served.url, token, &prefix).is_empty());
+    let contents = conform::ledger::read(&dir.join("ledger.jsonl")).unwrap();
+    assert!(!contents.entries.is_empty());
+    assert!(
+        contents.outstanding().is_empty(),
+        "{:?}",
+        contents.outstanding()
+    );
+}
+
+/// A server that records every request head and answers as `reply` says.
+fn recorder(reply: String) -> (String, Arc<Mutex<Vec<String>>>) {
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = heads.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf).into_owned());
+            use std::io::Write;
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    (format!("http://{addr}"), heads)
+}
+
+#[test]
+fn a_redirect_never_carries_the_token_to_another_origin() {
+    let (elsewhere, elsewhere_heads) =
+        recorder("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into());
+    let (target_url, target_heads) = recorder(format!(
+        "HTTP/1.1 302 Found\r\nlocation: {elsewhere}/stolen\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+    ));
+    let token = "canary-redirect-0d5e";
+    let target = conform::target::Target::new(conform::target::TargetConfig {
+        root: url::Url::parse(&target_url).unwrap(),
+        registry: url::Url::parse(&format!("{target_url}/api/registry/v1/modules/")).unwrap(),
+        token: Some(conform::target::Secret::new(token)),
+        admin_token: Some(conform::target::Secret::new(token)),
+        auth_header: "Authorization".into(),
+        auth_scheme: "Bearer".into(),
+        timeout: Duration::from_secs(5),
+        max_body: 1 << 20,
+        ca_cert: None,
+        insecure: false,
+        rate: None,
+        max_retries: 0,
+    })
+    .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let first = rt.block_on(target.send(conform::target::Request::new(
+        reqwest::Method::GET,
+        target.url("/api/v2/registry/download"),
+        conform::target::Auth::User,
+    )));
+    // not followed automatically
+    assert_eq!(first.status(), Some(302));
+    assert!(elsewhere_heads.lock().unwrap().is_empty());
+    assert!(target_heads.lock().unwrap()[0].contains(token));
+    // followed the way the runner follows: to the Location, with the credential the
+    // target layer allows there (none: another origin)
+    let location = url::Url::parse(first.header("location").unwrap()).unwrap();
+    for auth in [conform::target::Auth::User, conform::target::Auth::Admin] {
+        let second = rt.block_on(target.send(conform::target::Request::new(
+            reqwest::Method::GET,
+            location.clone(),
+            auth,
+        )));
+        assert_eq!(second.status(), Some(200));
+    }
+    let heads = elsewhere_heads.lock().unwrap();
+    assert_eq!(heads.len(), 2);
+    for head in heads.iter() {
+        assert!(!head.contains(token), "{head}");
+        assert!(
+            !head.to_ascii_lowercase().contains("authorization"),
+            "{head}"
+        );
+    }
+}
+
+#[test]
+fn a_canary_token_appears_nowhere_in_output_reports_or_ledger() {
+    let token = "canary-XYZ-7f3a91c2";
+    let admin = "canary-ADMIN-51be08d4";
+    // a dropped route, so failing tests with transcripts land in the reports too
+    let served = Served::start(token, admin, &["drop-route=GET /runs/:run_id"]);
+    let dir = scratch("canary");
+    let (out, _) = run_conform(&[
+        "--target",
+        &served.url,
+        "--token",
+        token,
+        "--admin-token",
+        admin,
+        "--reports",
+        dir.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the dropped route fails: {said}"
+    );
+    assert!(said.contains("runs::show::"), "{said}");
+    for secret in [token, admin] {
+        assert!(!said.contains(secret), "the run printed a token");
+    }
+    let mut files = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.iter().any(|f| f.ends_with("junit.xml")), "{files:?}");
+    assert!(
+        files.iter().any(|f| f.ends_with("ledger.jsonl")),
+        "{files:?}"
+    );
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        let content = String::from_utf8_lossy(&bytes);
+        for secret in [token, admin] {
+            assert!(
+                !content.contains(secret),
+                "{} holds a token",
+                file.display()
+            );
+        }
+    }
+    // a clean run leaves nothing to sweep, and the sweep prints no token either
+    let (out, _) = run_conform(&[
+        "sweep",
+        "--ledger",
+        dir.join("ledger.jsonl").to_str().unwrap(),
+        "--target",
+        &served.url,
+        "--token",
+        token,
+        "--admin-token",
+        admin,
+    ]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(": 0 resource(s) created and not deleted"),
+        "{said}"
+    );
+    assert!(!said.contains(token) && !said.contains(admin));
+}
+
+#[test]
+fn older_than_finds_the_debris_of_runs_whose_ledger_is_gone() {
+    let (token, admin) = ("old-user", "old-admin");
+    let served = Served::start(token, admin, &[]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let client = reqwest::Client::new();
+        for name in ["conform-gone01-0001", "conform-gone02-0001", "production"] {
+            client
+                .post(format!("{}/api/v2/organizations", served.url))
+                .bearer_auth(token)
+                .header("content-type", "application/vnd.api+json")
+                .body(format!(
+                    r#"{{"data":{{"type":"organizations","attributes":{{"name":"{name}","email":"x@example.com"}}}}}}"#
+                ))
+                .send()
+                .await
+                .unwrap();
+        }
+    });
+    let dir = scratch("older-than");
+    let missing = dir.join("no-ledger.jsonl");
+    let sweep = |age: &str| {
+        let (out, _) = run_conform(&[
+            "sweep",
+            "--ledger",
+            missing.to_str().unwrap(),
+            "--target",
+            &served.url,
+            "--token",
+            token,
+            "--older-than",
+            age,
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        text(&out)
+    };
+    // younger than an hour: left alone
+    let said = sweep("1h");
+    assert!(said.contains("sweep: 0 deleted"), "{said}");
+    assert_eq!(
+        organizations_with_prefix(&served.url, token, "conform-").len(),
+        2
+    );
+    std::thread::sleep(Duration::from_millis(1100));
+    let said = sweep("1s");
+    assert!(said.contains("sweep: 2 deleted"), "{said}");
+    assert!(organizations_with_prefix(&served.url, token, "conform-").is_empty());
+    // what does not carry the prefix is never touched
+    assert_eq!(
+        organizations_with_prefix(&served.url, token, "production").len(),
+        1
+    );
+    // a bad duration is a configuration error
+    let (out, _) = run_conform(&["sweep", "--target", &served.url, "--older-than", "soon"]);
+    assert_eq!(out.status.code(), Some(2));
+}
