@@ -176,6 +176,9 @@ pub struct Coll {
     /// Run at the end of a sequence for every live item (things the organization's deletion
     /// does not take along, e.g. users).
     pub cleanup: Option<Route>,
+    /// How often its operations are drawn (0: 2 for the organization's collections, 1 for
+    /// those below them).
+    pub weight: usize,
 }
 
 impl Coll {
@@ -206,6 +209,7 @@ impl Coll {
             relation: false,
             last_takes_parent: false,
             cleanup: None,
+            weight: 0,
         }
     }
 }

@@ -12,7 +12,9 @@ use super::model::{
 const SET: usize = 0;
 const WS: usize = 2;
 
+// The set's own operations are many; its versions and attachments are where the histories are.
 const POLICY_SET: Coll = Coll {
+    weight: 1,
     show: Some("/policy-sets/{id}"),
     list: Some("/organizations/{org}/policy-sets"),
     paged: true,
@@ -47,6 +49,7 @@ fn pending(_: &Model, _: Option<usize>) -> Option<String> {
 
 const VERSION: Coll = Coll {
     parent: Some(SET),
+    weight: 2,
     show: Some("/policy-set-versions/{id}"),
     unknown_id: "polsetver-conformunk",
     remember: &[("upload", "/data/links/upload")],
@@ -71,6 +74,7 @@ const VERSION: Coll = Coll {
 };
 
 const WORKSPACE: Coll = Coll {
+    weight: 1,
     show: Some("/workspaces/{id}"),
     unknown_id: "ws-conformunknown00",
     ..Coll::new(
@@ -85,6 +89,7 @@ const WORKSPACE: Coll = Coll {
 
 const ATTACHMENT: Coll = Coll {
     parent: Some(SET),
+    weight: 2,
     with: Some(WS),
     list: Some("/policy-sets/{parent}"),
     list_read: Some(ListRead {

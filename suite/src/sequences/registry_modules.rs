@@ -68,6 +68,7 @@ const VERSION_BODY: &str = r#"{"data":{"type":"registry-module-versions","attrib
 
 const MODULE_VERSION: Coll = Coll {
     parent: Some(MODULE),
+    weight: 2,
     list: Some("{org}/{parent_name}/{parent_provider}/versions"),
     list_read: Some(ListRead {
         registry: true,
