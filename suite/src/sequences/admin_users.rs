@@ -94,7 +94,11 @@ const USER: Coll = Coll {
         read: Some(read),
         actions: &[
             user_action("suspend", "/admin/users/{id}/actions/suspend", suspend),
-            user_action("unsuspend", "/admin/users/{id}/actions/unsuspend", unsuspend),
+            user_action(
+                "unsuspend",
+                "/admin/users/{id}/actions/unsuspend",
+                unsuspend,
+            ),
             user_action(
                 "grant administrator rights to",
                 "/admin/users/{id}/actions/grant_admin",

@@ -418,7 +418,10 @@ impl<'a> Run<'a> {
         if let Some(p) = parent {
             let it = &self.model.items[p];
             vars.insert("parent".to_string(), it.id.clone());
-            vars.insert("parent_name".to_string(), it.name.clone().unwrap_or_default());
+            vars.insert(
+                "parent_name".to_string(),
+                it.name.clone().unwrap_or_default(),
+            );
             for (k, v) in &it.fields {
                 vars.insert(format!("parent_{k}"), v.clone());
             }
@@ -1094,7 +1097,10 @@ impl<'a> Run<'a> {
         let form = usize::from(op.form) % (1 + coll.delete_alt.len());
         let (delete, same_name) = match form {
             0 => (coll.delete.ok_or(Stop)?, false),
-            n => (coll.delete_alt[n - 1].route, coll.delete_alt[n - 1].same_name),
+            n => (
+                coll.delete_alt[n - 1].route,
+                coll.delete_alt[n - 1].same_name,
+            ),
         };
         let parent = self.model.items[item].parent;
         let env = self.env(Some(item), parent, None);
@@ -1116,7 +1122,9 @@ impl<'a> Run<'a> {
             .live_of(op.coll)
             .into_iter()
             .filter(|&i| {
-                same_name && self.model.items[i].name == name && self.model.items[i].parent == parent
+                same_name
+                    && self.model.items[i].name == name
+                    && self.model.items[i].parent == parent
             })
             .collect();
         if !self.model.live(item) && same.is_empty() {
@@ -1245,11 +1253,10 @@ impl Run<'_> {
         let what = format!("link {} to {}", self.label(o), self.label(p));
         self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &what)?;
         self.status(index, crate::catalog::Kind::Relationship)?;
-        let existing = self
-            .model
-            .of(op.coll)
-            .into_iter()
-            .find(|&i| self.model.items[i].parent == parent && self.model.items[i].other == other);
+        let existing =
+            self.model.of(op.coll).into_iter().find(|&i| {
+                self.model.items[i].parent == parent && self.model.items[i].other == other
+            });
         match existing {
             Some(i) => self.model.items[i].deleted = false,
             None => {
@@ -1279,17 +1286,23 @@ impl Run<'_> {
         let path = env.fill(coll.list.ok_or(Stop)?);
         let index = if read.registry {
             let url = self.ctx.target.registry_url(&path);
-            self.send(Request::new(Method::GET, url, Auth::User)).await?
-        } else {
-            self.send_route(&super::model::get(coll.list.ok_or(Stop)?), &env, op.api_v2, "")
+            self.send(Request::new(Method::GET, url, Auth::User))
                 .await?
+        } else {
+            self.send_route(
+                &super::model::get(coll.list.ok_or(Stop)?),
+                &env,
+                op.api_v2,
+                "",
+            )
+            .await?
         };
         let listed = |run: &Self, i: usize| {
             run.model.items[i].parent == parent
                 && run.model.live(i)
-                && read.only_state.is_none_or(|s| {
-                    run.model.items[i].state.as_deref().is_none_or(|st| st == s)
-                })
+                && read
+                    .only_state
+                    .is_none_or(|s| run.model.items[i].state.as_deref().is_none_or(|st| st == s))
         };
         let expected: Vec<usize> = self
             .model
@@ -1332,7 +1345,11 @@ impl Run<'_> {
             })
             .unwrap_or_default();
         let key_of = |run: &Self, i: usize| match read.field {
-            Some(f) => run.model.items[i].fields.get(f).cloned().unwrap_or_default(),
+            Some(f) => run.model.items[i]
+                .fields
+                .get(f)
+                .cloned()
+                .unwrap_or_default(),
             None => run.model.items[i].id.clone(),
         };
         for i in self.model.of(op.coll) {

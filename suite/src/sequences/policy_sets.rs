@@ -22,7 +22,9 @@ const POLICY_SET: Coll = Coll {
         route: route(
             "PATCH",
             "/policy-sets/{id}",
-            Some(r#"{"data":{"type":"policy-sets","attributes":{"description":"conform {unique}"}}}"#),
+            Some(
+                r#"{"data":{"type":"policy-sets","attributes":{"description":"conform {unique}"}}}"#,
+            ),
         ),
         pointer: "/attributes/description",
         value: "conform {unique}",
@@ -38,7 +40,9 @@ const POLICY_SET: Coll = Coll {
         route(
             "POST",
             "/organizations/{org}/policy-sets",
-            Some(r#"{"data":{"type":"policy-sets","attributes":{"name":"{ns}-ps{unique}","kind":"sentinel"}}}"#),
+            Some(
+                r#"{"data":{"type":"policy-sets","attributes":{"name":"{ns}-ps{unique}","kind":"sentinel"}}}"#,
+            ),
         ),
     )
 };

@@ -14,7 +14,10 @@ const MODULE: usize = 0;
 
 const ORG_MODULE: &str = "/organizations/{org}/registry-modules/private/{org}/{name}/{provider}";
 
+// The module's own operations are many (four delete forms); its versions are where the
+// histories are.
 const REGISTRY_MODULE: Coll = Coll {
+    weight: 1,
     show: Some(ORG_MODULE),
     show_alt: Some("/registry-modules/show/{org}/{name}/{provider}"),
     list: Some("/organizations/{org}/registry-modules"),
@@ -64,7 +67,8 @@ fn pending(_: &Model, _: Option<usize>) -> Option<String> {
     Some("pending".into())
 }
 
-const VERSION_BODY: &str = r#"{"data":{"type":"registry-module-versions","attributes":{"version":"1.0.{unique}"}}}"#;
+const VERSION_BODY: &str =
+    r#"{"data":{"type":"registry-module-versions","attributes":{"version":"1.0.{unique}"}}}"#;
 
 const MODULE_VERSION: Coll = Coll {
     parent: Some(MODULE),
