@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use super::model::{Family, Foreign, Item, Model, Route};
+use super::model::{Family, Foreign, Item, ListRead, Model, Route};
 use crate::checks::{self as c, Check, Finding};
 use crate::runner::Context;
 use crate::target::{Auth, Body, Exchange, Request, TransportError};
@@ -47,6 +47,8 @@ pub struct Op {
     pub page_size: u8,
     /// Use the `/api/v2` form.
     pub api_v2: bool,
+    /// Which of a collection's create, show and delete forms (0: the first).
+    pub form: u8,
 }
 
 impl Op {
@@ -61,6 +63,9 @@ impl Op {
         }
         if self.slot > 0 {
             out.push(Op { slot: 0, ..*self });
+        }
+        if self.form > 0 {
+            out.push(Op { form: 0, ..*self });
         }
         if self.page_size > 1 && self.kind == OpKind::Walk {
             out.push(Op {
@@ -139,6 +144,10 @@ pub struct Run<'a> {
     out: RunOutcome,
     current: Vec<usize>,
     step_no: usize,
+    /// The current step's requests carry the administrator token.
+    admin: bool,
+    /// `{pick}` of the current step: one of two names (`slot % 2`).
+    pick: usize,
 }
 
 impl<'a> Run<'a> {
@@ -155,6 +164,8 @@ impl<'a> Run<'a> {
             out: RunOutcome::default(),
             current: Vec::new(),
             step_no: 0,
+            admin: false,
+            pick: 0,
         }
     }
 
@@ -227,6 +238,28 @@ impl<'a> Run<'a> {
     /// organization the sequence made). Each is in the run's ledger from its create on, so
     /// teardown (or `conform sweep`) deletes what this cannot.
     async fn cleanup(&mut self) {
+        for i in 0..self.model.items.len() {
+            let coll = self.coll(self.model.items[i].coll);
+            let Some(route) = coll.cleanup.filter(|_| self.model.live(i)) else {
+                continue;
+            };
+            let env = self.env(Some(i), self.model.items[i].parent, None);
+            let url = self.ctx.target.url(&env.fill(route.path));
+            let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::DELETE);
+            let auth = if coll.admin { Auth::Admin } else { Auth::User };
+            let ex = self
+                .ctx
+                .target
+                .send(Request::new(method.clone(), url.clone(), auth))
+                .await;
+            if !(ex.is_success() || ex.status() == Some(404)) {
+                self.ctx.fixtures.note_made(crate::fixtures::Made {
+                    kind: coll.kind.into(),
+                    id: self.model.items[i].id.clone(),
+                    delete: Some((method, url, auth)),
+                });
+            }
+        }
         let names: Vec<String> = if self.family.namespace {
             if self.out.setup.is_empty() || self.out.error.is_some() {
                 return;
@@ -319,11 +352,23 @@ impl<'a> Run<'a> {
                     Some(_) => format!(" for {}", self.label(self.with_item(op)?)),
                     None => String::new(),
                 };
-                format!("create {}{}{with}", coll.kind, self.parent_label(parent))
+                let via = match coll.create_alt {
+                    Some(alt) if op.form % 2 == 1 => format!(" via {} {}", alt.method, alt.path),
+                    _ => String::new(),
+                };
+                format!(
+                    "create {}{}{with}{via}",
+                    coll.kind,
+                    self.parent_label(parent)
+                )
             }
             OpKind::Show => {
                 coll.show?;
-                format!("show {}", self.label(self.target_item(op)?))
+                let via = match coll.show_alt {
+                    Some(alt) if op.form % 2 == 1 => format!(" via {alt}"),
+                    _ => String::new(),
+                };
+                format!("show {}{via}", self.label(self.target_item(op)?))
             }
             OpKind::List => {
                 coll.list?;
@@ -349,7 +394,15 @@ impl<'a> Run<'a> {
             }
             OpKind::Delete => {
                 coll.delete?;
-                format!("delete {}", self.label(self.target_item(op)?))
+                let via = match usize::from(op.form) % (1 + coll.delete_alt.len()) {
+                    0 => String::new(),
+                    n => {
+                        let alt = coll.delete_alt[n - 1];
+                        let what = if alt.same_name { " (by name)" } else { "" };
+                        format!("{what} via {} {}", alt.route.method, alt.route.path)
+                    }
+                };
+                format!("delete {}{via}", self.label(self.target_item(op)?))
             }
             OpKind::ShowUnknown => {
                 coll.show?;
@@ -365,21 +418,31 @@ impl<'a> Run<'a> {
 
     fn env(&self, item: Option<usize>, parent: Option<usize>, other: Option<usize>) -> Env {
         let mut vars = BTreeMap::new();
-        vars.insert("org", self.org.clone());
-        vars.insert("ns", self.ns.clone());
-        vars.insert("unique", self.unique.to_string());
+        vars.insert("org".to_string(), self.org.clone());
+        vars.insert("ns".to_string(), self.ns.clone());
+        vars.insert("unique".to_string(), self.unique.to_string());
+        vars.insert("pick".to_string(), self.pick.to_string());
         if let Some(i) = item {
             let it = &self.model.items[i];
-            vars.insert("id", it.id.clone());
-            vars.insert("name", it.name.clone().unwrap_or_default());
+            vars.insert("id".to_string(), it.id.clone());
+            vars.insert("name".to_string(), it.name.clone().unwrap_or_default());
+            for (k, v) in &it.fields {
+                vars.insert(k.to_string(), v.clone());
+            }
         }
         if let Some(p) = parent {
             let it = &self.model.items[p];
-            vars.insert("parent", it.id.clone());
-            vars.insert("parent_name", it.name.clone().unwrap_or_default());
+            vars.insert("parent".to_string(), it.id.clone());
+            vars.insert(
+                "parent_name".to_string(),
+                it.name.clone().unwrap_or_default(),
+            );
+            for (k, v) in &it.fields {
+                vars.insert(format!("parent_{k}"), v.clone());
+            }
         }
         if let Some(o) = other {
-            vars.insert("other", self.model.items[o].id.clone());
+            vars.insert("other".to_string(), self.model.items[o].id.clone());
         }
         Env(vars)
     }
@@ -464,7 +527,8 @@ impl<'a> Run<'a> {
             path
         };
         let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::GET);
-        let mut request = Request::new(method, self.ctx.target.url(&path), Auth::User);
+        let auth = if self.admin { Auth::Admin } else { Auth::User };
+        let mut request = Request::new(method, self.ctx.target.url(&path), auth);
         if let Some(body) = route.body {
             let text = env.fill(body);
             let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
@@ -554,10 +618,13 @@ impl<'a> Run<'a> {
         }
         let coll = self.coll(self.model.items[item].coll);
         if let Some(state) = coll.state {
-            let got = object
-                .pointer(state.pointer)
-                .and_then(Value::as_str)
-                .map(str::to_string);
+            let got = match state.read {
+                Some(read) => read(object),
+                None => object
+                    .pointer(state.pointer)
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            };
             match (&self.model.items[item].state, got) {
                 (_, None) => {}
                 (None, Some(g)) => self.model.items[item].state = Some(g),
@@ -579,6 +646,8 @@ impl<'a> Run<'a> {
     // ------------------------------------------------------------------ steps
 
     async fn step(&mut self, op: &Op) -> StepResult {
+        self.admin = self.coll(op.coll).admin && op.kind != OpKind::Create;
+        self.pick = op.slot % 2;
         match op.kind {
             OpKind::Create => self.create(op).await,
             OpKind::Show => self.show(op).await,
@@ -601,7 +670,14 @@ impl<'a> Run<'a> {
             });
         self.unique += 1;
         let env = self.env(None, parent, other);
-        let index = self.send_route(&coll.create, &env, op.api_v2, "").await?;
+        let create = match coll.create_alt {
+            Some(alt) if op.form % 2 == 1 => alt,
+            _ => coll.create,
+        };
+        let index = self.send_route(&create, &env, op.api_v2, "").await?;
+        if coll.relation {
+            return self.link(op, index, parent, other);
+        }
         if duplicate {
             let status = self.ex(index).status();
             let result = match status {
@@ -629,6 +705,19 @@ impl<'a> Run<'a> {
             .ok_or_else(|| "expected the create answer to hold data.id".to_string());
         self.check(&c::CREATE_RETURNS_ID, Some(index), result)?;
         self.status(index, crate::catalog::Kind::Create)?;
+        let id = if coll.id_pointer == "/data/id" {
+            id
+        } else {
+            let found = crate::fixtures::value_string(doc.pointer(coll.id_pointer));
+            let result = found.as_ref().map(|_| ()).ok_or_else(|| {
+                format!(
+                    "expected the create answer to hold the {} id at {}",
+                    coll.kind, coll.id_pointer
+                )
+            });
+            self.check(&c::CREATE_RETURNS_ID, Some(index), result)?;
+            found
+        };
         let Some(id) = id else { return Err(Stop) };
         self.ctx.target.guard().allow(&id);
         if let Some(name) = crate::fixtures::value_string(doc.pointer("/data/attributes/name")) {
@@ -665,9 +754,18 @@ impl<'a> Run<'a> {
     async fn show(&mut self, op: &Op) -> StepResult {
         let item = self.target_item(op).ok_or(Stop)?;
         let coll = self.coll(op.coll);
-        let show = super::model::get(coll.show.ok_or(Stop)?);
-        let env = self.env(Some(item), None, None);
+        let primary = coll.show.ok_or(Stop)?;
+        let (path, alt) = match coll.show_alt {
+            Some(a) if op.form % 2 == 1 => (a, Some(primary)),
+            Some(a) => (primary, Some(a)),
+            None => (primary, None),
+        };
+        let show = super::model::get(path);
+        let env = self.env(Some(item), self.model.items[item].parent, None);
         let index = self.send_route(&show, &env, op.api_v2, "").await?;
+        if coll.show_list {
+            return self.show_in_list(op, item, index, &show, &env).await;
+        }
         if !self.model.live(item) {
             return self.expect_gone(&c::DELETE_THEN_GONE, index, item);
         }
@@ -700,6 +798,91 @@ impl<'a> Run<'a> {
         };
         let result = c::documents_agree(with, without, None)
             .map_err(|e| format!("the show of {label} with and without /api/v2: {e}"));
+        self.check(&c::VARIANTS_AGREE, Some(other), result)?;
+        // The other show form (the deprecated one, or the current one after it) too.
+        let Some(alt) = alt else { return Ok(()) };
+        let other = self
+            .send_route(&super::model::get(alt), &env, op.api_v2, "")
+            .await?;
+        self.expect_success(&c::DEPRECATED_SAME, other, &format!("show {label}"))?;
+        let doc3 = self.single(other)?;
+        let result = match c::document_id(&doc3) {
+            Some(id) if id == want => c::documents_agree(&doc, &doc3, None),
+            other => Err(format!("it answers id {other:?}, not {want}")),
+        }
+        .map_err(|e| format!("the show of {label} through {path} and through {alt}: {e}"));
+        self.check(&c::DEPRECATED_SAME, Some(other), result)
+    }
+
+    /// A show that is a search: the list holds the item (and nothing else), or, once the
+    /// item is deleted, does not hold it.
+    async fn show_in_list(
+        &mut self,
+        op: &Op,
+        item: usize,
+        index: usize,
+        show: &Route,
+        env: &Env,
+    ) -> StepResult {
+        let label = self.label(item);
+        let want = self.model.items[item].id.clone();
+        self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &format!("search {label}"))?;
+        let doc = self.list_doc(index)?;
+        let items = doc
+            .get("data")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let found = items
+            .iter()
+            .find(|o| o.get("id").and_then(Value::as_str) == Some(want.as_str()))
+            .cloned();
+        let live = self.model.live(item);
+        match (live, found) {
+            (false, Some(_)) => {
+                return self.check(
+                    &c::DELETE_THEN_GONE,
+                    Some(index),
+                    Err(format!(
+                        "expected {label}, deleted earlier in this sequence, to be gone; the search still finds it"
+                    )),
+                )
+            }
+            (false, None) => return Ok(()),
+            (true, None) => {
+                let step = self.model.items[item].step;
+                return self.check(
+                    &c::CREATE_THEN_SHOW,
+                    Some(index),
+                    Err(format!(
+                        "expected the search to find {label}, made in step {step}; it finds {} item(s)",
+                        items.len()
+                    )),
+                );
+            }
+            (true, Some(object)) => {
+                self.out.passed.insert(c::CREATE_THEN_SHOW.id);
+                self.compare(index, item, &object, "the search")?;
+            }
+        }
+        if let Some(extra) = items
+            .iter()
+            .filter_map(|o| o.get("id").and_then(Value::as_str))
+            .find(|id| *id != want)
+        {
+            self.check(
+                &c::LIST_EXACT,
+                Some(index),
+                Err(format!(
+                    "expected the search for {label} to find it alone; it finds {extra} too"
+                )),
+            )?;
+        }
+        let other = self.send_route(show, env, !op.api_v2, "").await?;
+        self.expect_success(&c::VARIANTS_AGREE, other, &format!("search {label}"))?;
+        let doc2 = self.document(other)?;
+        let result = c::documents_agree(&doc, &doc2, Some(&want))
+            .map_err(|e| format!("the search for {label} with and without /api/v2: {e}"));
         self.check(&c::VARIANTS_AGREE, Some(other), result)
     }
 
@@ -707,7 +890,9 @@ impl<'a> Run<'a> {
         let coll = self.coll(op.coll);
         let show = super::model::get(coll.show.ok_or(Stop)?);
         let mut env = self.env(None, None, None);
-        env.0.insert("id", coll.unknown_id.to_string());
+        for key in ["id", "name", "provider", "email", "version"] {
+            env.0.insert(key.to_string(), coll.unknown_id.to_string());
+        }
         let index = self.send_route(&show, &env, op.api_v2, "").await?;
         let result = match self.ex(index).status() {
             Some(s) if (200..300).contains(&s) => Err(format!(
@@ -798,6 +983,9 @@ impl<'a> Run<'a> {
 
     async fn list(&mut self, op: &Op) -> StepResult {
         let coll = self.coll(op.coll);
+        if let Some(read) = coll.list_read {
+            return self.read_list(op, read).await;
+        }
         let parent = self.target_parent(op).ok_or(Stop)?;
         let env = self.env(None, parent, None);
         let index = self
@@ -929,15 +1117,62 @@ impl<'a> Run<'a> {
     async fn delete(&mut self, op: &Op) -> StepResult {
         let item = self.target_item(op).ok_or(Stop)?;
         let coll = self.coll(op.coll);
-        let delete = coll.delete.ok_or(Stop)?;
-        let env = self.env(Some(item), self.model.items[item].parent, None);
+        let form = usize::from(op.form) % (1 + coll.delete_alt.len());
+        let (delete, same_name) = match form {
+            0 => (coll.delete.ok_or(Stop)?, false),
+            n => (
+                coll.delete_alt[n - 1].route,
+                coll.delete_alt[n - 1].same_name,
+            ),
+        };
+        let parent = self.model.items[item].parent;
+        let env = self.env(Some(item), parent, None);
         let index = self.send_route(&delete, &env, op.api_v2, "").await?;
-        if !self.model.live(item) {
+        let label = self.label(item);
+        if coll.relation && parent.is_none_or(|p| self.model.live(p)) {
+            // Unlinking what is not linked is not specified; only a 5xx is wrong.
+            if self.model.live(item) {
+                self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &format!("unlink {label}"))?;
+                self.model.items[item].deleted = true;
+                return self.status(index, crate::catalog::Kind::Relationship);
+            }
+            return Ok(());
+        }
+        // A delete by name deletes what lives under the name, even when this item is gone.
+        let name = self.model.items[item].name.clone();
+        let same: Vec<usize> = self
+            .model
+            .live_of(op.coll)
+            .into_iter()
+            .filter(|&i| {
+                same_name
+                    && self.model.items[i].name == name
+                    && self.model.items[i].parent == parent
+            })
+            .collect();
+        if !self.model.live(item) && same.is_empty() {
             return self.expect_gone(&c::TFE_NOT_FOUND_AFTER_DELETE, index, item);
         }
-        let label = self.label(item);
-        self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &format!("delete {label}"))?;
+        let what = if same_name {
+            format!("delete the name of {label}")
+        } else {
+            format!("delete {label}")
+        };
+        self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &what)?;
+        for i in same {
+            self.model.items[i].deleted = true;
+        }
         self.model.items[item].deleted = true;
+        if let Some(p) = parent.filter(|_| coll.last_takes_parent) {
+            let left = self
+                .model
+                .live_of(op.coll)
+                .into_iter()
+                .any(|i| self.model.items[i].parent == Some(p));
+            if !left {
+                self.model.items[p].deleted = true;
+            }
+        }
         self.status(index, crate::catalog::Kind::Delete)
     }
 
@@ -983,9 +1218,12 @@ impl<'a> Run<'a> {
         }
         let success = self.ex(index).is_success();
         let current = self.model.items[item].state.clone();
-        let allowed = current.as_deref().map(|s| action.from.contains(&s));
-        match allowed {
-            Some(true) => {
+        let next = current.as_deref().map(|s| match action.transition {
+            Some(transition) => transition(s).map(str::to_string),
+            None => action.from.contains(&s).then(|| action.to.to_string()),
+        });
+        match next {
+            Some(Some(to)) => {
                 self.expect_success(
                     &c::ENDPOINT_SUCCEEDS,
                     index,
@@ -995,9 +1233,9 @@ impl<'a> Run<'a> {
                         current.unwrap_or_default()
                     ),
                 )?;
-                self.model.items[item].state = Some(action.to.to_string());
+                self.model.items[item].state = Some(to);
             }
-            Some(false) if action.refused_elsewhere => {
+            Some(None) if action.refused_elsewhere => {
                 let status = self.ex(index).status();
                 let result = match status {
                     Some(s) if (400..500).contains(&s) => Ok(()),
@@ -1022,8 +1260,184 @@ impl<'a> Run<'a> {
     }
 }
 
+impl Run<'_> {
+    /// The answer to a link (a relationship POST): the pair is linked, whatever it was.
+    fn link(
+        &mut self,
+        op: &Op,
+        index: usize,
+        parent: Option<usize>,
+        other: Option<usize>,
+    ) -> StepResult {
+        let coll = self.coll(op.coll);
+        let (Some(p), Some(o)) = (parent, other) else {
+            return Err(Stop);
+        };
+        let what = format!("link {} to {}", self.label(o), self.label(p));
+        self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &what)?;
+        self.status(index, crate::catalog::Kind::Relationship)?;
+        let existing =
+            self.model.of(op.coll).into_iter().find(|&i| {
+                self.model.items[i].parent == parent && self.model.items[i].other == other
+            });
+        match existing {
+            Some(i) => self.model.items[i].deleted = false,
+            None => {
+                let id = self.model.items[o].id.clone();
+                self.model.items.push(Item {
+                    coll: op.coll,
+                    id,
+                    name: None,
+                    parent,
+                    other,
+                    deleted: false,
+                    expect: BTreeMap::new(),
+                    state: coll.state.and_then(|s| (s.initial)(&self.model, parent)),
+                    fields: BTreeMap::new(),
+                    step: self.step_no,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// A list read from another document (a parent's relationship, a registry answer).
+    async fn read_list(&mut self, op: &Op, read: ListRead) -> StepResult {
+        let coll = self.coll(op.coll);
+        let parent = self.target_parent(op).ok_or(Stop)?;
+        let env = self.env(None, parent, None);
+        let path = env.fill(coll.list.ok_or(Stop)?);
+        let index = if read.registry {
+            let url = self.ctx.target.registry_url(&path);
+            self.send(Request::new(Method::GET, url, Auth::User))
+                .await?
+        } else {
+            self.send_route(
+                &super::model::get(coll.list.ok_or(Stop)?),
+                &env,
+                op.api_v2,
+                "",
+            )
+            .await?
+        };
+        let listed = |run: &Self, i: usize| {
+            run.model.items[i].parent == parent
+                && run.model.live(i)
+                && read
+                    .only_state
+                    .is_none_or(|s| run.model.items[i].state.as_deref().is_none_or(|st| st == s))
+        };
+        let expected: Vec<usize> = self
+            .model
+            .of(op.coll)
+            .into_iter()
+            .filter(|&i| listed(self, i))
+            .collect();
+        let check = if read.registry {
+            &c::REGISTRY_READ
+        } else {
+            &c::LIST_CONTAINS
+        };
+        let status = self.ex(index).status();
+        if read.absent_when_empty && status == Some(404) {
+            let result = if expected.is_empty() {
+                Ok(())
+            } else {
+                let labels: Vec<String> = expected.iter().map(|&i| self.label(i)).collect();
+                Err(format!(
+                    "expected {path} to list {}; it answered 404",
+                    labels.join(", ")
+                ))
+            };
+            return self.check(check, Some(index), result);
+        }
+        self.expect_success(check, index, &format!("read {path}"))?;
+        let doc = self.document(index)?;
+        if !read.registry {
+            let result = c::envelope_single(&self.ctx.schemas, &doc);
+            self.check(&c::ENVELOPE_SINGLE, Some(index), result)?;
+        }
+        let keys: Vec<String> = doc
+            .pointer(read.items)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|e| e.get(read.key).and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let key_of = |run: &Self, i: usize| match read.field {
+            Some(f) => run.model.items[i]
+                .fields
+                .get(f)
+                .cloned()
+                .unwrap_or_default(),
+            None => run.model.items[i].id.clone(),
+        };
+        for i in self.model.of(op.coll) {
+            if self.model.items[i].parent != parent {
+                continue;
+            }
+            let key = key_of(self, i);
+            let holds = keys.contains(&key);
+            let should = listed(self, i);
+            let unknown = self.model.live(i)
+                && read.only_state.is_some()
+                && self.model.items[i].state.is_none();
+            if unknown || holds == should {
+                continue;
+            }
+            let label = self.label(i);
+            let (check, message) = if should {
+                (
+                    check,
+                    format!(
+                        "expected {path} to list {label} (`{key}`), made in step {}; it lists {keys:?}",
+                        self.model.items[i].step
+                    ),
+                )
+            } else if !self.model.live(i) {
+                (
+                    &c::DELETE_THEN_GONE,
+                    format!(
+                        "expected {label} (`{key}`), deleted earlier in this sequence, to be gone from {path}; it is still listed"
+                    ),
+                )
+            } else {
+                (
+                    check,
+                    format!(
+                        "expected {path} not to list {label} (`{key}`) in state `{}`; it does",
+                        self.model.items[i].state.clone().unwrap_or_default()
+                    ),
+                )
+            };
+            self.check(check, Some(index), Err(message))?;
+        }
+        let known: Vec<String> = self
+            .model
+            .of(op.coll)
+            .into_iter()
+            .filter(|&i| self.model.items[i].parent == parent)
+            .map(|i| key_of(self, i))
+            .collect();
+        if let Some(extra) = keys.iter().find(|k| !known.contains(k)) {
+            self.check(
+                &c::LIST_EXACT,
+                Some(index),
+                Err(format!(
+                    "expected {path} to hold only what this sequence made; it holds `{extra}`"
+                )),
+            )?;
+        }
+        self.out.passed.insert(c::LIST_EXACT.id);
+        Ok(())
+    }
+}
+
 /// Template variables.
-pub struct Env(BTreeMap<&'static str, String>);
+pub struct Env(BTreeMap<String, String>);
 
 impl Env {
     /// Fills `{name}` placeholders.

@@ -75,6 +75,9 @@ pub struct ActionDef {
     pub to: &'static str,
     /// Outside `from` the service must refuse it (4xx); else it is not specified.
     pub refused_elsewhere: bool,
+    /// Instead of `from` / `to`: the state the action leads to from a state (`None`: not
+    /// allowed there), for states that combine flags (a user suspended and an administrator).
+    pub transition: Option<fn(&str) -> Option<&'static str>>,
 }
 
 /// The states of a collection's items.
@@ -84,8 +87,38 @@ pub struct StateDef {
     pub pointer: &'static str,
     /// The state a new item starts in (`None`: not known; the first read tells).
     pub initial: fn(&Model, Option<usize>) -> Option<String>,
+    /// Instead of `pointer`: the state a resource object shows (`None`: it does not say).
+    pub read: Option<fn(&serde_json::Value) -> Option<String>>,
     /// The actions.
     pub actions: &'static [ActionDef],
+}
+
+/// Another delete form of a collection (a deprecated form, the spec's other path).
+#[derive(Debug, Clone, Copy)]
+pub struct AltDelete {
+    /// The request.
+    pub route: Route,
+    /// It deletes every live item of the collection with the same `attributes.name` (a
+    /// registry module name with all its providers).
+    pub same_name: bool,
+}
+
+/// A list that is not a JSON:API list: a relationship of the parent's document, or a
+/// registry read answer (plain JSON).
+#[derive(Debug, Clone, Copy)]
+pub struct ListRead {
+    /// The path is under the registry read address (`Target::registry_url`), not the API.
+    pub registry: bool,
+    /// Where the array of items is (`/data/relationships/workspaces/data`).
+    pub items: &'static str,
+    /// The member of each array element that names an item (`id`, `version`).
+    pub key: &'static str,
+    /// The remembered field the key is compared with (`None`: the item id).
+    pub field: Option<&'static str>,
+    /// Only items in this state are listed (a registry lists published versions).
+    pub only_state: Option<&'static str>,
+    /// The read answers 404 while nothing is listed (a module without published versions).
+    pub absent_when_empty: bool,
 }
 
 /// A collection of a family.
@@ -120,6 +153,32 @@ pub struct Coll {
     pub state: Option<StateDef>,
     /// At most one live item per (parent, `with`) pair: a second create is refused (4xx).
     pub unique_pair: bool,
+    /// Another create form (`Op::form` odd picks it), e.g. the deprecated one.
+    pub create_alt: Option<Route>,
+    /// Another show form that must show the same resource (`Op::form` odd shows through it).
+    pub show_alt: Option<&'static str>,
+    /// Other delete forms (`Op::form` picks among `delete` and these).
+    pub delete_alt: &'static [AltDelete],
+    /// Where the create answer holds the item's id.
+    pub id_pointer: &'static str,
+    /// Every request but the create needs the administrator token.
+    pub admin: bool,
+    /// The show is a search (`?q={email}`): a list that must hold exactly the item.
+    pub show_list: bool,
+    /// The list is read from another document (see [`ListRead`]).
+    pub list_read: Option<ListRead>,
+    /// Items are links between the parent and the `with` item: create and delete answer no
+    /// document, the item's id is the `with` item's; linking again is idempotent and a link
+    /// made again after an unlink is the same item.
+    pub relation: bool,
+    /// Deleting the last live item of a parent deletes the parent (a module's last version).
+    pub last_takes_parent: bool,
+    /// Run at the end of a sequence for every live item (things the organization's deletion
+    /// does not take along, e.g. users).
+    pub cleanup: Option<Route>,
+    /// How often its operations are drawn (0: 2 for the organization's collections, 1 for
+    /// those below them).
+    pub weight: usize,
 }
 
 impl Coll {
@@ -140,6 +199,17 @@ impl Coll {
             remember: &[],
             state: None,
             unique_pair: false,
+            create_alt: None,
+            show_alt: None,
+            delete_alt: &[],
+            id_pointer: "/data/id",
+            admin: false,
+            show_list: false,
+            list_read: None,
+            relation: false,
+            last_takes_parent: false,
+            cleanup: None,
+            weight: 0,
         }
     }
 }

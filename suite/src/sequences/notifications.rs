@@ -45,6 +45,7 @@ const NOTIFICATION: Coll = Coll {
     state: Some(StateDef {
         pointer: "/attributes/conform-no-state",
         initial: unknown,
+        read: None,
         actions: &[ActionDef {
             name: "verify",
             route: route(
@@ -56,6 +57,7 @@ const NOTIFICATION: Coll = Coll {
             from: &[],
             to: "",
             refused_elsewhere: false,
+            transition: None,
         }],
     }),
     ..Coll::new(

@@ -54,6 +54,7 @@ const CONFIGURATION_VERSION: Coll = Coll {
     state: Some(StateDef {
         pointer: "/attributes/status",
         initial: cv_initial,
+        read: None,
         actions: &[
             ActionDef {
                 name: "upload a tarball to",
@@ -62,6 +63,7 @@ const CONFIGURATION_VERSION: Coll = Coll {
                 from: &["pending"],
                 to: "uploaded",
                 refused_elsewhere: false,
+                transition: None,
             },
             ActionDef {
                 name: "archive",
@@ -70,6 +72,7 @@ const CONFIGURATION_VERSION: Coll = Coll {
                 from: &["pending", "uploaded"],
                 to: "archived",
                 refused_elsewhere: true,
+                transition: None,
             },
         ],
     }),
@@ -112,6 +115,7 @@ const fn run_action(
         from,
         to,
         refused_elsewhere: true,
+        transition: None,
     }
 }
 
@@ -124,6 +128,7 @@ const RUN: Coll = Coll {
     state: Some(StateDef {
         pointer: "/attributes/status",
         initial: run_initial,
+        read: None,
         actions: &[
             run_action("apply", "/runs/{id}/actions/apply", &["planned"], "applied"),
             run_action(
@@ -151,6 +156,7 @@ const RUN: Coll = Coll {
                 from: &["pending"],
                 to: "planned",
                 refused_elsewhere: true,
+                transition: None,
             },
         ],
     }),
