@@ -730,6 +730,11 @@ impl<'a> Run<'a> {
         let mut fields = BTreeMap::new();
         for (name, pointer) in coll.remember {
             if let Some(v) = crate::fixtures::value_string(doc.pointer(pointer)) {
+                // The fields a sequence remembers go into later paths (a module's provider,
+                // a version): they are this run's own, as the fixtures' fields are.
+                if !v.contains('/') {
+                    self.ctx.target.guard().allow(&v);
+                }
                 fields.insert(*name, v);
             }
         }
