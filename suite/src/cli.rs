@@ -85,9 +85,10 @@ pub enum ProfileArg {
     Tfe,
 }
 
-/// Options of a suite run (flags > environment > config file).
-#[derive(Debug, Args)]
-pub struct RunArgs {
+/// Where the target is and how to reach it: shared by a run and `conform sweep`
+/// (flags > environment > config file).
+#[derive(Debug, Clone, Args)]
+pub struct ConnectionArgs {
     /// The service root; without it the embedded reference service is started.
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
@@ -103,9 +104,6 @@ pub struct RunArgs {
     /// Scheme before the token in that header (`Bearer`; empty for none).
     #[arg(long, value_name = "SCHEME")]
     pub auth_scheme: Option<String>,
-    /// The module registry read address (default: service discovery).
-    #[arg(long, value_name = "URL")]
-    pub registry_url: Option<String>,
     /// Extra CA certificate (PEM) to trust.
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
@@ -115,6 +113,20 @@ pub struct RunArgs {
     /// Timeout of one request, in seconds.
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
+    /// Config file (default ./conform.toml when present).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// Options of a suite run (flags > environment > config file).
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Where the target is and how to reach it.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// The module registry read address (default: service discovery).
+    #[arg(long, value_name = "URL")]
+    pub registry_url: Option<String>,
     /// Largest response body read, in bytes; longer ones are cut and reported.
     #[arg(long, value_name = "BYTES")]
     pub max_body: Option<usize>,
@@ -133,9 +145,6 @@ pub struct RunArgs {
     /// Prefix of every name the run creates (default conform-<run id>).
     #[arg(long, value_name = "PREFIX")]
     pub prefix: Option<String>,
-    /// Config file (default ./conform.toml when present).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
     /// A number N: property-based sequences drawn per family (`sequences::*`, default 16;
     /// raise it for nightly runs). A folder DIR: read the catalog from it instead of the
     /// embedded one. Both may be given (`--cases 256 --cases ./cases`).

@@ -679,7 +679,17 @@ impl<'a> TestRun<'a> {
     }
 
     async fn after_show(&mut self, main: usize) {
-        let Some(doc) = self.json(main) else { return };
+        let Some(doc) = self.single_resource(main, &c::SHOW_SAME_ID) else {
+            return;
+        };
+        self.variants_agree(main, &doc).await;
+        self.unauthorized().await;
+    }
+
+    /// The checks of an answer about one named resource (show, update): JSON, the media
+    /// type, the envelope, and `same_id` when the path names the resource. Returns the document.
+    fn single_resource(&mut self, main: usize, same_id: &'static Check) -> Option<Value> {
+        let doc = self.json(main)?;
         self.jsonapi_media_type(main);
         let envelope = c::envelope_single(&self.ctx.schemas, &doc);
         self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
@@ -694,10 +704,9 @@ impl<'a> TestRun<'a> {
                         .unwrap_or_else(|| "none".into())
                 ))
             };
-            self.check(&c::SHOW_SAME_ID, Some(main), result);
+            self.check(same_id, Some(main), result);
         }
-        self.variants_agree(main, &doc).await;
-        self.unauthorized().await;
+        Some(doc)
     }
 
     async fn after_list(&mut self, main: usize) {
@@ -1038,22 +1047,9 @@ impl<'a> TestRun<'a> {
     }
 
     async fn after_update(&mut self, main: usize) {
-        let Some(doc) = self.json(main) else { return };
-        self.jsonapi_media_type(main);
-        let envelope = c::envelope_single(&self.ctx.schemas, &doc);
-        self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
-        if let Some(expected) = self.requested_id() {
-            let got = c::document_id(&doc);
-            let result = if got == Some(expected.as_str()) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "expected the updated resource {expected}, received {got:?}"
-                ))
-            };
-            self.check(&c::UPDATE_SAME_ID, Some(main), result);
+        if self.single_resource(main, &c::UPDATE_SAME_ID).is_some() {
+            self.read_after_write(main).await;
         }
-        self.read_after_write(main).await;
     }
 
     /// TFE (facts 6.4): a show after the update echoes every attribute the update sent

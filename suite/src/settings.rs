@@ -102,8 +102,9 @@ fn env(name: &str) -> Option<String> {
 impl Settings {
     /// Resolves flags, environment and the config file.
     pub fn resolve(args: &RunArgs) -> Result<Self, ConfigError> {
-        let (file, config_file) = load_file(args.config.as_deref())?;
-        let target_text = args
+        let conn = &args.connection;
+        let (file, config_file) = load_file(conn.config.as_deref())?;
+        let target_text = conn
             .target
             .clone()
             .or_else(|| env("CONFORM_TARGET"))
@@ -113,14 +114,14 @@ impl Settings {
             .as_deref()
             .map(|t| parse_url("--target", t))
             .transpose()?;
-        let token = args
+        let token = conn
             .token
             .clone()
             .or_else(|| env("CONFORM_TOKEN"))
             .or_else(|| env("TFE_TOKEN"))
             .or(file.token.clone())
             .map(Secret::new);
-        let admin_token = args
+        let admin_token = conn
             .admin_token
             .clone()
             .or_else(|| env("CONFORM_ADMIN_TOKEN"))
@@ -133,14 +134,14 @@ impl Settings {
             .or(file.registry_url.clone())
             .map(|u| parse_url("--registry-url", &u))
             .transpose()?;
-        let ca_path = args.ca_cert.clone().or(file.ca_cert.clone());
+        let ca_path = conn.ca_cert.clone().or(file.ca_cert.clone());
         let ca_cert = ca_path
             .map(|p| {
                 std::fs::read(&p)
                     .map_err(|e| ConfigError(format!("cannot read --ca-cert {}: {e}", p.display())))
             })
             .transpose()?;
-        let timeout = args.timeout.or(file.timeout).unwrap_or(10.0);
+        let timeout = conn.timeout.or(file.timeout).unwrap_or(10.0);
         if !(timeout > 0.0 && timeout <= 3600.0) {
             return Err(ConfigError(format!(
                 "--timeout must be between 0 and 3600 seconds, not {timeout}"
@@ -197,19 +198,19 @@ impl Settings {
             target,
             token,
             admin_token,
-            auth_header: args
+            auth_header: conn
                 .auth_header
                 .clone()
                 .or(file.auth_header.clone())
                 .unwrap_or_else(|| "Authorization".into()),
-            auth_scheme: args
+            auth_scheme: conn
                 .auth_scheme
                 .clone()
                 .or(file.auth_scheme.clone())
                 .unwrap_or_else(|| "Bearer".into()),
             registry_url,
             ca_cert,
-            insecure: args.insecure || file.insecure.unwrap_or(false),
+            insecure: conn.insecure || file.insecure.unwrap_or(false),
             timeout: Duration::from_secs_f64(timeout),
             max_body: args.max_body.unwrap_or(8 * 1024 * 1024),
             profile,

@@ -23,18 +23,12 @@ use crate::target::{Auth, Exchange, Request, Target, TargetConfig};
 /// Options of `conform sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
+    /// Where the target is and how to reach it.
+    #[command(flatten)]
+    pub connection: crate::cli::ConnectionArgs,
     /// The ledger to sweep.
     #[arg(long, value_name = "FILE", default_value = "reports/ledger.jsonl")]
     pub ledger: PathBuf,
-    /// The service root the ledger's resources live on (else CONFORM_TARGET, TFE_ADDRESS).
-    #[arg(long, value_name = "URL")]
-    pub target: Option<String>,
-    /// API token (else CONFORM_TOKEN, TFE_TOKEN, or the config file).
-    #[arg(long, value_name = "TOKEN")]
-    pub token: Option<String>,
-    /// Administrator token, for what administrator endpoints made (else CONFORM_ADMIN_TOKEN).
-    #[arg(long, value_name = "TOKEN")]
-    pub admin_token: Option<String>,
     /// Only what runs with this prefix made; with it, organizations named PREFIX... are
     /// deleted too, even without a ledger.
     #[arg(long, value_name = "PREFIX")]
@@ -46,18 +40,6 @@ pub struct SweepArgs {
     /// Say what would be deleted, delete nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Config file (default ./conform.toml when present).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Extra CA certificate (PEM) to trust.
-    #[arg(long, value_name = "FILE")]
-    pub ca_cert: Option<PathBuf>,
-    /// Accept any TLS certificate.
-    #[arg(long)]
-    pub insecure: bool,
-    /// Timeout of one request, in seconds.
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<f64>,
 }
 
 /// What a sweep did.
@@ -85,29 +67,9 @@ pub fn sweep(args: SweepArgs) -> ExitCode {
 
 /// The run settings sweep shares with a run: target, tokens, TLS, timeout, config file.
 fn settings(args: &SweepArgs) -> Result<Settings, ConfigError> {
-    let mut argv: Vec<String> = vec!["conform".into()];
-    let mut flag = |name: &str, value: &Option<String>| {
-        if let Some(v) = value {
-            argv.push(format!("--{name}={v}"));
-        }
-    };
-    flag("target", &args.target);
-    flag("token", &args.token);
-    flag("admin-token", &args.admin_token);
-    flag(
-        "config",
-        &args.config.as_ref().map(|p| p.display().to_string()),
-    );
-    flag(
-        "ca-cert",
-        &args.ca_cert.as_ref().map(|p| p.display().to_string()),
-    );
-    flag("timeout", &args.timeout.map(|t| t.to_string()));
-    if args.insecure {
-        argv.push("--insecure".into());
-    }
-    let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(argv)
+    let mut cli = <crate::cli::Cli as clap::Parser>::try_parse_from(["conform"])
         .map_err(|e| ConfigError(e.to_string()))?;
+    cli.run.connection = args.connection.clone();
     Settings::resolve(&cli.run)
 }
 
