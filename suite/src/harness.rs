@@ -568,7 +568,7 @@ fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed>
             info.scrub(result.reason.as_deref().unwrap_or(""))
         ))),
         Verdict::Fail | Verdict::Error => Err(Failed::from(info.scrub(&format!(
-            "{}: {}",
+            "{}:\n{}",
             result.verdict.as_str(),
             result.failure_text()
         )))),

@@ -648,13 +648,13 @@ impl<'a> TestRun<'a> {
             let result = match (self.ex(index).is_success(), self.ex(index).json()) {
                 (true, Ok(shown)) if c::document_id(&shown) == Some(id.as_str()) => Ok(()),
                 (true, Ok(shown)) => Err(format!(
-                    "expected the show of {id} to answer id {id}, received {:?}",
-                    c::document_id(&shown)
+                    "expected the show of {id} to answer id {id}, received {}",
+                    c::document_id(&shown).unwrap_or("no id")
                 )),
                 (true, Err(e)) => Err(format!("the show of the created {kind} is not JSON: {e}")),
                 (false, _) => Err(format!(
-                    "expected the show of the created {kind} {id} to succeed, received {:?}",
-                    self.ex(index).status()
+                    "expected the show of the created {kind} {id} to succeed, received {}",
+                    shown(self.ex(index).status())
                 )),
             };
             self.check(check, Some(index), result);
@@ -801,8 +801,8 @@ impl<'a> TestRun<'a> {
             (true, Ok(doc)) => c::envelope_list(&self.ctx.schemas, &doc).map(|_| doc),
             (true, Err(e)) => Err(e),
             (false, _) => Err(format!(
-                "expected `page=1&page_size=1` to be answered with a list, received {:?}",
-                self.ex(index).status()
+                "expected `page=1&page_size=1` to be answered with a list, received {}",
+                shown(self.ex(index).status())
             )),
         };
         let doc = match accepted {
@@ -971,7 +971,8 @@ impl<'a> TestRun<'a> {
         let result = match self.ex(index).status() {
             Some(400) => Ok(()),
             other => Err(format!(
-                "expected 400 without the required filter, received {other:?}"
+                "expected 400 without the required filter, received {}",
+                shown(other)
             )),
         };
         if self.check(&c::TFE_REQUIRED_FILTER, Some(index), result) {
@@ -1019,9 +1020,9 @@ impl<'a> TestRun<'a> {
         let result = match self.ex(index).json() {
             Ok(bare) if self.ex(index).status() == self.ex(main).status() => c::documents_agree(doc, &bare, must_hold.as_deref()),
             Ok(_) | Err(_) => Err(format!(
-                "expected the path without /api/v2 to answer like the path with it ({:?}); it answered {:?}",
-                self.ex(main).status(),
-                self.ex(index).status()
+                "expected the path without /api/v2 to answer like the path with it ({}); it answered {}",
+                shown(self.ex(main).status()),
+                shown(self.ex(index).status())
             )),
         };
         self.check(&c::VARIANTS_AGREE, Some(index), result);
@@ -1039,7 +1040,10 @@ impl<'a> TestRun<'a> {
         let index = self.send(request).await;
         let result = match self.ex(index).status() {
             Some(401) => Ok(()),
-            other => Err(format!("expected 401 without a token, received {other:?}")),
+            other => Err(format!(
+                "expected 401 without a token, received {}",
+                shown(other)
+            )),
         };
         if self.check(&c::TFE_UNAUTHORIZED, Some(index), result) {
             self.error_document(index);
@@ -1075,8 +1079,8 @@ impl<'a> TestRun<'a> {
             (true, Ok(doc)) => doc,
             _ => {
                 let message = format!(
-                    "expected the show of the updated {kind} to answer a document, received {:?}",
-                    self.ex(index).status()
+                    "expected the show of the updated {kind} to answer a document, received {}",
+                    shown(self.ex(index).status())
                 );
                 self.check(&c::TFE_READ_AFTER_WRITE, Some(index), Err(message));
                 return;
@@ -1121,12 +1125,15 @@ impl<'a> TestRun<'a> {
         let result = if gone {
             Ok(())
         } else {
-            Err(format!("expected the show of the deleted {kind} to fail; it answered {status:?} (the delete answered {:?})", self.ex(main).status()))
+            Err(format!("expected the show of the deleted {kind} to fail; it answered {} (the delete answered {})", shown(status), shown(self.ex(main).status())))
         };
         if self.check(check, Some(index), result) {
             let result = match status {
                 Some(404) => Ok(()),
-                other => Err(format!("expected 404 after the delete, received {other:?}")),
+                other => Err(format!(
+                    "expected 404 after the delete, received {}",
+                    shown(other)
+                )),
             };
             if self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result) {
                 self.error_document(index);
@@ -1146,7 +1153,7 @@ impl<'a> TestRun<'a> {
                 let index = self.send(request).await;
                 let result = match self.ex(index).status() {
                     Some(s) if (400..500).contains(&s) => Ok(()),
-                    other => Err(format!("expected the same action to be refused (4xx) now that the state no longer allows it, received {other:?}")),
+                    other => Err(format!("expected the same action to be refused (4xx) now that the state no longer allows it, received {}", shown(other))),
                 };
                 if self.check(&c::TFE_WRONG_STATE, Some(index), result) {
                     self.error_document(index);
@@ -1316,8 +1323,8 @@ impl<'a> TestRun<'a> {
                 Ok(())
             } else {
                 Err(format!(
-                    "expected 204 with an X-Terraform-Get header, received {:?} without it",
-                    ex.status()
+                    "expected 204 with an X-Terraform-Get header, received {} without it",
+                    shown(ex.status())
                 ))
             };
             self.check(&c::TFE_REGISTRY_DOWNLOAD, Some(index), result);
@@ -1419,11 +1426,16 @@ impl<'a> TestRun<'a> {
                 {
                     Ok(())
                 } else {
-                    Err(format!("expected the download to give back the {} bytes uploaded, received status {:?} with {} bytes", tarball.len(), self.ex(index).status(), self.ex(index).body().len()))
+                    Err(format!("expected the download to give back the {} bytes uploaded, received status {} with {} bytes", tarball.len(), shown(self.ex(index).status()), self.ex(index).body().len()))
                 };
                 self.check(&c::UPLOAD_APPLIED, Some(index), result);
             }
         }
         Outcome::Done
     }
+}
+
+/// A status code for a message: the number, or "no answer".
+fn shown(status: Option<u16>) -> String {
+    status.map_or_else(|| "no answer".to_string(), |s| s.to_string())
 }

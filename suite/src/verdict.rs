@@ -92,6 +92,21 @@ impl TestResult {
             out.push_str(reason);
             out.push('\n');
         }
+        if !self.exchanges.is_empty() && !self.findings.is_empty() {
+            out.push_str("requests of this test:\n");
+            for (i, ex) in self.exchanges.iter().enumerate() {
+                let answer = match &ex.response {
+                    Ok(r) => r.status.to_string(),
+                    Err(e) => e.to_string(),
+                };
+                out.push_str(&format!(
+                    "  {}. {} {} -> {answer}\n",
+                    i + 1,
+                    ex.request.method,
+                    ex.request.url
+                ));
+            }
+        }
         for finding in &self.findings {
             out.push_str(&format!(
                 "[{}] {} ({}; {})\n  {}\n",
@@ -108,6 +123,12 @@ impl TestResult {
                     out.push('\n');
                 }
             }
+        }
+        if !self.findings.is_empty() {
+            out.push_str(&format!(
+                "rerun: conform --exact {} (with this run's --target and tokens)\n",
+                self.name
+            ));
         }
         out
     }
