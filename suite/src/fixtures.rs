@@ -418,6 +418,7 @@ impl Fixtures {
             deps.push(from.resource.clone());
         }
         let mut routes: Vec<&Route> = def.create.iter().collect();
+        routes.extend(def.before.iter());
         routes.extend(def.after.iter());
         for route in routes {
             let payload = route
@@ -540,6 +541,9 @@ impl Fixtures {
                 "needs a `{kind}`, and --read-only creates nothing: give one with --fixture {kind}=ID"
             )));
         }
+        if let Err((message, exchange)) = self.before_create(kind, scope).await {
+            return Err(failed(message, exchange));
+        }
         let path = self.fill_path(&create.path, scope, None, Some(kind))?;
         let method = Method::from_bytes(create.method.as_bytes()).unwrap_or(Method::POST);
         let mut request = Request::new(method, self.target.url(&path), auth_for(&path));
@@ -574,6 +578,42 @@ impl Fixtures {
             }
         }
         Ok(made)
+    }
+
+    /// Sends the `before` requests of `kind` (its create's preconditions). A 409 (already in
+    /// that state) counts as done. Returns the exchanges sent, or why one failed.
+    pub async fn before_create(
+        &self,
+        kind: &str,
+        scope: &Scope,
+    ) -> Result<Vec<Exchange>, (String, Option<Exchange>)> {
+        let Ok(def) = self.def(kind) else {
+            return Ok(Vec::new());
+        };
+        let mut sent = Vec::new();
+        for route in &def.before {
+            let path = self
+                .fill_path(&route.path, scope, None, Some(kind))
+                .map_err(|e| (e.to_string(), None))?;
+            let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::POST);
+            let mut request = Request::new(method, self.target.url(&path), auth_for(&path));
+            if let Some(payload) = &route.payload {
+                let body = self
+                    .payload(payload, scope)
+                    .map_err(|e| (e.to_string(), None))?;
+                request = request.with_body(Body::Json(body));
+            }
+            let ex = self.target.send(request).await;
+            if !(ex.is_success() || ex.status() == Some(409)) {
+                let message = format!(
+                    "{} {path}, sent before the create, did not succeed",
+                    route.method
+                );
+                return Err((message, Some(ex)));
+            }
+            sent.push(ex);
+        }
+        Ok(sent)
     }
 
     async fn after_step(

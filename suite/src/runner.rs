@@ -390,6 +390,16 @@ impl<'a> TestRun<'a> {
                 return Outcome::Error(why);
             }
         }
+        if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
+            // The created kind's own preconditions (e.g. TFE's workspace lock).
+            match self.ctx.fixtures.before_create(kind, &self.scope).await {
+                Ok(sent) => self.exchanges.extend(sent),
+                Err((why, exchange)) => {
+                    self.exchanges.extend(exchange);
+                    return Outcome::Error(format!("{why}, so this test could not run"));
+                }
+            }
+        }
         let request = match self.main_request(&self.case.path, &self.case.method, true) {
             Ok(r) => r,
             Err(e) => return self.fixture_outcome(e),

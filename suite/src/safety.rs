@@ -13,7 +13,12 @@ pub fn guard_rules(catalog: &Catalog) -> (Vec<String>, Vec<String>) {
         templates.extend(e.alias.iter().map(|r| r.path.clone()));
     }
     for def in catalog.graph.resources.values() {
-        let routes = def.create.iter().chain(def.delete.iter()).chain(&def.after);
+        let routes = def
+            .create
+            .iter()
+            .chain(def.delete.iter())
+            .chain(&def.before)
+            .chain(&def.after);
         templates.extend(routes.map(|r| r.path.clone()));
         templates.extend(def.find.iter().map(|f| f.path.clone()));
     }

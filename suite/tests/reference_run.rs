@@ -49,3 +49,22 @@ fn a_missing_group_is_unsupported_unless_required() {
     let results = support::run(&faults, &["audit_trail::"], &["--require", "audit_trail"]);
     assert_eq!(support::with_verdict(&results, Verdict::Fail).len(), 2);
 }
+
+#[test]
+fn a_failing_create_precondition_is_an_error_that_names_it() {
+    // State versions are made on a locked workspace (TFE); without the lock route the
+    // create test cannot run, and says why instead of failing the endpoint.
+    let results = support::run(
+        &["drop-route=POST /workspaces/:id/actions/lock"],
+        &["state_versions::create::"],
+        &[],
+    );
+    for r in &results {
+        assert_eq!(r.verdict, Verdict::Error, "{}", r.name);
+        assert!(
+            r.reason.as_deref().unwrap_or("").contains("actions/lock"),
+            "{:?}",
+            r.reason
+        );
+    }
+}

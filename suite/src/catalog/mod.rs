@@ -195,7 +195,12 @@ impl Catalog {
                     return Err(at(format!("unknown kind `{}`", from.resource)));
                 }
             }
-            for route in def.create.iter().chain(def.after.iter()) {
+            for route in def
+                .create
+                .iter()
+                .chain(def.before.iter())
+                .chain(def.after.iter())
+            {
                 if let Some(p) = &route.payload {
                     if !self.payloads.contains_key(p) {
                         return Err(at(format!("payload `{p}` not found under payloads/")));

@@ -217,6 +217,10 @@ pub struct ResourceDef {
     pub fixture: bool,
     /// A separate instance of another kind.
     pub same_as: Option<String>,
+    /// Requests sent before the create, with the same fixtures (e.g. TFE's workspace lock
+    /// before a state version); an answer of 409 (already in that state) counts as done.
+    #[serde(default)]
+    pub before: Vec<Route>,
     /// A request sent after the create (e.g. an upload), with the same fixtures.
     #[serde(default)]
     pub after: Vec<Route>,
