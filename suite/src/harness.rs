@@ -110,6 +110,15 @@ impl Session {
     pub fn open(args: &RunArgs, catalog: Catalog, schemas: Schemas) -> Result<Self, ConfigError> {
         let started = Instant::now();
         let mut settings = Settings::resolve(args)?;
+        for group in &settings.require {
+            if group != "all" && !catalog.groups.iter().any(|g| &g.group == group) {
+                let names: Vec<&str> = catalog.groups.iter().map(|g| g.group.as_str()).collect();
+                return Err(ConfigError(format!(
+                    "--require `{group}` is not a group; choose from: all, {}",
+                    names.join(", ")
+                )));
+            }
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()

@@ -49,6 +49,12 @@ pub struct FileConfig {
     /// Fixtures by kind.
     #[serde(default)]
     pub fixtures: BTreeMap<String, String>,
+    /// Client-side rate limit (`30/s`).
+    pub rate: Option<String>,
+    /// Time limit of the whole run (`50m`).
+    pub deadline: Option<String>,
+    /// Run only the tests that change nothing.
+    pub read_only: Option<bool>,
 }
 
 /// Where the run goes and how.
@@ -183,12 +189,14 @@ impl Settings {
         let rate = args
             .rate
             .as_deref()
+            .or(file.rate.as_deref())
             .map(crate::target::parse_rate)
             .transpose()
             .map_err(ConfigError)?;
         let deadline = args
             .deadline
             .as_deref()
+            .or(file.deadline.as_deref())
             .map(crate::clock::parse_duration)
             .transpose()
             .map_err(|e| ConfigError(format!("--deadline {e}")))?;
@@ -218,7 +226,7 @@ impl Settings {
             require,
             fixtures,
             config_file,
-            read_only: args.read_only,
+            read_only: args.read_only || file.read_only.unwrap_or(false),
             rate,
             deadline,
             ledger: args
@@ -323,4 +331,27 @@ fn default_prefix() -> String {
             .unwrap_or(0),
     );
     format!("conform-{:06x}", hasher.finish() & 0xff_ffff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The config file README shows is one `conform` accepts.
+    #[test]
+    fn readme_config_example_parses() {
+        let readme = include_str!("../../README.md");
+        let section = readme
+            .split("## The config file")
+            .nth(1)
+            .expect("README has the section");
+        let example = section
+            .split("```toml")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("the section has a toml block");
+        let file: FileConfig = toml::from_str(example).expect("the example parses");
+        assert!(file.target.is_some() && file.rate.is_some() && file.deadline.is_some());
+        assert!(file.require.iter().all(|g| !g.is_empty()));
+    }
 }

@@ -149,6 +149,7 @@ fn wrong_flags_and_configs_exit_2_with_one_message() {
         vec!["--target", "ftp://example.test"],
         vec!["--config", "/nonexistent/conform.toml"],
         vec!["--group", "no_such_group"],
+        vec!["--require", "workspaces"],
         vec!["--fixture", "novalue"],
         vec!["--timeout", "-1"],
     ] {
