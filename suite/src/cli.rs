@@ -142,7 +142,7 @@ pub struct RunArgs {
     /// A resource the API cannot create, as KIND=ID (repeatable).
     #[arg(long, value_name = "KIND=ID")]
     pub fixture: Vec<String>,
-    /// Prefix of every name the run creates (default conform-<run id>).
+    /// Prefix of every name the run creates (default `conform-<run id>`).
     #[arg(long, value_name = "PREFIX")]
     pub prefix: Option<String>,
     /// A number N: property-based sequences drawn per family (`sequences::*`, default 16;
@@ -159,7 +159,7 @@ pub struct RunArgs {
     /// Folder the reports are written to.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports: PathBuf,
-    /// Known deviations to waive: a TOML file of [[waiver]] entries (test, reason, link, expires).
+    /// Known deviations to waive: a TOML file of `[[waiver]]` entries (test, reason, link, expires).
     #[arg(long, value_name = "FILE")]
     pub waivers: Option<PathBuf>,
     /// Run one shard of the tests: hash:M/N (stable per test name) or count:M/N.
