@@ -199,6 +199,59 @@ impl Guard {
     }
 }
 
+impl Guard {
+    /// `Ok` when a mutating request's JSON body names only ids this run made or the user
+    /// declared: the members of a relationship document (`data[].id`, as in "add these
+    /// users to the team") and the related resources of a create or update
+    /// (`data.relationships.*.data.id`). A body may not reach what a path may not.
+    pub fn check_body(
+        &self,
+        method: &Method,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<(), String> {
+        let Ok(s) = self.state.read() else {
+            return Err("the guard's lock is poisoned".into());
+        };
+        if !s.armed
+            || !(*method == Method::POST || *method == Method::PATCH || *method == Method::DELETE)
+        {
+            return Ok(());
+        }
+        let mut ids = Vec::new();
+        let data = body.get("data");
+        if let Some(items) = data.and_then(|d| d.as_array()) {
+            ids.extend(items.iter().filter_map(|i| i.get("id")?.as_str()));
+        }
+        if let Some(relationships) = data
+            .and_then(|d| d.get("relationships"))
+            .and_then(|r| r.as_object())
+        {
+            for related in relationships.values().filter_map(|r| r.get("data")) {
+                match related {
+                    serde_json::Value::Array(items) => {
+                        ids.extend(items.iter().filter_map(|i| i.get("id")?.as_str()))
+                    }
+                    other => ids.extend(other.get("id").and_then(|i| i.as_str())),
+                }
+            }
+        }
+        let foreign: Vec<&str> = ids
+            .into_iter()
+            .filter(|id| !s.known.contains(*id) && !s.declared.contains(*id))
+            .collect();
+        if foreign.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "blast-radius guard: {method} {path} names `{}` in its body, which this run did not create; \
+             declare it with --fixture KIND={} to allow that",
+            foreign.join("`, `"),
+            foreign[0]
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,5 +353,35 @@ mod tests {
         let g = guard();
         g.allow("a b");
         assert!(g.check(&Method::DELETE, "/organizations/a%20b").is_ok());
+    }
+
+    #[test]
+    fn bodies_may_name_only_the_runs_own_ids() {
+        let g = guard();
+        g.allow("ws-mine");
+        g.allow("team-mine");
+        let attach = serde_json::json!({"data": [{"type": "workspaces", "id": "ws-mine"}]});
+        assert!(g
+            .check_body(
+                &Method::POST,
+                "/teams/team-mine/relationships/workspaces",
+                &attach
+            )
+            .is_ok());
+        let foreign = serde_json::json!({"data": [{"type": "workspaces", "id": "ws-theirs"}]});
+        let refused = g.check_body(
+            &Method::POST,
+            "/teams/team-mine/relationships/workspaces",
+            &foreign,
+        );
+        assert!(refused.unwrap_err().contains("ws-theirs"));
+        let create = serde_json::json!({"data": {"type": "runs", "relationships": {"workspace": {"data": {"type": "workspaces", "id": "ws-theirs"}}}}});
+        assert!(g.check_body(&Method::POST, "/runs", &create).is_err());
+        assert!(
+            g.check_body(&Method::GET, "/runs", &create).is_ok(),
+            "reads are not judged"
+        );
+        let declared = serde_json::json!({"data": [{"type": "workspaces", "id": "given-org"}]});
+        assert!(g.check_body(&Method::DELETE, "/x", &declared).is_ok());
     }
 }

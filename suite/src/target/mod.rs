@@ -286,7 +286,14 @@ impl Target {
             .strip_prefix(self.config.root.path().trim_end_matches('/'))
             .filter(|_| self.same_origin(&request.url))
             .unwrap_or(request.url.path());
-        if let Err(why) = self.guard.check(&request.method, relative) {
+        let checked =
+            self.guard
+                .check(&request.method, relative)
+                .and_then(|()| match &request.body {
+                    Body::Json(body) => self.guard.check_body(&request.method, relative, body),
+                    _ => Ok(()),
+                });
+        if let Err(why) = checked {
             return Exchange {
                 request: record,
                 response: Err(TransportError::Refused(why)),
