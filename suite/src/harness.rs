@@ -73,10 +73,11 @@ pub fn selected_tests(catalog: &Catalog, groups: &[String]) -> Result<Vec<TestCa
         .collect())
 }
 
-/// The sequence families selected by `--group` (all, unless groups are named without `sequences`).
-pub fn selected_sequences(groups: &[String]) -> Vec<&'static Family> {
+/// The sequence families of the catalog selected by `--group` (all, unless groups are named
+/// without `sequences`).
+pub fn selected_sequences(catalog: &Catalog, groups: &[String]) -> Vec<Arc<Family>> {
     if groups.is_empty() || groups.iter().any(|g| g == sequences::GROUP) {
-        sequences::families().to_vec()
+        catalog.families.clone()
     } else {
         Vec::new()
     }
@@ -280,13 +281,14 @@ impl Session {
     }
 
     /// Runs sequence families concurrently (for self-tests), one result per family.
-    pub fn run_sequences(&self, families: &[&'static Family]) -> Vec<TestResult> {
+    pub fn run_sequences(&self, families: &[Arc<Family>]) -> Vec<TestResult> {
         let mut results = self.runtime.block_on(async {
             let mut handles = Vec::new();
-            for family in families.iter().copied() {
+            for family in families {
+                let family = Arc::clone(family);
                 let (ctx, config) = (self.ctx.clone(), self.sequences.clone());
                 handles.push(tokio::spawn(async move {
-                    let mut result = sequences::run_family(&ctx, family, &config).await;
+                    let mut result = sequences::run_family(&ctx, &family, &config).await;
                     crate::runner::not_judged(&mut result, ctx.profile);
                     result
                 }));
@@ -334,7 +336,7 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         .transpose()?;
     let waivers = args.waivers.as_deref().map(Waivers::load).transpose()?;
     let mut tests = selected_tests(&catalog, &args.group)?;
-    let mut families = selected_sequences(&args.group);
+    let mut families = selected_sequences(&catalog, &args.group);
     if args.read_only {
         // --read-only: only what changes nothing (sequences create and delete)
         tests.retain(crate::safety::changes_nothing);
@@ -442,15 +444,15 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
             progress.clone(),
         );
         let (deadline, grace) = (session.deadline, session.grace);
-        trials.push(Trial::test(sequences::test_name(family), move || {
+        trials.push(Trial::test(sequences::test_name(&family), move || {
             let started = Instant::now();
             let mut result = handle.block_on(within_deadline(
-                &sequences::test_name(family),
+                &sequences::test_name(&family),
                 sequences::GROUP,
                 deadline,
                 grace,
                 started,
-                sequences::run_family(&ctx, family, &config),
+                sequences::run_family(&ctx, &family, &config),
             ));
             crate::runner::not_judged(&mut result, profile);
             if let Some(waivers) = &waivers {

@@ -565,7 +565,8 @@ pub fn run_suite(
         ctx.poll_budget = Duration::from_secs_f64(t);
     }
     let mut results = session.run_direct(&tests, TEST_CONCURRENCY);
-    results.extend(session.run_sequences(crate::sequences::families()));
+    let families = session.ctx.catalog.families.clone();
+    results.extend(session.run_sequences(&families));
     session.close();
     Ok(results)
 }

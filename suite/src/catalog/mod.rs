@@ -9,6 +9,7 @@ pub use variants::{path_for, TestCase, Variant, API_PREFIX, REGISTRY, UPLOAD};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use include_dir::{include_dir, Dir};
 
@@ -33,7 +34,8 @@ impl CatalogError {
     }
 }
 
-/// The whole catalog: groups, the resource graph and the payload templates.
+/// The whole catalog: groups, the resource graph, the payload templates and the sequence
+/// families.
 #[derive(Debug, Clone)]
 pub struct Catalog {
     /// Endpoint groups, sorted by name.
@@ -41,6 +43,8 @@ pub struct Catalog {
     /// How resources are made and found.
     pub graph: ResourceGraph,
     payloads: BTreeMap<String, String>,
+    /// The sequence families (`sequences/<name>.toml`), in report order.
+    pub families: Vec<Arc<crate::sequences::model::Family>>,
     /// Where the catalog came from (`embedded` or a folder).
     pub origin: String,
 }
@@ -64,6 +68,7 @@ impl Catalog {
         let mut groups = Vec::new();
         let mut graph = None;
         let mut payloads = BTreeMap::new();
+        let mut families = Vec::new();
         for (path, text) in files {
             if let Some(name) = path.strip_prefix("payloads/") {
                 serde_json::from_str::<serde_json::Value>(&text)
@@ -73,6 +78,13 @@ impl Catalog {
                 let group: Group =
                     toml::from_str(&text).map_err(|e| CatalogError::new(&path, e.to_string()))?;
                 groups.push(group);
+            } else if let Some(name) = path
+                .strip_prefix("sequences/")
+                .and_then(|p| p.strip_suffix(".toml"))
+            {
+                let family = crate::sequences::file::parse(name, &text)
+                    .map_err(|e| CatalogError::new(&path, e))?;
+                families.push(Arc::new(family));
             } else if path == "resources.toml" {
                 graph = Some(
                     toml::from_str(&text).map_err(|e| CatalogError::new(&path, e.to_string()))?,
@@ -80,11 +92,13 @@ impl Catalog {
             }
         }
         groups.sort_by(|a, b| a.group.cmp(&b.group));
+        crate::sequences::sort(&mut families);
         let graph = graph.ok_or_else(|| CatalogError::new("resources.toml", "missing"))?;
         let catalog = Self {
             groups,
             graph,
             payloads,
+            families,
             origin,
         };
         catalog.validate()?;

@@ -135,7 +135,7 @@ type StepResult = Result<(), Stop>;
 /// One sequence in progress.
 pub struct Run<'a> {
     ctx: &'a Context,
-    family: &'static Family,
+    family: &'a Family,
     profile: Profile,
     org: String,
     ns: String,
@@ -152,7 +152,7 @@ pub struct Run<'a> {
 
 impl<'a> Run<'a> {
     /// A run in the namespace `ns` (an organization name when the family has a namespace).
-    pub fn new(ctx: &'a Context, family: &'static Family, ns: String) -> Self {
+    pub fn new(ctx: &'a Context, family: &'a Family, ns: String) -> Self {
         Self {
             ctx,
             family,
@@ -240,11 +240,11 @@ impl<'a> Run<'a> {
     async fn cleanup(&mut self) {
         for i in 0..self.model.items.len() {
             let coll = self.coll(self.model.items[i].coll);
-            let Some(route) = coll.cleanup.filter(|_| self.model.live(i)) else {
+            let Some(route) = coll.cleanup.as_ref().filter(|_| self.model.live(i)) else {
                 continue;
             };
             let env = self.env(Some(i), self.model.items[i].parent, None);
-            let url = self.ctx.target.url(&env.fill(route.path));
+            let url = self.ctx.target.url(&env.fill(&route.path));
             let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::DELETE);
             let auth = if coll.admin { Auth::Admin } else { Auth::User };
             let ex = self
@@ -254,7 +254,7 @@ impl<'a> Run<'a> {
                 .await;
             if !(ex.is_success() || ex.status() == Some(404)) {
                 self.ctx.fixtures.note_made(crate::fixtures::Made {
-                    kind: coll.kind.into(),
+                    kind: coll.kind.clone(),
                     id: self.model.items[i].id.clone(),
                     delete: Some((method, url, auth)),
                 });
@@ -296,7 +296,7 @@ impl<'a> Run<'a> {
         });
     }
 
-    fn coll(&self, coll: usize) -> &'static super::model::Coll {
+    fn coll(&self, coll: usize) -> &'a super::model::Coll {
         &self.family.colls[coll]
     }
 
@@ -352,7 +352,7 @@ impl<'a> Run<'a> {
                     Some(_) => format!(" for {}", self.label(self.with_item(op)?)),
                     None => String::new(),
                 };
-                let via = match coll.create_alt {
+                let via = match &coll.create_alt {
                     Some(alt) if op.form % 2 == 1 => format!(" via {} {}", alt.method, alt.path),
                     _ => String::new(),
                 };
@@ -363,20 +363,20 @@ impl<'a> Run<'a> {
                 )
             }
             OpKind::Show => {
-                coll.show?;
-                let via = match coll.show_alt {
+                coll.show.as_ref()?;
+                let via = match &coll.show_alt {
                     Some(alt) if op.form % 2 == 1 => format!(" via {alt}"),
                     _ => String::new(),
                 };
                 format!("show {}{via}", self.label(self.target_item(op)?))
             }
             OpKind::List => {
-                coll.list?;
+                coll.list.as_ref()?;
                 let parent = self.target_parent(op)?;
                 format!("list {}s{}", coll.kind, self.parent_label(parent))
             }
             OpKind::Walk => {
-                coll.list?;
+                coll.list.as_ref()?;
                 if !coll.paged {
                     return None;
                 }
@@ -389,15 +389,15 @@ impl<'a> Run<'a> {
                 )
             }
             OpKind::Update => {
-                coll.update?;
+                coll.update.as_ref()?;
                 format!("update {}", self.label(self.target_item(op)?))
             }
             OpKind::Delete => {
-                coll.delete?;
+                coll.delete.as_ref()?;
                 let via = match usize::from(op.form) % (1 + coll.delete_alt.len()) {
                     0 => String::new(),
                     n => {
-                        let alt = coll.delete_alt[n - 1];
+                        let alt = &coll.delete_alt[n - 1];
                         let what = if alt.same_name { " (by name)" } else { "" };
                         format!("{what} via {} {}", alt.route.method, alt.route.path)
                     }
@@ -405,11 +405,11 @@ impl<'a> Run<'a> {
                 format!("delete {}{via}", self.label(self.target_item(op)?))
             }
             OpKind::ShowUnknown => {
-                coll.show?;
+                coll.show.as_ref()?;
                 format!("show unknown {} {}", coll.kind, coll.unknown_id)
             }
             OpKind::Action(a) => {
-                let action = coll.state?.actions.get(a)?;
+                let action = coll.state.as_ref()?.actions.get(a)?;
                 format!("{} {}", action.name, self.label(self.target_item(op)?))
             }
         };
@@ -519,7 +519,7 @@ impl<'a> Run<'a> {
         api_v2: bool,
         query: &str,
     ) -> Result<usize, Stop> {
-        let path = env.fill(route.path);
+        let path = env.fill(&route.path);
         let path = with_query(&path, query);
         let path = if api_v2 {
             format!("/api/v2{path}")
@@ -529,7 +529,7 @@ impl<'a> Run<'a> {
         let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::GET);
         let auth = if self.admin { Auth::Admin } else { Auth::User };
         let mut request = Request::new(method, self.ctx.target.url(&path), auth);
-        if let Some(body) = route.body {
+        if let Some(body) = &route.body {
             let text = env.fill(body);
             let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
             request = request.with_body(Body::Json(value));
@@ -605,7 +605,7 @@ impl<'a> Run<'a> {
         let label = self.label(item);
         let expect = self.model.items[item].expect.clone();
         for (pointer, value) in expect {
-            let got = object.pointer(pointer);
+            let got = object.pointer(&pointer);
             let result = if got.and_then(Value::as_str) == Some(value.as_str()) {
                 Ok(())
             } else {
@@ -617,11 +617,11 @@ impl<'a> Run<'a> {
             self.check(&c::UPDATE_PERSISTED, Some(index), result)?;
         }
         let coll = self.coll(self.model.items[item].coll);
-        if let Some(state) = coll.state {
+        if let Some(state) = &coll.state {
             let got = match state.read {
                 Some(read) => read(object),
                 None => object
-                    .pointer(state.pointer)
+                    .pointer(&state.pointer)
                     .and_then(Value::as_str)
                     .map(str::to_string),
             };
@@ -670,11 +670,11 @@ impl<'a> Run<'a> {
             });
         self.unique += 1;
         let env = self.env(None, parent, other);
-        let create = match coll.create_alt {
+        let create = match &coll.create_alt {
             Some(alt) if op.form % 2 == 1 => alt,
-            _ => coll.create,
+            _ => &coll.create,
         };
-        let index = self.send_route(&create, &env, op.api_v2, "").await?;
+        let index = self.send_route(create, &env, op.api_v2, "").await?;
         if coll.relation {
             return self.link(op, index, parent, other);
         }
@@ -708,7 +708,7 @@ impl<'a> Run<'a> {
         let id = if coll.id_pointer == "/data/id" {
             id
         } else {
-            let found = crate::fixtures::value_string(doc.pointer(coll.id_pointer));
+            let found = crate::fixtures::value_string(doc.pointer(&coll.id_pointer));
             let result = found.as_ref().map(|_| ()).ok_or_else(|| {
                 format!(
                     "expected the create answer to hold the {} id at {}",
@@ -728,17 +728,20 @@ impl<'a> Run<'a> {
             self.remember_organization(id.clone());
         }
         let mut fields = BTreeMap::new();
-        for (name, pointer) in coll.remember {
+        for (name, pointer) in &coll.remember {
             if let Some(v) = crate::fixtures::value_string(doc.pointer(pointer)) {
                 // The fields a sequence remembers go into later paths (a module's provider,
                 // a version): they are this run's own, as the fixtures' fields are.
                 if !v.contains('/') {
                     self.ctx.target.guard().allow(&v);
                 }
-                fields.insert(*name, v);
+                fields.insert(name.clone(), v);
             }
         }
-        let state = coll.state.and_then(|s| (s.initial)(&self.model, parent));
+        let state = coll
+            .state
+            .as_ref()
+            .and_then(|s| s.initial(self.family, &self.model, parent));
         self.model.items.push(Item {
             coll: op.coll,
             id,
@@ -759,8 +762,8 @@ impl<'a> Run<'a> {
     async fn show(&mut self, op: &Op) -> StepResult {
         let item = self.target_item(op).ok_or(Stop)?;
         let coll = self.coll(op.coll);
-        let primary = coll.show.ok_or(Stop)?;
-        let (path, alt) = match coll.show_alt {
+        let primary = coll.show.as_deref().ok_or(Stop)?;
+        let (path, alt) = match coll.show_alt.as_deref() {
             Some(a) if op.form % 2 == 1 => (a, Some(primary)),
             Some(a) => (primary, Some(a)),
             None => (primary, None),
@@ -893,7 +896,7 @@ impl<'a> Run<'a> {
 
     async fn show_unknown(&mut self, op: &Op) -> StepResult {
         let coll = self.coll(op.coll);
-        let show = super::model::get(coll.show.ok_or(Stop)?);
+        let show = super::model::get(coll.show.as_deref().ok_or(Stop)?);
         let mut env = self.env(None, None, None);
         for key in ["id", "name", "provider", "email", "version"] {
             env.0.insert(key.to_string(), coll.unknown_id.to_string());
@@ -963,11 +966,12 @@ impl<'a> Run<'a> {
             if self.model.find(op.coll, id).is_some() {
                 continue;
             }
-            let foreign = match coll.foreign {
+            let foreign = match &coll.foreign {
                 Foreign::Fail => false,
                 Foreign::OutsidePrefix => !id.starts_with(&self.ns),
                 Foreign::Named(name) => {
-                    object.pointer("/attributes/name").and_then(Value::as_str) == Some(name)
+                    object.pointer("/attributes/name").and_then(Value::as_str)
+                        == Some(name.as_str())
                 }
             };
             if !foreign {
@@ -988,14 +992,14 @@ impl<'a> Run<'a> {
 
     async fn list(&mut self, op: &Op) -> StepResult {
         let coll = self.coll(op.coll);
-        if let Some(read) = coll.list_read {
+        if let Some(read) = coll.list_read.clone() {
             return self.read_list(op, read).await;
         }
         let parent = self.target_parent(op).ok_or(Stop)?;
         let env = self.env(None, parent, None);
         let index = self
             .send_route(
-                &super::model::get(coll.list.ok_or(Stop)?),
+                &super::model::get(coll.list.as_deref().ok_or(Stop)?),
                 &env,
                 op.api_v2,
                 "",
@@ -1027,7 +1031,7 @@ impl<'a> Run<'a> {
         let mut seen: Vec<(String, usize)> = Vec::new();
         let mut all = Vec::new();
         let mut last = None;
-        let list = super::model::get(coll.list.ok_or(Stop)?);
+        let list = super::model::get(coll.list.as_deref().ok_or(Stop)?);
         for page in 1..=max_pages {
             let query = format!("page={page}&page_size={size}");
             let index = self.send_route(&list, &env, op.api_v2, &query).await?;
@@ -1092,7 +1096,7 @@ impl<'a> Run<'a> {
     async fn update(&mut self, op: &Op) -> StepResult {
         let item = self.target_item(op).ok_or(Stop)?;
         let coll = self.coll(op.coll);
-        let update = coll.update.ok_or(Stop)?;
+        let update = coll.update.as_ref().ok_or(Stop)?;
         self.unique += 1;
         let parent = self.model.items[item].parent;
         let env = self.env(Some(item), parent, None);
@@ -1114,7 +1118,7 @@ impl<'a> Run<'a> {
         self.status(index, crate::catalog::Kind::Update)?;
         self.model.items[item]
             .expect
-            .insert(update.pointer, env.fill(update.value));
+            .insert(update.pointer.clone(), env.fill(&update.value));
         let data = doc.get("data").cloned().unwrap_or(Value::Null);
         self.compare(index, item, &data, "the update answer")
     }
@@ -1124,15 +1128,15 @@ impl<'a> Run<'a> {
         let coll = self.coll(op.coll);
         let form = usize::from(op.form) % (1 + coll.delete_alt.len());
         let (delete, same_name) = match form {
-            0 => (coll.delete.ok_or(Stop)?, false),
+            0 => (coll.delete.as_ref().ok_or(Stop)?, false),
             n => (
-                coll.delete_alt[n - 1].route,
+                &coll.delete_alt[n - 1].route,
                 coll.delete_alt[n - 1].same_name,
             ),
         };
         let parent = self.model.items[item].parent;
         let env = self.env(Some(item), parent, None);
-        let index = self.send_route(&delete, &env, op.api_v2, "").await?;
+        let index = self.send_route(delete, &env, op.api_v2, "").await?;
         let label = self.label(item);
         if coll.relation && parent.is_none_or(|p| self.model.live(p)) {
             // Unlinking what is not linked is not specified; only a 5xx is wrong.
@@ -1184,7 +1188,7 @@ impl<'a> Run<'a> {
     async fn action(&mut self, op: &Op, a: usize) -> StepResult {
         let item = self.target_item(op).ok_or(Stop)?;
         let coll = self.coll(op.coll);
-        let state = coll.state.ok_or(Stop)?;
+        let state = coll.state.as_ref().ok_or(Stop)?;
         let action = state.actions.get(a).ok_or(Stop)?;
         let label = self.label(item);
         let index = if action.upload {
@@ -1225,7 +1229,11 @@ impl<'a> Run<'a> {
         let current = self.model.items[item].state.clone();
         let next = current.as_deref().map(|s| match action.transition {
             Some(transition) => transition(s).map(str::to_string),
-            None => action.from.contains(&s).then(|| action.to.to_string()),
+            None => action
+                .from
+                .iter()
+                .any(|f| f == s)
+                .then(|| action.to.clone()),
         });
         match next {
             Some(Some(to)) => {
@@ -1297,7 +1305,10 @@ impl Run<'_> {
                     other,
                     deleted: false,
                     expect: BTreeMap::new(),
-                    state: coll.state.and_then(|s| (s.initial)(&self.model, parent)),
+                    state: coll
+                        .state
+                        .as_ref()
+                        .and_then(|s| s.initial(self.family, &self.model, parent)),
                     fields: BTreeMap::new(),
                     step: self.step_no,
                 });
@@ -1311,14 +1322,14 @@ impl Run<'_> {
         let coll = self.coll(op.coll);
         let parent = self.target_parent(op).ok_or(Stop)?;
         let env = self.env(None, parent, None);
-        let path = env.fill(coll.list.ok_or(Stop)?);
+        let path = env.fill(coll.list.as_deref().ok_or(Stop)?);
         let index = if read.registry {
             let url = self.ctx.target.registry_url(&path);
             self.send(Request::new(Method::GET, url, Auth::User))
                 .await?
         } else {
             self.send_route(
-                &super::model::get(coll.list.ok_or(Stop)?),
+                &super::model::get(coll.list.as_deref().ok_or(Stop)?),
                 &env,
                 op.api_v2,
                 "",
@@ -1330,6 +1341,7 @@ impl Run<'_> {
                 && run.model.live(i)
                 && read
                     .only_state
+                    .as_deref()
                     .is_none_or(|s| run.model.items[i].state.as_deref().is_none_or(|st| st == s))
         };
         let expected: Vec<usize> = self
@@ -1363,16 +1375,16 @@ impl Run<'_> {
             self.check(&c::ENVELOPE_SINGLE, Some(index), result)?;
         }
         let keys: Vec<String> = doc
-            .pointer(read.items)
+            .pointer(&read.items)
             .and_then(Value::as_array)
             .map(|a| {
                 a.iter()
-                    .filter_map(|e| e.get(read.key).and_then(Value::as_str))
+                    .filter_map(|e| e.get(read.key.as_str()).and_then(Value::as_str))
                     .map(str::to_string)
                     .collect()
             })
             .unwrap_or_default();
-        let key_of = |run: &Self, i: usize| match read.field {
+        let key_of = |run: &Self, i: usize| match &read.field {
             Some(f) => run.model.items[i]
                 .fields
                 .get(f)

@@ -12,89 +12,128 @@
 
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
+
 /// A request template.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Route {
     /// HTTP method.
-    pub method: &'static str,
+    pub method: String,
     /// Path (and query) template, without `/api/v2`.
-    pub path: &'static str,
+    pub path: String,
     /// JSON body template, if any.
-    pub body: Option<&'static str>,
+    #[serde(default)]
+    pub body: Option<String>,
 }
 
 /// A `GET` of a path template.
-pub const fn get(path: &'static str) -> Route {
-    Route {
-        method: "GET",
-        path,
-        body: None,
-    }
+pub fn get(path: &str) -> Route {
+    route("GET", path, None)
 }
 
 /// A request with a method, path template and optional body template.
-pub const fn route(method: &'static str, path: &'static str, body: Option<&'static str>) -> Route {
-    Route { method, path, body }
+pub fn route(method: &str, path: &str, body: Option<&str>) -> Route {
+    Route {
+        method: method.to_string(),
+        path: path.to_string(),
+        body: body.map(str::to_string),
+    }
 }
 
 /// An update: the request and the attribute it sets (JSON pointer in the resource object,
 /// and the value template, the same as in the body).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct UpdateDef {
     /// The request.
     pub route: Route,
     /// Where the attribute is in the resource object (`/attributes/email`).
-    pub pointer: &'static str,
+    pub pointer: String,
     /// The value the body sends (a template).
-    pub value: &'static str,
+    pub value: String,
 }
 
 /// How a list treats items the sequence did not make.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Foreign {
     /// Every item must be one the sequence made (a fresh organization holds nothing else).
+    #[default]
     Fail,
     /// Items whose id does not start with the sequence's name prefix belong to others.
     OutsidePrefix,
     /// Items whose `attributes.name` is this value come with the parent (the `owners` team).
-    Named(&'static str),
+    Named(String),
 }
 
+/// A transition function: the state an action leads to from a state (`None`: not allowed
+/// there).
+pub type TransitionFn = fn(&str) -> Option<&'static str>;
+
+/// A state reader: the state a resource object shows (`None`: it does not say).
+pub type ReadFn = fn(&serde_json::Value) -> Option<String>;
+
+/// An initial-state function: the state a new item of a collection starts in, from the
+/// family, the model and the item's parent (`None`: not known).
+pub type InitialFn = fn(&Family, &Model, Option<usize>) -> Option<String>;
+
 /// One action of a state machine: allowed from some states, leading to one.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ActionDef {
     /// Its name in the report.
-    pub name: &'static str,
+    pub name: String,
     /// The request; for an upload the path is ignored and the item's `upload` field is used.
     pub route: Route,
     /// A PUT of a tarball to the upload address the create answer gave.
     pub upload: bool,
     /// States it is allowed from.
-    pub from: &'static [&'static str],
+    pub from: Vec<String>,
     /// The state it leads to.
-    pub to: &'static str,
+    pub to: String,
     /// Outside `from` the service must refuse it (4xx); else it is not specified.
     pub refused_elsewhere: bool,
     /// Instead of `from` / `to`: the state the action leads to from a state (`None`: not
     /// allowed there), for states that combine flags (a user suspended and an administrator).
-    pub transition: Option<fn(&str) -> Option<&'static str>>,
+    pub transition: Option<TransitionFn>,
+}
+
+/// The state a new item starts in.
+#[derive(Debug, Clone)]
+pub enum Initial {
+    /// Not known: the first read tells.
+    Unknown,
+    /// Always this state.
+    State(String),
+    /// Computed from the model (a run's state from its configuration version).
+    Computed(InitialFn),
 }
 
 /// The states of a collection's items.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct StateDef {
     /// Where the state is in the resource object (`/attributes/status`).
-    pub pointer: &'static str,
-    /// The state a new item starts in (`None`: not known; the first read tells).
-    pub initial: fn(&Model, Option<usize>) -> Option<String>,
+    pub pointer: String,
+    /// The state a new item starts in.
+    pub initial: Initial,
     /// Instead of `pointer`: the state a resource object shows (`None`: it does not say).
-    pub read: Option<fn(&serde_json::Value) -> Option<String>>,
+    pub read: Option<ReadFn>,
     /// The actions.
-    pub actions: &'static [ActionDef],
+    pub actions: Vec<ActionDef>,
+}
+
+impl StateDef {
+    /// The state a new item under `parent` starts in (`None`: not known).
+    pub fn initial(&self, family: &Family, model: &Model, parent: Option<usize>) -> Option<String> {
+        match &self.initial {
+            Initial::Unknown => None,
+            Initial::State(s) => Some(s.clone()),
+            Initial::Computed(f) => f(family, model, parent),
+        }
+    }
 }
 
 /// Another delete form of a collection (a deprecated form, the spec's other path).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct AltDelete {
     /// The request.
     pub route: Route,
@@ -105,27 +144,32 @@ pub struct AltDelete {
 
 /// A list that is not a JSON:API list: a relationship of the parent's document, or a
 /// registry read answer (plain JSON).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ListRead {
     /// The path is under the registry read address (`Target::registry_url`), not the API.
+    #[serde(default)]
     pub registry: bool,
     /// Where the array of items is (`/data/relationships/workspaces/data`).
-    pub items: &'static str,
+    pub items: String,
     /// The member of each array element that names an item (`id`, `version`).
-    pub key: &'static str,
+    pub key: String,
     /// The remembered field the key is compared with (`None`: the item id).
-    pub field: Option<&'static str>,
+    #[serde(default)]
+    pub field: Option<String>,
     /// Only items in this state are listed (a registry lists published versions).
-    pub only_state: Option<&'static str>,
+    #[serde(default)]
+    pub only_state: Option<String>,
     /// The read answers 404 while nothing is listed (a module without published versions).
+    #[serde(default)]
     pub absent_when_empty: bool,
 }
 
 /// A collection of a family.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Coll {
     /// Singular name (`workspace`).
-    pub kind: &'static str,
+    pub kind: String,
     /// The collection its items live in (`None`: the organization).
     pub parent: Option<usize>,
     /// Another collection whose live item the create names (`{other}`), e.g. the workspace
@@ -134,9 +178,9 @@ pub struct Coll {
     /// Create.
     pub create: Route,
     /// Show of one item (`{id}`).
-    pub show: Option<&'static str>,
+    pub show: Option<String>,
     /// The list of a parent's items.
-    pub list: Option<&'static str>,
+    pub list: Option<String>,
     /// The list takes `page` and `page_size`.
     pub paged: bool,
     /// Update.
@@ -144,11 +188,11 @@ pub struct Coll {
     /// Delete (`{id}`).
     pub delete: Option<Route>,
     /// An id of this collection's form that no item has.
-    pub unknown_id: &'static str,
+    pub unknown_id: String,
     /// Items of lists the sequence did not make.
     pub foreign: Foreign,
     /// Fields kept from the create answer: (name, JSON pointer).
-    pub remember: &'static [(&'static str, &'static str)],
+    pub remember: Vec<(String, String)>,
     /// The state machine, if any.
     pub state: Option<StateDef>,
     /// At most one live item per (parent, `with`) pair: a second create is refused (4xx).
@@ -156,11 +200,11 @@ pub struct Coll {
     /// Another create form (`Op::form` odd picks it), e.g. the deprecated one.
     pub create_alt: Option<Route>,
     /// Another show form that must show the same resource (`Op::form` odd shows through it).
-    pub show_alt: Option<&'static str>,
+    pub show_alt: Option<String>,
     /// Other delete forms (`Op::form` picks among `delete` and these).
-    pub delete_alt: &'static [AltDelete],
+    pub delete_alt: Vec<AltDelete>,
     /// Where the create answer holds the item's id.
-    pub id_pointer: &'static str,
+    pub id_pointer: String,
     /// Every request but the create needs the administrator token.
     pub admin: bool,
     /// The show is a search (`?q={email}`): a list that must hold exactly the item.
@@ -181,48 +225,23 @@ pub struct Coll {
     pub weight: usize,
 }
 
-impl Coll {
-    /// A collection with only a create; the rest is filled in with struct update syntax.
-    pub const fn new(kind: &'static str, create: Route) -> Self {
-        Self {
-            kind,
-            parent: None,
-            with: None,
-            create,
-            show: None,
-            list: None,
-            paged: false,
-            update: None,
-            delete: None,
-            unknown_id: "conform-unknown-0000",
-            foreign: Foreign::Fail,
-            remember: &[],
-            state: None,
-            unique_pair: false,
-            create_alt: None,
-            show_alt: None,
-            delete_alt: &[],
-            id_pointer: "/data/id",
-            admin: false,
-            show_list: false,
-            list_read: None,
-            relation: false,
-            last_takes_parent: false,
-            cleanup: None,
-            weight: 0,
-        }
-    }
-}
-
-/// A family: one libtest trial, `sequences::<name>`.
-#[derive(Debug, Clone, Copy)]
+/// A family: one libtest trial, `sequences::<name>`. Read from `cases/sequences/<name>.toml`
+/// (see [`super::file`]).
+#[derive(Debug, Clone)]
 pub struct Family {
     /// Test name suffix.
-    pub name: &'static str,
+    pub name: String,
     /// Sequences work in a fresh organization (else the collection is organizations).
     pub namespace: bool,
     /// The collections.
-    pub colls: &'static [Coll],
+    pub colls: Vec<Coll>,
+}
+
+impl Family {
+    /// The index of the collection of that kind.
+    pub fn coll_index(&self, kind: &str) -> Option<usize> {
+        self.colls.iter().position(|c| c.kind == kind)
+    }
 }
 
 /// One item a sequence made.
@@ -241,11 +260,11 @@ pub struct Item {
     /// Deleted by the sequence.
     pub deleted: bool,
     /// Attributes an update set: pointer -> value.
-    pub expect: BTreeMap<&'static str, String>,
+    pub expect: BTreeMap<String, String>,
     /// The state it should be in (`None`: not known).
     pub state: Option<String>,
     /// Remembered fields of the create answer.
-    pub fields: BTreeMap<&'static str, String>,
+    pub fields: BTreeMap<String, String>,
     /// The step that made it (1-based).
     pub step: usize,
 }

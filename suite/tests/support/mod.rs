@@ -60,13 +60,14 @@ pub fn run_sequences(faults: &[&str], prefixes: &[&str], args: &[&str]) -> Vec<T
     argv.extend(args.iter().map(|a| a.to_string()));
     let cli = Cli::try_parse_from(argv).expect("arguments parse");
     let (catalog, schemas) = load_catalog(&cli.run).expect("catalog loads");
-    let families: Vec<_> = conform::sequences::families()
+    let families: Vec<_> = catalog
+        .families
         .iter()
-        .copied()
         .filter(|f| {
             let name = conform::sequences::test_name(f);
             prefixes.is_empty() || prefixes.iter().any(|p| name.starts_with(p))
         })
+        .cloned()
         .collect();
     assert!(
         !families.is_empty(),

@@ -1,0 +1,388 @@
+//! `cases/sequences/<family>.toml`: a family as data (format in `cases/README.md`,
+//! "sequences/"). Collections name each other by `kind`; functions are named from
+//! [`super::named`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+
+use super::model::{
+    ActionDef, AltDelete, Coll, Family, Foreign, Initial, ListRead, Route, StateDef, UpdateDef,
+};
+use super::named;
+
+/// The file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FamilyFile {
+    family: String,
+    #[serde(default = "yes")]
+    namespace: bool,
+    collections: Vec<CollFile>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn unknown_id() -> String {
+    "conform-unknown-0000".into()
+}
+
+fn id_pointer() -> String {
+    "/data/id".into()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CollFile {
+    kind: String,
+    #[serde(default)]
+    parent: Option<String>,
+    #[serde(default)]
+    with: Option<String>,
+    #[serde(default)]
+    weight: usize,
+    create: Route,
+    #[serde(default)]
+    create_alt: Option<Route>,
+    #[serde(default)]
+    id_pointer: Option<String>,
+    #[serde(default)]
+    show: Option<String>,
+    #[serde(default)]
+    show_alt: Option<String>,
+    #[serde(default)]
+    show_list: bool,
+    #[serde(default)]
+    list: Option<String>,
+    #[serde(default)]
+    paged: bool,
+    #[serde(default)]
+    list_read: Option<ListRead>,
+    #[serde(default)]
+    foreign: Foreign,
+    #[serde(default)]
+    update: Option<UpdateFile>,
+    #[serde(default)]
+    delete: Option<Route>,
+    #[serde(default)]
+    delete_alt: Vec<AltDeleteFile>,
+    #[serde(default)]
+    cleanup: Option<Route>,
+    #[serde(default = "unknown_id")]
+    unknown_id: String,
+    #[serde(default)]
+    remember: BTreeMap<String, String>,
+    #[serde(default)]
+    unique_pair: bool,
+    #[serde(default)]
+    relation: bool,
+    #[serde(default)]
+    last_takes_parent: bool,
+    #[serde(default)]
+    admin: bool,
+    #[serde(default)]
+    state: Option<StateFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateFile {
+    method: String,
+    path: String,
+    #[serde(default)]
+    body: Option<String>,
+    pointer: String,
+    value: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AltDeleteFile {
+    method: String,
+    path: String,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    same_name: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateFile {
+    pointer: String,
+    #[serde(default)]
+    initial: Option<String>,
+    #[serde(default)]
+    initial_from: Option<String>,
+    #[serde(default)]
+    read: Option<String>,
+    #[serde(default)]
+    actions: Vec<ActionFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ActionFile {
+    name: String,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    upload: bool,
+    #[serde(default)]
+    from: Vec<String>,
+    #[serde(default)]
+    to: Option<String>,
+    #[serde(default)]
+    refused_elsewhere: bool,
+    #[serde(default)]
+    transition: Option<String>,
+}
+
+const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+/// Reads a family file; `name` is the file's stem, which must be the `family` it declares.
+/// The error says what is wrong (the caller names the file).
+pub fn parse(name: &str, text: &str) -> Result<Family, String> {
+    let file: FamilyFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    if file.family != name {
+        return Err(format!(
+            "`family = \"{}\"` differs from the file name `{name}`",
+            file.family
+        ));
+    }
+    if file.collections.is_empty() {
+        return Err("no `[[collections]]`".into());
+    }
+    let mut kinds = BTreeSet::new();
+    for c in &file.collections {
+        if !kinds.insert(c.kind.as_str()) {
+            return Err(format!("collection `{}` defined twice", c.kind));
+        }
+    }
+    let index = |kind: &str, key: &str, of: &str| {
+        file.collections
+            .iter()
+            .position(|c| c.kind == kind)
+            .ok_or_else(|| {
+                let names: Vec<&str> = kinds.iter().copied().collect();
+                format!(
+                    "collection `{of}`: `{key} = \"{kind}\"` names no collection of the file; kinds: {}",
+                    names.join(", ")
+                )
+            })
+    };
+    let mut colls = Vec::new();
+    for c in &file.collections {
+        let at = |m: String| format!("collection `{}`: {m}", c.kind);
+        let parent = c
+            .parent
+            .as_deref()
+            .map(|p| index(p, "parent", &c.kind))
+            .transpose()?;
+        let with = c
+            .with
+            .as_deref()
+            .map(|w| index(w, "with", &c.kind))
+            .transpose()?;
+        check_route(&c.create, "create").map_err(at)?;
+        for (key, r) in [
+            ("create_alt", &c.create_alt),
+            ("delete", &c.delete),
+            ("cleanup", &c.cleanup),
+        ] {
+            if let Some(r) = r {
+                check_route(r, key).map_err(at)?;
+            }
+        }
+        let update = c
+            .update
+            .as_ref()
+            .map(|u| {
+                let route = Route {
+                    method: u.method.clone(),
+                    path: u.path.clone(),
+                    body: u.body.clone(),
+                };
+                check_route(&route, "update")?;
+                Ok::<_, String>(UpdateDef {
+                    route,
+                    pointer: u.pointer.clone(),
+                    value: u.value.clone(),
+                })
+            })
+            .transpose()
+            .map_err(at)?;
+        let mut delete_alt = Vec::new();
+        for d in &c.delete_alt {
+            let route = Route {
+                method: d.method.clone(),
+                path: d.path.clone(),
+                body: d.body.clone(),
+            };
+            check_route(&route, "delete_alt").map_err(at)?;
+            delete_alt.push(AltDelete {
+                route,
+                same_name: d.same_name,
+            });
+        }
+        if c.relation && with.is_none() {
+            return Err(at("`relation = true` needs `with`".into()));
+        }
+        if c.show_list && c.show.is_none() {
+            return Err(at("`show_list = true` needs `show`".into()));
+        }
+        let state = c
+            .state
+            .as_ref()
+            .map(|s| state(s, &kinds))
+            .transpose()
+            .map_err(at)?;
+        colls.push(Coll {
+            kind: c.kind.clone(),
+            parent,
+            with,
+            create: c.create.clone(),
+            show: c.show.clone(),
+            list: c.list.clone(),
+            paged: c.paged,
+            update,
+            delete: c.delete.clone(),
+            unknown_id: c.unknown_id.clone(),
+            foreign: c.foreign.clone(),
+            remember: c
+                .remember
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            state,
+            unique_pair: c.unique_pair,
+            create_alt: c.create_alt.clone(),
+            show_alt: c.show_alt.clone(),
+            delete_alt,
+            id_pointer: c.id_pointer.clone().unwrap_or_else(id_pointer),
+            admin: c.admin,
+            show_list: c.show_list,
+            list_read: c.list_read.clone(),
+            relation: c.relation,
+            last_takes_parent: c.last_takes_parent,
+            cleanup: c.cleanup.clone(),
+            weight: c.weight,
+        });
+    }
+    Ok(Family {
+        name: file.family,
+        namespace: file.namespace,
+        colls,
+    })
+}
+
+fn state(s: &StateFile, kinds: &BTreeSet<&str>) -> Result<StateDef, String> {
+    let initial = match (&s.initial, &s.initial_from) {
+        (Some(_), Some(_)) => {
+            return Err("state: give `initial` or `initial_from`, not both".into());
+        }
+        (Some(state), None) => Initial::State(state.clone()),
+        (None, Some(name)) => {
+            let (_, f, needs) =
+                named::lookup(named::INITIAL, |e| e.0, "state.initial_from function", name)?;
+            if let Some(missing) = needs.iter().find(|k| !kinds.contains(*k)) {
+                return Err(format!(
+                    "state: `initial_from = \"{name}\"` reads the collection `{missing}`, which the file does not have"
+                ));
+            }
+            Initial::Computed(f)
+        }
+        (None, None) => Initial::Unknown,
+    };
+    let read = s
+        .read
+        .as_deref()
+        .map(|name| named::lookup(named::READ, |e| e.0, "state.read function", name).map(|e| e.1))
+        .transpose()?;
+    let mut actions = Vec::new();
+    let mut names = BTreeSet::new();
+    for a in &s.actions {
+        let at = |m: String| format!("action `{}`: {m}", a.name);
+        if !names.insert(a.name.as_str()) {
+            return Err(at("defined twice".into()));
+        }
+        let route = if a.upload {
+            if a.method.is_some() || a.path.is_some() || a.body.is_some() {
+                return Err(at(
+                    "an upload (`upload = true`) PUTs a tarball to the item's `upload` field: no `method`, `path` or `body`".into(),
+                ));
+            }
+            Route {
+                method: "PUT".into(),
+                path: String::new(),
+                body: None,
+            }
+        } else {
+            let route = Route {
+                method: a.method.clone().unwrap_or_else(|| "POST".into()),
+                path: a
+                    .path
+                    .clone()
+                    .ok_or_else(|| at("`path` is required (or `upload = true`)".into()))?,
+                body: a.body.clone(),
+            };
+            check_route(&route, "action").map_err(at)?;
+            route
+        };
+        let transition = match &a.transition {
+            Some(name) => {
+                if !a.from.is_empty() || a.to.is_some() {
+                    return Err(at("give `transition` or `from` / `to`, not both".into()));
+                }
+                Some(
+                    named::lookup(named::TRANSITIONS, |e| e.0, "transition function", name)
+                        .map_err(at)?
+                        .1,
+                )
+            }
+            None => {
+                if a.from.is_empty() != a.to.is_none() {
+                    return Err(at("`from` and `to` go together".into()));
+                }
+                None
+            }
+        };
+        actions.push(ActionDef {
+            name: a.name.clone(),
+            route,
+            upload: a.upload,
+            from: a.from.clone(),
+            to: a.to.clone().unwrap_or_default(),
+            refused_elsewhere: a.refused_elsewhere,
+            transition,
+        });
+    }
+    Ok(StateDef {
+        pointer: s.pointer.clone(),
+        initial,
+        read,
+        actions,
+    })
+}
+
+fn check_route(route: &Route, key: &str) -> Result<(), String> {
+    if !METHODS.contains(&route.method.as_str()) {
+        return Err(format!(
+            "`{key}`: method `{}` is not one of {}",
+            route.method,
+            METHODS.join(", ")
+        ));
+    }
+    if let Some(body) = &route.body {
+        // Placeholders stand inside JSON strings, so a template is JSON as written.
+        serde_json::from_str::<serde_json::Value>(body)
+            .map_err(|e| format!("`{key}`: body is not JSON: {e}"))?;
+    }
+    Ok(())
+}

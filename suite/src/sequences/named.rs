@@ -1,0 +1,103 @@
+//! The logic a family file names: functions a table cannot say. A file names them by
+//! string (`initial_from = "run"`, `read = "user"`, `transition = "suspend"`); an unknown
+//! name is an error listing these.
+
+use serde_json::Value;
+
+use super::model::{Family, InitialFn, Model, ReadFn, TransitionFn};
+
+/// Initial-state functions (`state.initial_from`), with the collection kinds of the same
+/// family each one reads.
+pub const INITIAL: &[(&str, InitialFn, &[&str])] = &[("run", run, &["configuration version"])];
+
+/// State readers (`state.read`).
+pub const READ: &[(&str, ReadFn)] = &[("user", user)];
+
+/// Transition functions (`transition` of an action).
+pub const TRANSITIONS: &[(&str, TransitionFn)] = &[
+    ("suspend", suspend),
+    ("unsuspend", unsuspend),
+    ("grant_admin", grant_admin),
+    ("revoke_admin", revoke_admin),
+];
+
+/// The entry of `table` named `name`, or an error listing the valid names.
+pub fn lookup<T: Copy>(
+    table: &[T],
+    name_of: impl Fn(&T) -> &'static str,
+    what: &str,
+    name: &str,
+) -> Result<T, String> {
+    table
+        .iter()
+        .find(|t| name_of(t) == name)
+        .copied()
+        .ok_or_else(|| {
+            let names: Vec<&str> = table.iter().map(&name_of).collect();
+            format!("unknown {what} `{name}`; valid names: {}", names.join(", "))
+        })
+}
+
+/// A run of the workspace's newest configuration version: `planned` when it is uploaded,
+/// `pending` when it is not (or there is none); unknown when its state is unknown
+/// (reference/README.md, "Runs").
+fn run(family: &Family, model: &Model, workspace: Option<usize>) -> Option<String> {
+    let ws = workspace?;
+    let cv = family.coll_index("configuration version")?;
+    match model.newest_under(cv, ws) {
+        None => Some("pending".into()),
+        Some(cv) => match model.items[cv].state.as_deref() {
+            Some("uploaded") => Some("planned".into()),
+            Some(_) => Some("pending".into()),
+            None => None,
+        },
+    }
+}
+
+/// `active`, `suspended`, `admin` or `suspended admin`, from `is-suspended` and `is-admin`.
+fn user(object: &Value) -> Option<String> {
+    let flag = |name: &str| {
+        object
+            .pointer(&format!("/attributes/{name}"))
+            .and_then(Value::as_bool)
+    };
+    let state = match (flag("is-suspended")?, flag("is-admin")?) {
+        (false, false) => "active",
+        (true, false) => "suspended",
+        (false, true) => "admin",
+        (true, true) => "suspended admin",
+    };
+    Some(state.into())
+}
+
+fn suspend(s: &str) -> Option<&'static str> {
+    match s {
+        "active" => Some("suspended"),
+        "admin" => Some("suspended admin"),
+        _ => None,
+    }
+}
+
+fn unsuspend(s: &str) -> Option<&'static str> {
+    match s {
+        "suspended" => Some("active"),
+        "suspended admin" => Some("admin"),
+        _ => None,
+    }
+}
+
+fn grant_admin(s: &str) -> Option<&'static str> {
+    match s {
+        "active" => Some("admin"),
+        "suspended" => Some("suspended admin"),
+        _ => None,
+    }
+}
+
+fn revoke_admin(s: &str) -> Option<&'static str> {
+    match s {
+        "admin" => Some("active"),
+        "suspended admin" => Some("suspended"),
+        _ => None,
+    }
+}

@@ -1,0 +1,173 @@
+//! `cases/sequences/`: every family file loads, every family the harness names has one, and
+//! a broken file is refused with an error that names the file and what is wrong.
+
+use std::path::{Path, PathBuf};
+
+use conform::catalog::Catalog;
+use conform::sequences::{file, FAMILIES};
+
+fn cases() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases")
+}
+
+fn family_files() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(cases().join("sequences"))
+        .expect("cases/sequences/ exists")
+        .map(|e| e.expect("a directory entry").path())
+        .map(|p| {
+            assert_eq!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("toml"),
+                "{} is not a .toml file",
+                p.display()
+            );
+            let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+            (stem, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_file_under_cases_sequences_loads() {
+    let files = family_files();
+    assert!(!files.is_empty());
+    for (name, text) in &files {
+        let family =
+            file::parse(name, text).unwrap_or_else(|e| panic!("cases/sequences/{name}.toml: {e}"));
+        assert_eq!(&family.name, name);
+        assert!(!family.colls.is_empty());
+    }
+    let catalog = Catalog::from_dir(&cases()).expect("cases/ loads");
+    assert_eq!(catalog.families.len(), files.len());
+}
+
+#[test]
+fn every_family_the_harness_names_has_a_file_and_runs_in_report_order() {
+    let files: Vec<String> = family_files().into_iter().map(|(n, _)| n).collect();
+    for name in FAMILIES {
+        assert!(
+            files.iter().any(|f| f == name),
+            "family `{name}` has no cases/sequences/{name}.toml"
+        );
+    }
+    let embedded = Catalog::embedded().expect("the embedded catalog loads");
+    let names: Vec<&str> = embedded.families.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, FAMILIES);
+    let loaded: Vec<&str> = conform::sequences::families()
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(loaded, FAMILIES);
+}
+
+const MINIMAL: &str = r#"
+family = "things"
+
+[[collections]]
+kind = "thing"
+create = { method = "POST", path = "/organizations/{org}/things", body = '{"data":{"type":"things"}}' }
+show = "/things/{id}"
+"#;
+
+fn parse_err(text: &str) -> String {
+    file::parse("things", text).expect_err("refused")
+}
+
+#[test]
+fn a_minimal_family_takes_the_defaults() {
+    let f = file::parse("things", MINIMAL).unwrap();
+    assert!(f.namespace);
+    let c = &f.colls[0];
+    assert_eq!(c.unknown_id, "conform-unknown-0000");
+    assert_eq!(c.id_pointer, "/data/id");
+    assert_eq!(c.weight, 0);
+    assert!(c.state.is_none() && c.parent.is_none() && c.delete.is_none());
+}
+
+#[test]
+fn broken_files_are_refused_with_the_field_and_the_valid_names() {
+    let e = parse_err(&format!("{MINIMAL}colour = \"red\"\n"));
+    assert!(e.contains("unknown field `colour`"), "{e}");
+
+    let e = file::parse("other", MINIMAL).unwrap_err();
+    assert!(e.contains("file name `other`"), "{e}");
+
+    let e = parse_err(&format!("{MINIMAL}parent = \"widget\"\n"));
+    assert!(
+        e.contains("`parent = \"widget\"`") && e.contains("kinds: thing"),
+        "{e}"
+    );
+
+    let e = parse_err(&MINIMAL.replace("\"POST\"", "\"FETCH\""));
+    assert!(e.contains("`create`: method `FETCH`"), "{e}");
+
+    let e = parse_err(&MINIMAL.replace(r#"'{"data":{"type":"things"}}'"#, "'{\"data\":'"));
+    assert!(e.contains("body is not JSON"), "{e}");
+
+    let state = "[collections.state]\npointer = \"/attributes/status\"\ninitial = \"a\"\n\n\
+                 [[collections.state.actions]]\nname = \"poke\"\npath = \"/things/{id}/poke\"\n";
+    let e = parse_err(&format!("{MINIMAL}{state}transition = \"poke\"\n"));
+    assert!(
+        e.contains("action `poke`: unknown transition function `poke`; valid names: suspend, unsuspend, grant_admin, revoke_admin"),
+        "{e}"
+    );
+    let e = parse_err(&format!(
+        "{MINIMAL}{state}transition = \"suspend\"\nto = \"b\"\n"
+    ));
+    assert!(e.contains("not both"), "{e}");
+
+    let e = parse_err(&format!(
+        "{MINIMAL}[collections.state]\npointer = \"/p\"\nread = \"flags\"\n"
+    ));
+    assert!(
+        e.contains("unknown state.read function `flags`; valid names: user"),
+        "{e}"
+    );
+
+    let e = parse_err(&format!(
+        "{MINIMAL}[collections.state]\npointer = \"/p\"\ninitial_from = \"run\"\n"
+    ));
+    assert!(e.contains("`configuration version`"), "{e}");
+}
+
+#[test]
+fn a_cases_folder_overrides_the_families_and_its_errors_name_the_file() {
+    let dir = std::env::temp_dir().join(format!("conform-seqfiles-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&cases(), &dir);
+    let agents = dir.join("sequences/agents.toml");
+    let text = std::fs::read_to_string(&agents).unwrap();
+    std::fs::write(
+        &agents,
+        text.replace("apool-conformunknow", "apool-elsewhere"),
+    )
+    .unwrap();
+    let catalog = Catalog::from_dir(&dir).expect("the copy loads");
+    let family = catalog
+        .families
+        .iter()
+        .find(|f| f.name == "agents")
+        .unwrap();
+    assert_eq!(family.colls[0].unknown_id, "apool-elsewhere");
+
+    std::fs::write(&agents, format!("{text}\nshout = true\n")).unwrap();
+    let e = Catalog::from_dir(&dir).unwrap_err().to_string();
+    assert!(e.starts_with("catalog `sequences/agents.toml`: "), "{e}");
+    assert!(e.contains("unknown field `shout`"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
