@@ -568,6 +568,26 @@ impl<'a> Run<'a> {
         Ok(doc)
     }
 
+    /// `check` that a single-resource answer (`what`, for the message) carries the id of
+    /// the model's `item`.
+    fn same_id(
+        &mut self,
+        index: usize,
+        doc: &Value,
+        item: usize,
+        check: &'static Check,
+        what: &str,
+    ) -> StepResult {
+        let want = self.model.items[item].id.clone();
+        let result = match c::document_id(doc) {
+            Some(id) if id == want => Ok(()),
+            other => Err(format!(
+                "expected {what} to answer id {want}, received {other:?}"
+            )),
+        };
+        self.check(check, Some(index), result)
+    }
+
     fn list_doc(&mut self, index: usize) -> Result<Value, Stop> {
         let doc = self.document(index)?;
         let result = c::envelope_list(&self.ctx.schemas, &doc);
@@ -784,14 +804,13 @@ impl<'a> Run<'a> {
             &format!("show {label}, made in step {}", self.model.items[item].step),
         )?;
         let doc = self.single(index)?;
-        let want = self.model.items[item].id.clone();
-        let result = match c::document_id(&doc) {
-            Some(id) if id == want => Ok(()),
-            other => Err(format!(
-                "expected a show of {label} to answer id {want}, received {other:?}"
-            )),
-        };
-        self.check(&c::SHOW_SAME_ID, Some(index), result)?;
+        self.same_id(
+            index,
+            &doc,
+            item,
+            &c::SHOW_SAME_ID,
+            &format!("a show of {label}"),
+        )?;
         self.status(index, crate::catalog::Kind::Show)?;
         let data = doc.get("data").cloned().unwrap_or(Value::Null);
         self.compare(index, item, &data, "the show")?;
@@ -814,6 +833,7 @@ impl<'a> Run<'a> {
             .await?;
         self.expect_success(&c::DEPRECATED_SAME, other, &format!("show {label}"))?;
         let doc3 = self.single(other)?;
+        let want = self.model.items[item].id.clone();
         let result = match c::document_id(&doc3) {
             Some(id) if id == want => c::documents_agree(&doc, &doc3, None),
             other => Err(format!("it answers id {other:?}, not {want}")),
@@ -1107,14 +1127,13 @@ impl<'a> Run<'a> {
         let label = self.label(item);
         self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &format!("update {label}"))?;
         let doc = self.single(index)?;
-        let want = self.model.items[item].id.clone();
-        let result = match c::document_id(&doc) {
-            Some(id) if id == want => Ok(()),
-            other => Err(format!(
-                "expected the update of {label} to answer id {want}, received {other:?}"
-            )),
-        };
-        self.check(&c::UPDATE_SAME_ID, Some(index), result)?;
+        self.same_id(
+            index,
+            &doc,
+            item,
+            &c::UPDATE_SAME_ID,
+            &format!("the update of {label}"),
+        )?;
         self.status(index, crate::catalog::Kind::Update)?;
         self.model.items[item]
             .expect
