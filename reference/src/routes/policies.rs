@@ -174,21 +174,18 @@ async fn destroy_policy(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response>
     no_content()
 }
 
-fn change(
-    store: &mut Store,
-    id: &str,
-    rel: &str,
-    kind: &'static str,
-    ids: &[String],
-    add: bool,
-) -> ApiResult<()> {
+/// Adds or removes the `kind` members named in a relationship document of a policy set
+/// (the relationship is named as the type); unknown members are a 404 and change nothing.
+fn change(ctx: &Ctx, id: &str, body: &Value, kind: &'static str, add: bool) -> ApiResult<Response> {
+    let ids = item_ids(body, &[kind])?;
+    let mut store = ctx.state.write();
     store.find("policy-sets", id)?;
-    for i in ids {
+    for i in &ids {
         store.find(kind, i)?;
     }
     let set = store.find_mut("policy-sets", id)?;
-    let mut current = set.rel_ids(rel);
-    for i in ids {
+    let mut current = set.rel_ids(kind);
+    for i in &ids {
         if add && !current.contains(i) {
             current.push(i.clone());
         }
@@ -196,21 +193,13 @@ fn change(
             current.retain(|c| c != i);
         }
     }
-    set.set_rel_ids(rel, kind, &current);
-    Ok(())
+    set.set_rel_ids(kind, kind, &current);
+    drop(store);
+    no_content()
 }
 
 async fn add_policies(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
-    let ids = item_ids(&body, &["policies"])?;
-    change(
-        &mut ctx.state.write(),
-        &id,
-        "policies",
-        "policies",
-        &ids,
-        true,
-    )?;
-    no_content()
+    change(&ctx, &id, &body, "policies", true)
 }
 
 async fn remove_policies(
@@ -218,29 +207,11 @@ async fn remove_policies(
     Path(id): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Response> {
-    let ids = item_ids(&body, &["policies"])?;
-    change(
-        &mut ctx.state.write(),
-        &id,
-        "policies",
-        "policies",
-        &ids,
-        false,
-    )?;
-    no_content()
+    change(&ctx, &id, &body, "policies", false)
 }
 
 async fn add_workspaces(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
-    let ids = item_ids(&body, &["workspaces"])?;
-    change(
-        &mut ctx.state.write(),
-        &id,
-        "workspaces",
-        "workspaces",
-        &ids,
-        true,
-    )?;
-    no_content()
+    change(&ctx, &id, &body, "workspaces", true)
 }
 
 async fn remove_workspaces(
@@ -248,16 +219,7 @@ async fn remove_workspaces(
     Path(id): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Response> {
-    let ids = item_ids(&body, &["workspaces"])?;
-    change(
-        &mut ctx.state.write(),
-        &id,
-        "workspaces",
-        "workspaces",
-        &ids,
-        false,
-    )?;
-    no_content()
+    change(&ctx, &id, &body, "workspaces", false)
 }
 
 fn render_version(ctx: &Ctx, store: &Store, id: &str) -> ApiResult<Value> {
