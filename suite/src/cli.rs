@@ -145,6 +145,14 @@ pub struct RunArgs {
     /// Prefix of every name the run creates (default `conform-<run id>`).
     #[arg(long, value_name = "PREFIX")]
     pub prefix: Option<String>,
+    /// Work inside this existing organization: organization-scoped tests and sequences use it,
+    /// and the run never changes or deletes it.
+    #[arg(long, value_name = "NAME")]
+    pub organization: Option<String>,
+    /// A module already published in the registry, for the registry read tests of a target
+    /// the run cannot publish to: NAMESPACE/NAME/PROVIDER/VERSION.
+    #[arg(long, value_name = "NS/NAME/PROVIDER/VERSION")]
+    pub module: Option<String>,
     /// A number N: property-based sequences drawn per family (`sequences::*`, default 16;
     /// raise it for nightly runs). A folder DIR: read the catalog from it instead of the
     /// embedded one. Both may be given (`--cases 256 --cases ./cases`).
@@ -180,6 +188,9 @@ pub struct RunArgs {
     /// Faults to switch on in the embedded reference service (for self-tests).
     #[arg(long, value_name = "NAME[=ARG]", hide = true)]
     pub reference_fault: Vec<String>,
+    /// Shapes of the embedded reference service (a partial server; for self-tests).
+    #[arg(long, value_name = "SHAPE", hide = true)]
+    pub reference_shape: Vec<String>,
     /// libtest options: FILTER, --exact, --skip, --list, --ignored, --test-threads, ...
     #[command(flatten)]
     pub libtest: libtest_mimic::Arguments,

@@ -4,10 +4,15 @@
 pub enum ExitCodes {}
 
 impl ExitCodes {
-    /// Every selected test passed at the profile's level (or was skipped, unsupported or waived).
+    /// Every selected test passed at the profile's level (or was skipped, unsupported, blocked
+    /// or waived), and at least one was judged.
     pub const OK: u8 = 0;
     /// At least one test failed or errored.
     pub const FAILED: u8 = 1;
     /// The configuration is wrong, or the target cannot be reached or refuses the token.
     pub const CONFIG: u8 = 2;
+    /// Nothing was judged: no test passed, failed or was waived (a filter that selects
+    /// nothing, every test skipped, unsupported or blocked). A run that proves nothing does
+    /// not pass.
+    pub const NOTHING_JUDGED: u8 = 3;
 }

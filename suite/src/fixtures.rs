@@ -322,11 +322,16 @@ impl Fixtures {
         }
     }
 
-    /// True when instances of `kind` are made by a create request.
+    /// True when instances of `kind` are made by a create request (also when one is given:
+    /// a given resource is read-only, so a test that changes one gets its own).
     pub fn is_creatable(&self, kind: &str) -> bool {
         self.def(kind)
             .is_ok_and(|d| d.create.is_some() || d.from.is_some() || d.find.is_some())
-            && !self.given.contains_key(kind)
+    }
+
+    /// True when the user gave the run's instance of `kind` (`--fixture`, `--organization`).
+    pub fn is_given(&self, kind: &str) -> bool {
+        self.given.contains_key(kind)
     }
 
     /// Makes a new instance of `kind` for one test (parents from the scope or shared),
@@ -356,12 +361,14 @@ impl Fixtures {
             if let Some(found) = scope.get(&kind) {
                 return Ok(found.clone());
             }
-            if let Some(id) = self.given.get(&kind) {
+            let def = self.def(&kind)?;
+            // A given resource is read-only: a test that must change one makes its own.
+            let own = fresh.contains(&kind) && def.create.is_some();
+            if let Some(id) = self.given.get(&kind).filter(|_| !own) {
                 let instance = Arc::new(given_instance(&kind, id));
                 scope.insert(instance.clone());
                 return Ok(instance);
             }
-            let def = self.def(&kind)?;
             for dep in self.deps(&kind, &def)? {
                 if dep != kind {
                     self.resolve(dep, fresh, scope, false).await?;
@@ -486,7 +493,7 @@ impl Fixtures {
                 .target
                 .send(Request::new(
                     method,
-                    self.target.url(&path),
+                    self.target.api_url(&path),
                     auth_for(&path),
                 ))
                 .await;
@@ -546,7 +553,7 @@ impl Fixtures {
         }
         let path = self.fill_path(&create.path, scope, None, Some(kind))?;
         let method = Method::from_bytes(create.method.as_bytes()).unwrap_or(Method::POST);
-        let mut request = Request::new(method, self.target.url(&path), auth_for(&path));
+        let mut request = Request::new(method, self.target.api_url(&path), auth_for(&path));
         if let Some(payload) = &create.payload {
             request = request.with_body(Body::Json(self.payload(payload, scope)?));
         }
@@ -596,7 +603,7 @@ impl Fixtures {
                 .fill_path(&route.path, scope, None, Some(kind))
                 .map_err(|e| (e.to_string(), None))?;
             let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::POST);
-            let mut request = Request::new(method, self.target.url(&path), auth_for(&path));
+            let mut request = Request::new(method, self.target.api_url(&path), auth_for(&path));
             if let Some(payload) = &route.payload {
                 let body = self
                     .payload(payload, scope)
@@ -638,7 +645,7 @@ impl Fixtures {
         } else {
             let local = self.own_scope(scope, made);
             let path = self.fill_path(&route.path, &local, None, Some(kind))?;
-            let mut request = Request::new(method, self.target.url(&path), auth_for(&path));
+            let mut request = Request::new(method, self.target.api_url(&path), auth_for(&path));
             if let Some(payload) = &route.payload {
                 request = request.with_body(Body::Json(self.payload(payload, &local)?));
             }
@@ -663,7 +670,7 @@ impl Fixtures {
                 .fill_path(&route.path, &local, None, Some(&made.kind))
                 .ok()?;
             let method = Method::from_bytes(route.method.as_bytes()).ok()?;
-            Some((method, self.target.url(&path), auth_for(&path)))
+            Some((method, self.target.api_url(&path), auth_for(&path)))
         });
         self.note_made(Made {
             kind: made.kind.clone(),
@@ -742,7 +749,7 @@ impl Fixtures {
         let path = self.fill_path(&route.path, &local, None, Some(kind)).ok()?;
         Some((
             Method::from_bytes(route.method.as_bytes()).ok()?,
-            self.target.url(&path),
+            self.target.api_url(&path),
             auth_for(&path),
         ))
     }
@@ -877,7 +884,8 @@ pub fn value_string(v: Option<&Value>) -> Option<String> {
     }
 }
 
-fn encode_segment(value: &str) -> String {
+/// Percent-encodes one path segment.
+pub fn encode_segment(value: &str) -> String {
     value
         .bytes()
         .map(|b| match b {

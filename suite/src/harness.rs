@@ -24,7 +24,7 @@ use crate::report::{
 use crate::runner::Context;
 use crate::sequences::{self, model::Family, SequenceConfig};
 use crate::settings::{ConfigError, Settings};
-use crate::target::{join, Auth, Request, Secret, Target, TargetConfig};
+use crate::target::{join, Auth, PathForms, Request, Secret, Target, TargetConfig};
 use crate::verdict::{Profile, TestResult, Verdict};
 use crate::waivers::Waivers;
 
@@ -173,13 +173,14 @@ impl Session {
             insecure: settings.insecure,
             rate: settings.rate,
             max_retries: crate::target::MAX_RETRIES,
+            forms: PathForms::default(),
         };
         let probe_target = Target::new(TargetConfig {
             max_retries: 0,
             ..target_config.clone()
         })
         .map_err(|e| ConfigError(e.to_string()))?;
-        runtime.block_on(preflight(&probe_target, &settings))?;
+        target_config.forms = runtime.block_on(preflight(&probe_target, &settings))?;
         target_config.registry = match &settings.registry_url {
             Some(url) => with_trailing_slash(url.clone()),
             None => runtime.block_on(discover_registry(&probe_target)),
@@ -503,6 +504,13 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         written.push(log.clone());
     }
     println!("reports: {}", written.join(", "));
+    if nothing_judged(&results) {
+        println!(
+            "nothing was judged: {} test(s) selected, none passed or failed (exit code {})",
+            results.len(),
+            ExitCodes::NOTHING_JUDGED
+        );
+    }
     Ok(ExitCode::from(exit_code(&results, profile)))
 }
 
@@ -555,6 +563,7 @@ pub async fn within_deadline(
         passed: Vec::new(),
         exchanges: Vec::new(),
         duration: started.elapsed(),
+        blocked_by: None,
     };
     if Instant::now() >= deadline {
         return cut(
@@ -573,11 +582,13 @@ pub async fn within_deadline(
 fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed> {
     match result.verdict {
         Verdict::Pass | Verdict::Waived => Ok(Completion::Completed),
-        Verdict::Skipped | Verdict::Unsupported => Ok(Completion::ignored_with(format!(
-            "{}: {}",
-            result.verdict.as_str(),
-            info.scrub(result.reason.as_deref().unwrap_or(""))
-        ))),
+        Verdict::Skipped | Verdict::Unsupported | Verdict::Blocked => {
+            Ok(Completion::ignored_with(format!(
+                "{}: {}",
+                result.verdict.as_str(),
+                info.scrub(result.reason.as_deref().unwrap_or(""))
+            )))
+        }
         Verdict::Fail | Verdict::Error => Err(Failed::from(info.scrub(&format!(
             "{}:\n{}",
             result.verdict.as_str(),
@@ -586,60 +597,96 @@ fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed>
     }
 }
 
-/// 0 when nothing failed at the profile's level, 1 otherwise.
+/// 1 when a test failed or errored, 3 when nothing was judged, else 0.
 pub fn exit_code(results: &[TestResult], _profile: Profile) -> u8 {
     if results
         .iter()
         .any(|r| matches!(r.verdict, Verdict::Fail | Verdict::Error))
     {
         ExitCodes::FAILED
+    } else if nothing_judged(results) {
+        ExitCodes::NOTHING_JUDGED
     } else {
         ExitCodes::OK
     }
 }
 
-/// Fails fast (exit 2) when the target cannot be reached or refuses the token.
-async fn preflight(target: &Target, settings: &Settings) -> Result<(), ConfigError> {
-    let mut last = None;
-    for path in ["/api/v2/organizations", "/organizations"] {
-        let ex = target
-            .send(Request::new(Method::GET, target.url(path), Auth::User))
-            .await;
-        match &ex.response {
-            Err(e) => {
-                return Err(ConfigError(format!(
-                    "cannot reach the target {}: {e}",
-                    target.config.root
-                )));
-            }
-            Ok(r) if r.status == 401 || r.status == 403 => {
+/// True when no test was judged: none passed, failed or was waived.
+pub fn nothing_judged(results: &[TestResult]) -> bool {
+    !results
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::Pass | Verdict::Fail | Verdict::Waived))
+}
+
+/// Fails fast (exit 2) when the target cannot be reached or refuses the token, and learns
+/// which path forms it serves: a form is served when one of a few reads answers it with a
+/// route (not 404, 405 or 501). An organization given with `--organization` is one of them,
+/// so a server without an organization list is still recognised.
+async fn preflight(target: &Target, settings: &Settings) -> Result<PathForms, ConfigError> {
+    let mut reads = vec!["/organizations".to_string(), "/account/details".to_string()];
+    if let Some(org) = &settings.organization {
+        reads.insert(
+            0,
+            format!("/organizations/{}", crate::fixtures::encode_segment(org)),
+        );
+    }
+    let mut forms = PathForms {
+        bare: false,
+        api_v2: false,
+    };
+    let mut rate_limited = false;
+    let mut answers = Vec::new();
+    for prefix in ["/api/v2", ""] {
+        for read in &reads {
+            let path = format!("{prefix}{read}");
+            let ex = target
+                .send(Request::new(Method::GET, target.url(&path), Auth::User))
+                .await;
+            let status = match &ex.response {
+                Err(e) => {
+                    return Err(ConfigError(format!(
+                        "cannot reach the target {}: {e}",
+                        target.config.root
+                    )));
+                }
+                Ok(r) => r.status,
+            };
+            if status == 401 || status == 403 {
                 let hint = if settings.token.is_some() {
                     "the token was refused"
                 } else {
                     "no token was given (--token, CONFORM_TOKEN or TFE_TOKEN)"
                 };
                 return Err(ConfigError(format!(
-                    "the target answered {} to GET {path}: {hint}",
-                    r.status
+                    "the target answered {status} to GET {path}: {hint}"
                 )));
             }
-            Ok(r) if (200..300).contains(&r.status) => return Ok(()),
-            Ok(r) if r.status == 429 => {
-                eprintln!(
-                    "warning: the target rate-limits already (429 to GET {path}); conform waits as it asks (Retry-After), bounded"
-                );
-                return Ok(());
+            rate_limited |= status == 429;
+            let served = status == 429
+                || ((200..300).contains(&status) && ex.json().is_ok())
+                || (status >= 400 && !matches!(status, 404 | 405 | 501) && status < 500);
+            answers.push(format!("GET {path} answered {status}"));
+            if served {
+                match prefix {
+                    "" => forms.bare = true,
+                    _ => forms.api_v2 = true,
+                }
+                break;
             }
-            Ok(_) => last = Some(ex),
         }
     }
-    if let Some(ex) = last {
+    if rate_limited {
         eprintln!(
-            "warning: GET /api/v2/organizations answered {:?}; the run goes on and the tests will say what is wrong",
-            ex.status()
+            "warning: the target rate-limits already (429 in preflight); conform waits as it asks (Retry-After), bounded"
         );
     }
-    Ok(())
+    if !forms.bare && !forms.api_v2 {
+        eprintln!(
+            "warning: no API read answered with JSON ({}); the run goes on (a registry-only target is judged by its registry tests)",
+            answers.join("; ")
+        );
+    }
+    Ok(forms)
 }
 
 /// Service discovery: `/.well-known/terraform.json`, key `modules.v1`; else the TFE default.

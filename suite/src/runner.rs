@@ -13,7 +13,7 @@ use crate::catalog::{path_for, BodyKind, Catalog, Endpoint, Kind, TestCase, Vari
 use crate::checks::{self as c, Check, Finding, Schemas};
 use crate::fixtures::{auth_for, FixtureError, Fixtures, Made, Scope};
 use crate::target::{Auth, Body, Exchange, Request, Target};
-use crate::verdict::{Profile, TestResult, Verdict};
+use crate::verdict::{Blocker, Profile, TestResult, Verdict};
 
 /// Pages a walk reads at most.
 const MAX_PAGES: usize = 50;
@@ -106,10 +106,23 @@ impl Context {
                 .fixtures
                 .kinds_in(&endpoint.path, &[], Some(endpoint), None)
                 .ok()?;
-            self.fixtures
+            match self
+                .fixtures
                 .resolve_all(&kinds, &BTreeSet::new(), &mut scope)
                 .await
-                .ok()?;
+            {
+                Ok(()) => {}
+                // The read needs a resource of this group whose create route is absent too:
+                // more evidence that the group is absent, not a reason to call it present.
+                Err(FixtureError::Failed {
+                    exchange: Some(ex), ..
+                }) if c::route_exists(&ex).is_err() && self.judged_in(group, &ex) => {
+                    last = Some(*ex);
+                    continue;
+                }
+                // A read that cannot be tried for another reason proves nothing either way.
+                Err(_) => return None,
+            }
             let variants: &[Variant] = if endpoint.path.starts_with(crate::catalog::REGISTRY) {
                 &[Variant::Registry]
             } else {
@@ -146,6 +159,48 @@ impl Context {
     }
 }
 
+impl Context {
+    /// The test that judges an exchange's request (see [`Catalog::test_for`]).
+    pub fn test_for(&self, ex: &Exchange) -> Option<String> {
+        let path = self.relative_path(ex);
+        self.catalog.test_for(&ex.request.method, &path)
+    }
+
+    /// True when the exchange's request is judged by a test of `group`.
+    fn judged_in(&self, group: &str, ex: &Exchange) -> bool {
+        self.test_for(ex)
+            .is_some_and(|t| t.starts_with(&format!("{group}::")))
+    }
+
+    /// The URL path of an exchange relative to the service root.
+    fn relative_path(&self, ex: &Exchange) -> String {
+        let path = url::Url::parse(&ex.request.url)
+            .map(|u| u.path().to_string())
+            .unwrap_or_default();
+        let root = self.target.config.root.path().trim_end_matches('/');
+        path.strip_prefix(root).unwrap_or(&path).to_string()
+    }
+
+    /// Why a test is blocked by a failed exchange: what it needed, the request, the answer
+    /// and the test that judges that request (for an upload, the kind's upload test).
+    pub fn blocker(&self, needed: String, ex: &Exchange, kind: Option<&str>) -> Blocker {
+        let path = self.relative_path(ex);
+        let see = self.test_for(ex).or_else(|| {
+            kind.filter(|_| ex.request.method == "PUT")
+                .and_then(|k| self.catalog.upload_test_of(k))
+        });
+        Blocker {
+            needed,
+            request: format!("{} {path}", ex.request.method),
+            answer: match &ex.response {
+                Ok(r) => r.status.to_string(),
+                Err(e) => e.to_string(),
+            },
+            see,
+        }
+    }
+}
+
 /// Turns a failed result into an `error` when a failing finding rests on an exchange that
 /// cannot judge the target (throttled or refused by conform itself); for results made outside [`Context::run`]
 /// (sequences).
@@ -158,7 +213,7 @@ pub fn not_judged(result: &mut TestResult, profile: Profile) {
         .iter()
         .filter(|f| profile.fails_on(f.check.level))
         .filter_map(|f| f.exchange.and_then(|i| result.exchanges.get(i)))
-        .find_map(blocked);
+        .find_map(unjudgeable);
     if let Some(why) = why {
         result.verdict = Verdict::Error;
         result.reason = Some(why);
@@ -167,7 +222,7 @@ pub fn not_judged(result: &mut TestResult, profile: Profile) {
 
 /// Why an exchange cannot judge the target: conform refused to send it, or the target kept
 /// rate-limiting it.
-fn blocked(ex: &Exchange) -> Option<String> {
+fn unjudgeable(ex: &Exchange) -> Option<String> {
     match &ex.response {
         Err(e @ crate::target::TransportError::Refused(_)) => Some(e.to_string()),
         Ok(r) if r.status == 429 => Some(format!(
@@ -183,10 +238,14 @@ fn blocked(ex: &Exchange) -> Option<String> {
 }
 
 enum Outcome {
+    /// The checks ran: the findings decide.
     Done,
     Skip(String),
     Error(String),
-    RouteMissing,
+    /// Something the test needs failed elsewhere.
+    Blocked(Blocker),
+    /// The endpoint's whole group is absent (the evidence is in the reason).
+    Unsupported(String),
 }
 
 struct TestRun<'a> {
@@ -198,7 +257,6 @@ struct TestRun<'a> {
     exchanges: Vec<Exchange>,
     findings: Vec<Finding>,
     passed: BTreeSet<&'static str>,
-    unsupported: Option<String>,
 }
 
 impl<'a> TestRun<'a> {
@@ -225,25 +283,27 @@ impl<'a> TestRun<'a> {
             exchanges: Vec::new(),
             findings: Vec::new(),
             passed: BTreeSet::new(),
-            unsupported: None,
         }
     }
 
     fn finish(self, outcome: Outcome, duration: Duration) -> TestResult {
         let profile = self.ctx.profile;
+        let mut blocked_by = None;
         let (verdict, reason) = match outcome {
             Outcome::Skip(why) => (Verdict::Skipped, Some(why)),
             Outcome::Error(why) => (Verdict::Error, Some(why)),
-            Outcome::RouteMissing => match self.unsupported {
-                Some(why) if !self.ctx.required(&self.case.group) => {
-                    (Verdict::Unsupported, Some(why))
-                }
-                Some(why) => (
-                    Verdict::Fail,
-                    Some(format!("{why} (the group is required)")),
-                ),
-                None => (Verdict::Fail, None),
-            },
+            Outcome::Blocked(blocker) => {
+                let line = blocker.line();
+                blocked_by = Some(blocker);
+                (Verdict::Blocked, Some(line))
+            }
+            Outcome::Unsupported(why) if !self.ctx.required(&self.case.group) => {
+                (Verdict::Unsupported, Some(why))
+            }
+            Outcome::Unsupported(why) => (
+                Verdict::Fail,
+                Some(format!("{why} (the group is required)")),
+            ),
             Outcome::Done => {
                 let failing: Vec<&Finding> = self
                     .findings
@@ -255,7 +315,7 @@ impl<'a> TestRun<'a> {
                 let blocked = failing
                     .iter()
                     .filter_map(|f| f.exchange.and_then(|i| self.exchanges.get(i)))
-                    .find_map(blocked);
+                    .find_map(unjudgeable);
                 match (failing.is_empty(), blocked) {
                     (true, _) => (Verdict::Pass, None),
                     (false, Some(why)) => (Verdict::Error, Some(why)),
@@ -272,6 +332,7 @@ impl<'a> TestRun<'a> {
             passed: self.passed.into_iter().collect(),
             exchanges: self.exchanges,
             duration,
+            blocked_by,
         }
     }
 
@@ -320,12 +381,37 @@ impl<'a> TestRun<'a> {
         if let Some(rest) = endpoint.path.strip_prefix(crate::catalog::REGISTRY) {
             return rest.to_string();
         }
-        let variant = if self.case.variant.has_prefix() {
+        let prefixed = match self.case.variant {
+            // an upload has no path form of its own: its reads use the canonical one
+            Variant::Upload => !self.ctx.target.config.forms.canonical().is_empty(),
+            v => v.has_prefix(),
+        };
+        let variant = if prefixed {
             Variant::ApiV2
         } else {
             Variant::Bare
         };
         path_for(&endpoint.path, variant)
+    }
+
+    /// The URL of another endpoint in the target's canonical path form (registry endpoints
+    /// under the registry address), with the filled path.
+    fn canonical_url(&self, endpoint: &Endpoint) -> Result<(url::Url, String), String> {
+        let template = match endpoint.path.strip_prefix(crate::catalog::REGISTRY) {
+            Some(rest) => rest.to_string(),
+            None => path_for(&endpoint.path, Variant::Bare),
+        };
+        let filled = self
+            .ctx
+            .fixtures
+            .fill_path(&template, &self.scope, Some(endpoint), None)
+            .map_err(|e| e.to_string())?;
+        let url = if endpoint.path.starts_with(crate::catalog::REGISTRY) {
+            self.ctx.target.registry_url(&filled)
+        } else {
+            self.ctx.target.api_url(&filled)
+        };
+        Ok((url, filled))
     }
 
     fn sibling_url(&self, endpoint: &Endpoint, path: &str) -> url::Url {
@@ -336,33 +422,44 @@ impl<'a> TestRun<'a> {
         }
     }
 
-    fn fixture_outcome(&mut self, error: FixtureError) -> Outcome {
+    /// The outcome of a fixture that could not be had: skipped when the API cannot make it,
+    /// `unsupported` when its create route is absent along with the whole of this test's
+    /// group, else `blocked` by the request that failed (judged at its own test).
+    async fn fixture_outcome(&mut self, error: FixtureError) -> Outcome {
         match error {
             FixtureError::Unavailable(why) => Outcome::Skip(why),
             FixtureError::Catalog(why) => Outcome::Error(format!("catalog: {why}")),
             FixtureError::Failed {
                 kind,
                 message,
-                exchange,
+                exchange: None,
+            } => Outcome::Blocked(Blocker {
+                needed: format!("the `{kind}` fixture"),
+                request: format!("making the `{kind}`"),
+                answer: message,
+                see: None,
+            }),
+            FixtureError::Failed {
+                kind,
+                exchange: Some(ex),
+                ..
             } => {
-                let route_missing = exchange
-                    .as_ref()
-                    .is_some_and(|e| c::route_exists(e).is_err());
-                let blocked_why = exchange.as_deref().and_then(blocked);
-                if let Some(ex) = exchange {
+                if let Some(why) = unjudgeable(&ex) {
                     self.exchanges.push(*ex);
-                }
-                if route_missing {
-                    self.unsupported =
-                        Some(format!("could not make the `{kind}` fixture: {message}"));
-                    return Outcome::RouteMissing;
-                }
-                if let Some(why) = blocked_why {
                     return Outcome::Error(format!("could not make the `{kind}` fixture: {why}"));
                 }
-                Outcome::Error(format!(
-                    "could not make the `{kind}` fixture: {message} (see the transcript)"
-                ))
+                let own_group =
+                    c::route_exists(&ex).is_err() && self.ctx.judged_in(&self.case.group, &ex);
+                let blocker = self
+                    .ctx
+                    .blocker(format!("the `{kind}` fixture"), &ex, Some(&kind));
+                self.exchanges.push(*ex);
+                if own_group {
+                    if let Some(why) = self.group_absent().await {
+                        return Outcome::Unsupported(why);
+                    }
+                }
+                Outcome::Blocked(blocker)
             }
         }
     }
@@ -375,40 +472,41 @@ impl<'a> TestRun<'a> {
         if self.case.variant == Variant::Upload {
             return self.upload().await;
         }
-        match self.prepare().await {
-            Ok(()) => {}
-            Err(error) => {
-                let outcome = self.fixture_outcome(error);
-                if matches!(outcome, Outcome::RouteMissing) {
-                    return self.missing_route_outcome().await;
-                }
-                return outcome;
-            }
+        if let Err(error) = self.prepare().await {
+            return self.fixture_outcome(error).await;
         }
         for before in e.before.clone() {
-            if let Err(why) = self.before_step(&before).await {
-                return Outcome::Error(why);
+            if let Err(outcome) = self.before_step(&before).await {
+                return outcome;
             }
         }
         if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
             // The created kind's own preconditions (e.g. TFE's workspace lock).
             match self.ctx.fixtures.before_create(kind, &self.scope).await {
                 Ok(sent) => self.exchanges.extend(sent),
-                Err((why, exchange)) => {
-                    self.exchanges.extend(exchange);
+                Err((why, None)) => {
                     return Outcome::Error(format!("{why}, so this test could not run"));
+                }
+                Err((_, Some(ex))) => {
+                    let needed = format!("the request sent before a `{kind}` is created");
+                    let blocker = self.ctx.blocker(needed, &ex, None);
+                    self.exchanges.push(ex);
+                    return Outcome::Blocked(blocker);
                 }
             }
         }
         let request = match self.main_request(&self.case.path, &self.case.method, true) {
             Ok(r) => r,
-            Err(e) => return self.fixture_outcome(e),
+            Err(e) => return self.fixture_outcome(e).await,
         };
         let main = self.send(request).await;
         if self.ex(main).response.is_ok() && c::route_exists(self.ex(main)).is_err() {
             let result = c::route_exists(self.ex(main));
             self.check(&c::ENDPOINT_EXISTS, Some(main), result);
-            return self.missing_route_outcome().await;
+            return match self.group_absent().await {
+                Some(why) => Outcome::Unsupported(why),
+                None => Outcome::Done,
+            };
         }
         self.passed.insert(c::ENDPOINT_EXISTS.id);
         let result = c::no_server_error(self.ex(main));
@@ -441,27 +539,33 @@ impl<'a> TestRun<'a> {
             Kind::Upload => {}
         }
         for after in e.after.clone() {
-            if let Err(why) = self.before_step(&after).await {
-                return Outcome::Error(format!("restoring the state after the test: {why}"));
+            if let Err(outcome) = self.before_step(&after).await {
+                return match outcome {
+                    Outcome::Blocked(b) => Outcome::Error(format!(
+                        "restoring the state after the test: {} answered {}",
+                        b.request, b.answer
+                    )),
+                    other => other,
+                };
             }
         }
         Outcome::Done
     }
 
-    async fn missing_route_outcome(&mut self) -> Outcome {
-        if let Some(evidence) = self.ctx.group_missing(&self.case.group).await {
-            let status = evidence
-                .status()
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| "no answer".into());
-            let line = format!("{} {}", evidence.request.method, evidence.request.url);
-            self.exchanges.push(evidence);
-            self.unsupported = Some(format!(
-                "the target lacks the `{}` group: its probe {line} answered {status} on every path variant",
-                self.case.group
-            ));
-        }
-        Outcome::RouteMissing
+    /// `Some(evidence)` when the target lacks this test's whole group (its probe answered
+    /// no route on any path form); the probe's exchange joins the test's.
+    async fn group_absent(&mut self) -> Option<String> {
+        let evidence = self.ctx.group_missing(&self.case.group).await?;
+        let status = evidence
+            .status()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "no answer".into());
+        let line = format!("{} {}", evidence.request.method, evidence.request.url);
+        self.exchanges.push(evidence);
+        Some(format!(
+            "the target lacks the `{}` group: its probe {line} answered {status} on every path variant",
+            self.case.group
+        ))
     }
 
     async fn prepare(&mut self) -> Result<(), FixtureError> {
@@ -548,36 +652,41 @@ impl<'a> TestRun<'a> {
         Ok(request)
     }
 
-    async fn before_step(&mut self, reference: &str) -> Result<(), String> {
+    /// Sends a set-up (or restore) step; a step that fails blocks the test.
+    async fn before_step(&mut self, reference: &str) -> Result<(), Outcome> {
         let Some((_, before)) = self.ctx.catalog.endpoint(reference, &self.case.group) else {
-            return Err(format!("catalog: unknown `before` endpoint {reference}"));
+            return Err(Outcome::Error(format!(
+                "catalog: unknown `before` endpoint {reference}"
+            )));
         };
-        let path = self.sibling_path(before);
+        // Set-up and restore steps use the target's canonical path form: they are not what
+        // this test judges.
         let fixtures = &self.ctx.fixtures;
-        let filled = fixtures
-            .fill_path(&path, &self.scope, Some(before), None)
-            .map_err(|e| e.to_string())?;
+        let (url, filled) = self.canonical_url(before).map_err(Outcome::Error)?;
         let method = Method::from_bytes(before.method.as_bytes()).unwrap_or(Method::POST);
-        let mut request =
-            Request::new(method, self.sibling_url(before, &filled), auth_for(&filled));
+        let mut request = Request::new(method, url, auth_for(&filled));
         if before.body == BodyKind::Json {
             let body = match &before.payload {
                 Some(p) => fixtures
                     .payload(p, &self.scope)
-                    .map_err(|e| e.to_string())?,
+                    .map_err(|e| Outcome::Error(e.to_string()))?,
                 None => serde_json::json!({}),
             };
             request = request.with_body(Body::Json(body));
         }
         let index = self.send(request).await;
         if self.ex(index).is_success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "the set-up step {reference} did not succeed (status {}), so this test could not run",
-                self.ex(index).status().map(|s| s.to_string()).unwrap_or_else(|| "none".into())
-            ))
+            return Ok(());
         }
+        if let Some(why) = unjudgeable(self.ex(index)) {
+            return Err(Outcome::Error(why));
+        }
+        let needed = format!("its set-up step {reference}");
+        Err(Outcome::Blocked(self.ctx.blocker(
+            needed,
+            self.ex(index),
+            None,
+        )))
     }
 
     /// Parses the main answer as JSON (check `json.body`).
@@ -1027,6 +1136,10 @@ impl<'a> TestRun<'a> {
             // Only when the first page holds it: a long list may keep it on a later page.
             .filter(|id| c::list_ids(doc).contains(id));
         let index = self.send(request).await;
+        if c::route_exists(self.ex(index)).is_err() {
+            // The other form is absent: its own test reports that (endpoint.exists), once.
+            return;
+        }
         let result = match self.ex(index).json() {
             Ok(bare) if self.ex(index).status() == self.ex(main).status() => c::documents_agree(doc, &bare, must_hold.as_deref()),
             Ok(_) | Err(_) => Err(format!(
@@ -1366,7 +1479,7 @@ impl<'a> TestRun<'a> {
             .await
         {
             Ok(made) => made,
-            Err(e) => return self.fixture_outcome(e),
+            Err(e) => return self.fixture_outcome(e).await,
         };
         let candidates = c::upload_candidates(&made.document);
         let Some((pointer, url)) = candidates.first().cloned() else {
@@ -1400,18 +1513,9 @@ impl<'a> TestRun<'a> {
             .find(|(_, e)| e.kind == Kind::Download && e.resource.as_deref() == Some(kind.as_str()))
             .map(|(_, e)| e.clone());
         if let Some(download) = download {
-            let path = path_for(&download.path, Variant::Bare);
-            if let Ok(filled) =
-                self.ctx
-                    .fixtures
-                    .fill_path(&path, &self.scope, Some(&download), None)
-            {
+            if let Ok((url, filled)) = self.canonical_url(&download) {
                 let mut index = self
-                    .send(Request::new(
-                        Method::GET,
-                        self.ctx.target.url(&filled),
-                        auth_for(&filled),
-                    ))
+                    .send(Request::new(Method::GET, url, auth_for(&filled)))
                     .await;
                 if let Some(location) = self
                     .ex(index)

@@ -55,6 +55,10 @@ pub struct FileConfig {
     pub deadline: Option<String>,
     /// Run only the tests that change nothing.
     pub read_only: Option<bool>,
+    /// The existing organization to work in.
+    pub organization: Option<String>,
+    /// A published module: `NS/NAME/PROVIDER/VERSION`.
+    pub module: Option<String>,
 }
 
 /// Where the run goes and how.
@@ -98,6 +102,51 @@ pub struct Settings {
     pub deadline: Option<Duration>,
     /// The ledger file.
     pub ledger: PathBuf,
+    /// The existing organization the run works in (`--organization`); read-only to the run.
+    pub organization: Option<String>,
+    /// A module already published in the registry (`--module`).
+    pub module: Option<PublishedModule>,
+}
+
+/// A published module version given with `--module NS/NAME/PROVIDER/VERSION`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublishedModule {
+    /// Namespace (the organization, in a private registry).
+    pub namespace: String,
+    /// Module name.
+    pub name: String,
+    /// Provider.
+    pub provider: String,
+    /// Version.
+    pub version: String,
+}
+
+impl PublishedModule {
+    /// Parses `NS/NAME/PROVIDER/VERSION`.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let parts: Vec<&str> = text.split('/').collect();
+        match parts.as_slice() {
+            [ns, name, provider, version] if parts.iter().all(|p| !p.is_empty()) => Ok(Self {
+                namespace: ns.to_string(),
+                name: name.to_string(),
+                provider: provider.to_string(),
+                version: version.to_string(),
+            }),
+            _ => Err(ConfigError(format!(
+                "--module `{text}` is not NAMESPACE/NAME/PROVIDER/VERSION"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for PublishedModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{}/{}/{}",
+            self.namespace, self.name, self.provider, self.version
+        )
+    }
 }
 
 /// Reads an environment variable, treating empty as unset.
@@ -200,6 +249,21 @@ impl Settings {
             .map(crate::clock::parse_duration)
             .transpose()
             .map_err(|e| ConfigError(format!("--deadline {e}")))?;
+        let organization = args
+            .organization
+            .clone()
+            .or(file.organization.clone())
+            .filter(|o| !o.is_empty());
+        if let Some(org) = &organization {
+            // the given organization is the run's `organization` fixture
+            fixtures.insert("organization".into(), org.clone());
+        }
+        let module = args
+            .module
+            .as_deref()
+            .or(file.module.as_deref())
+            .map(PublishedModule::parse)
+            .transpose()?;
         let mut require = args.require.clone();
         require.extend(file.require.iter().cloned());
         Ok(Self {
@@ -233,6 +297,8 @@ impl Settings {
                 .ledger
                 .clone()
                 .unwrap_or_else(|| args.reports.join("ledger.jsonl")),
+            organization,
+            module,
         })
     }
 
@@ -267,6 +333,13 @@ impl Settings {
                 format!("{} s", self.timeout.as_secs_f64()),
             ),
             ("prefix".into(), self.prefix.clone()),
+            (
+                "organization".into(),
+                self.organization
+                    .clone()
+                    .map(|o| format!("{o} (given: never changed or deleted)"))
+                    .unwrap_or_else(|| "(the run makes its own)".into()),
+            ),
             (
                 "safety".into(),
                 format!(

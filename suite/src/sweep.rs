@@ -97,6 +97,7 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
             insecure: settings.insecure,
             rate: None,
             max_retries: crate::target::MAX_RETRIES,
+            forms: Default::default(),
         })
         .map_err(|e| ConfigError(e.to_string()))?,
     );

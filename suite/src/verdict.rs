@@ -16,6 +16,9 @@ pub enum Verdict {
     Skipped,
     /// The target lacks the endpoint's whole group; the evidence is kept.
     Unsupported,
+    /// Could not be judged because something it needs failed elsewhere (a fixture, a set-up
+    /// step, a state the target never reached); [`TestResult::blocked_by`] names it.
+    Blocked,
     /// A check failed: the target is wrong.
     Fail,
     /// The harness or the connection broke, not the target's behaviour.
@@ -30,6 +33,7 @@ impl Verdict {
             Verdict::Waived => "waived",
             Verdict::Skipped => "skipped",
             Verdict::Unsupported => "unsupported",
+            Verdict::Blocked => "blocked",
             Verdict::Fail => "fail",
             Verdict::Error => "error",
         }
@@ -82,6 +86,48 @@ pub struct TestResult {
     pub exchanges: Vec<Exchange>,
     /// Wall time of the test.
     pub duration: Duration,
+    /// What a `blocked` test could not have, and where that is judged.
+    pub blocked_by: Option<Blocker>,
+}
+
+/// Why a test is `blocked`: the thing it needed, the request that did not give it, and the
+/// test where that request is itself judged (its root cause, reported once, there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocker {
+    /// What the test needed: "the `workspace` fixture", "the run to await confirmation".
+    pub needed: String,
+    /// The request that failed to give it: `POST /api/v2/organizations`.
+    pub request: String,
+    /// What it answered: `404`, `409`, `last state seen: pending`, a transport error.
+    pub answer: String,
+    /// The test that judges that request, where the root cause is reported.
+    pub see: Option<String>,
+}
+
+impl Blocker {
+    /// One line: "needs the `workspace` fixture: POST /api/v2/organizations answered 404 (see organizations::create::api-v2)".
+    pub fn line(&self) -> String {
+        let see = self
+            .see
+            .as_deref()
+            .map(|t| format!(" (see {t})"))
+            .unwrap_or_default();
+        format!(
+            "needs {}: {} answered {}{see}",
+            self.needed, self.request, self.answer
+        )
+    }
+
+    /// The root cause, shared by every test it blocks: the request and answer, and the test
+    /// that judges them.
+    pub fn root(&self) -> String {
+        let see = self
+            .see
+            .as_deref()
+            .map(|t| format!(", see {t}"))
+            .unwrap_or_default();
+        format!("{} answered {}{see}", self.request, self.answer)
+    }
 }
 
 impl TestResult {

@@ -86,7 +86,15 @@ fn write(dir: &Path, name: &str, body: &str) -> String {
     path.display().to_string()
 }
 
-const VERDICTS: [&str; 6] = ["pass", "fail", "unsupported", "skipped", "waived", "error"];
+const VERDICTS: [&str; 7] = [
+    "pass",
+    "fail",
+    "blocked",
+    "unsupported",
+    "skipped",
+    "waived",
+    "error",
+];
 
 fn count(map: &BTreeMap<String, String>) -> BTreeMap<String, usize> {
     let mut out: BTreeMap<String, usize> = VERDICTS.iter().map(|v| (v.to_string(), 0)).collect();

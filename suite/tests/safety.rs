@@ -607,7 +607,7 @@ fn a_target_that_rate_limits_forever_gets_a_clear_verdict_within_the_deadline() 
         cells[2], "0",
         "nothing fails (the target was not judged): {total}"
     );
-    assert_ne!(cells[6], "0", "errors: {total}");
+    assert_ne!(cells[cells.len() - 1], "0", "errors: {total}");
 }
 
 #[test]
@@ -696,6 +696,7 @@ fn a_redirect_never_carries_the_token_to_another_origin() {
         insecure: false,
         rate: None,
         max_retries: 0,
+        forms: Default::default(),
     })
     .unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();

@@ -134,6 +134,60 @@ impl Catalog {
         shows.into_iter().next()
     }
 
+    /// The test that judges a request (method and URL path relative to the service root):
+    /// the endpoint whose path template fits best, in the request's path form. A failed
+    /// fixture request is reported there, once; the tests it blocks point to it.
+    pub fn test_for(&self, method: &str, path: &str) -> Option<String> {
+        let (bare, prefixed) = match path.strip_prefix(variants::API_PREFIX) {
+            Some(rest) => (rest, true),
+            None => (path, false),
+        };
+        let segs: Vec<&str> = bare.split('/').filter(|s| !s.is_empty()).collect();
+        let mut best: Option<(usize, String)> = None;
+        for (g, e) in self.endpoints().filter(|(_, e)| e.method == method) {
+            let forms = [
+                Some((e.path.as_str(), Variant::Bare, Variant::ApiV2)),
+                e.alias
+                    .as_ref()
+                    .map(|a| (a.path.as_str(), Variant::Alias, Variant::AliasApiV2)),
+                e.deprecated.as_ref().map(|d| {
+                    (
+                        d.path.as_str(),
+                        Variant::Deprecated,
+                        Variant::DeprecatedApiV2,
+                    )
+                }),
+            ];
+            for (template, bare_form, api_form) in forms.into_iter().flatten() {
+                let template = path_for(template, Variant::Bare);
+                let t: Vec<&str> = template.split('/').filter(|s| !s.is_empty()).collect();
+                if t.len() != segs.len() {
+                    continue;
+                }
+                let fits = t
+                    .iter()
+                    .zip(&segs)
+                    .all(|(t, s)| t.starts_with(':') || t == s);
+                let literals = t.iter().filter(|t| !t.starts_with(':')).count();
+                if fits && best.as_ref().is_none_or(|(n, _)| literals > *n) {
+                    let variant = if prefixed { api_form } else { bare_form };
+                    best = Some((
+                        literals,
+                        format!("{}::{}::{}", g.group, e.id, variant.as_str()),
+                    ));
+                }
+            }
+        }
+        best.map(|(_, name)| name)
+    }
+
+    /// The upload test of a resource kind (`configuration_versions::upload::upload`).
+    pub fn upload_test_of(&self, kind: &str) -> Option<String> {
+        self.endpoints()
+            .find(|(_, e)| e.path.starts_with(UPLOAD) && e.resource.as_deref() == Some(kind))
+            .map(|(g, e)| format!("{}::{}::{}", g.group, e.id, Variant::Upload.as_str()))
+    }
+
     /// Every endpoint with its group.
     pub fn endpoints(&self) -> impl Iterator<Item = (&Group, &Endpoint)> {
         self.groups

@@ -1,10 +1,12 @@
 //! The console summary: a table per group and the run's figures.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::target::ThrottleStats;
 use crate::verdict::{Profile, TestResult, Verdict};
+
+/// Root-cause lines the console prints at most.
+const MAX_CAUSES: usize = 12;
 
 /// Figures of the run.
 #[derive(Debug, Clone, Copy)]
@@ -25,45 +27,41 @@ pub fn print_summary(
     figures: Figures,
     leftovers: &[String],
 ) {
-    let mut groups: BTreeMap<&str, [usize; 6]> = BTreeMap::new();
-    for r in results {
-        let row = groups.entry(&r.group).or_default();
-        let col = match r.verdict {
-            Verdict::Pass => 0,
-            Verdict::Fail => 1,
-            Verdict::Unsupported => 2,
-            Verdict::Skipped => 3,
-            Verdict::Waived => 4,
-            Verdict::Error => 5,
-        };
-        row[col] += 1;
+    let (groups, total) = super::tally(results);
+    println!();
+    print!("{:<30}", "group");
+    for v in super::VERDICTS {
+        print!(" {:>w$}", v.as_str(), w = v.as_str().len().max(5));
     }
     println!();
-    println!(
-        "{:<30} {:>5} {:>5} {:>11} {:>7} {:>6} {:>5}",
-        "group", "pass", "fail", "unsupported", "skipped", "waived", "error"
-    );
-    let mut total = [0usize; 6];
-    for (group, row) in &groups {
-        println!(
-            "{:<30} {:>5} {:>5} {:>11} {:>7} {:>6} {:>5}",
-            group, row[0], row[1], row[2], row[3], row[4], row[5]
-        );
-        for (t, v) in total.iter_mut().zip(row) {
-            *t += v;
+    let row = |name: &str, counts: &super::Counts| {
+        print!("{name:<30}");
+        for (v, n) in super::VERDICTS.iter().zip(counts.0) {
+            print!(" {n:>w$}", w = v.as_str().len().max(5));
         }
+        println!();
+    };
+    for (group, counts) in &groups {
+        row(group, counts);
     }
-    println!(
-        "{:<30} {:>5} {:>5} {:>11} {:>7} {:>6} {:>5}",
-        "total", total[0], total[1], total[2], total[3], total[4], total[5]
-    );
+    row("total", &total);
     let unsupported: Vec<&str> = groups
         .iter()
-        .filter(|(_, r)| r[2] > 0)
+        .filter(|(_, c)| c.of(Verdict::Unsupported) > 0)
         .map(|(g, _)| *g)
         .collect();
     if !unsupported.is_empty() {
         println!("\nunsupported groups (their routes are absent; --require GROUP makes that a failure): {}", unsupported.join(", "));
+    }
+    let causes = super::cause_groups(results, profile);
+    if !causes.is_empty() {
+        println!("\nroot causes (each reported at its own test; the others are blocked by it or share it):");
+        for group in causes.iter().take(MAX_CAUSES) {
+            println!("  {}", group.line());
+        }
+        if causes.len() > MAX_CAUSES {
+            println!("  ... {} more (see summary.md)", causes.len() - MAX_CAUSES);
+        }
     }
     let below: usize = results
         .iter()

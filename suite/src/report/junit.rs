@@ -44,7 +44,7 @@ pub fn write_junit(path: &Path, results: &[TestResult], info: &RunInfo) -> std::
                     c.set_system_out(&text);
                     c
                 }
-                Verdict::Skipped | Verdict::Unsupported | Verdict::Waived => {
+                Verdict::Skipped | Verdict::Unsupported | Verdict::Waived | Verdict::Blocked => {
                     let mut c = TestCase::skipped_with_cause(
                         &r.name,
                         r.verdict.as_str(),

@@ -6,6 +6,7 @@
 //! transcripts of the failing tests and filters by group and verdict). All of them state the
 //! same verdicts, and every text in them is scrubbed of the run's secrets.
 
+mod causes;
 mod console;
 mod html;
 mod json;
@@ -13,6 +14,7 @@ mod junit;
 mod progress;
 mod summary_md;
 
+pub use causes::{cause_groups, CauseGroup};
 pub use console::{print_failures, print_summary, Figures};
 pub use html::write_html;
 pub use json::write_json;
@@ -69,9 +71,10 @@ pub struct RunReport<'a> {
 }
 
 /// The verdicts in the order every report lists them.
-pub const VERDICTS: [Verdict; 6] = [
+pub const VERDICTS: [Verdict; 7] = [
     Verdict::Pass,
     Verdict::Fail,
+    Verdict::Blocked,
     Verdict::Unsupported,
     Verdict::Skipped,
     Verdict::Waived,
@@ -80,7 +83,7 @@ pub const VERDICTS: [Verdict; 6] = [
 
 /// Counts per verdict, in [`VERDICTS`] order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts(pub [usize; 6]);
+pub struct Counts(pub [usize; 7]);
 
 impl Counts {
     /// Adds one verdict.

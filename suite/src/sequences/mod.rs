@@ -388,6 +388,27 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             );
         }
         if let Some(why) = outcome.error.clone() {
+            // The sequence's organization could not be made: blocked by that request, which
+            // the organizations tests judge.
+            let failed_setup = outcome
+                .setup
+                .iter()
+                .filter_map(|i| outcome.exchanges.get(*i))
+                .find(|ex| !ex.is_success() && ex.status().is_some_and(|s| s != 429));
+            if let Some(ex) = failed_setup {
+                let blocker = ctx.blocker("its own organization".into(), ex, None);
+                let mut blocked = result(
+                    &name,
+                    Verdict::Blocked,
+                    Some(blocker.line()),
+                    Vec::new(),
+                    passed,
+                    outcome.exchanges.clone(),
+                    started,
+                );
+                blocked.blocked_by = Some(blocker);
+                return blocked;
+            }
             let exchanges = outcome.exchanges;
             return result(
                 &name,
@@ -468,6 +489,7 @@ fn result(
         passed: passed.into_iter().collect(),
         exchanges,
         duration: started.elapsed(),
+        blocked_by: None,
     }
 }
 

@@ -2,7 +2,9 @@
 //! id in its path is one this run created (or found under what it created) or one the user
 //! declared with `--fixture`. Which path segments are ids comes from the catalog's path
 //! templates: the `:param` positions of the best-matching template. Singletons (admin
-//! settings, the account) have no ids and pass. With `--read-only` nothing but GET and HEAD
+//! settings, the account) have no ids and pass. What the user gives (`--fixture`,
+//! `--organization`) may be named as the parent of a create, but is never itself changed:
+//! PATCH, DELETE and actions on it are refused. With `--read-only` nothing but GET and HEAD
 //! is sent at all.
 
 use std::collections::HashSet;
@@ -24,6 +26,7 @@ struct State {
     words: HashSet<String>,
     known: HashSet<String>,
     declared: HashSet<String>,
+    given: HashSet<String>,
 }
 
 /// The guard of one target. Unarmed (lets everything through) until [`Guard::arm`].
@@ -102,8 +105,10 @@ impl Guard {
             }
         }
         s.declared.extend(fixed);
-        s.declared
-            .extend(declared.into_iter().filter(|d| !d.is_empty()));
+        for id in declared.into_iter().filter(|d| !d.is_empty()) {
+            s.declared.insert(id.clone());
+            s.given.insert(id);
+        }
     }
 
     /// True when armed.
@@ -132,6 +137,14 @@ impl Guard {
     /// The ids in a path: the `:param` positions of the best-matching template, else every
     /// segment that is no word of any template.
     fn ids_in(s: &State, segs: &[String]) -> Vec<String> {
+        Self::positions(s, segs)
+            .into_iter()
+            .map(|i| segs[i].clone())
+            .collect()
+    }
+
+    /// The positions of the ids in a path (see [`Guard::ids_in`]).
+    fn positions(s: &State, segs: &[String]) -> Vec<usize> {
         let mut best: Option<(usize, &Vec<Seg>)> = None;
         for t in &s.templates {
             if t.len() != segs.len() {
@@ -152,16 +165,29 @@ impl Guard {
         match best {
             Some((_, t)) => t
                 .iter()
-                .zip(segs)
-                .filter(|(seg, _)| **seg == Seg::Param)
-                .map(|(_, actual)| actual.clone())
+                .enumerate()
+                .filter(|(_, seg)| **seg == Seg::Param)
+                .map(|(i, _)| i)
                 .collect(),
             None => segs
                 .iter()
-                .filter(|seg| !s.words.contains(*seg))
-                .cloned()
+                .enumerate()
+                .filter(|(_, seg)| !s.words.contains(*seg))
+                .map(|(i, _)| i)
                 .collect(),
         }
+    }
+
+    /// The id a mutation acts on: the last id of its path, unless the request is a POST that
+    /// creates a child under it (one literal collection segment after the id, not an action
+    /// or a relationship).
+    fn acted_on(s: &State, method: &Method, segs: &[String]) -> Option<String> {
+        let last = *Self::positions(s, segs).last()?;
+        let rest = &segs[last + 1..];
+        let child_create = *method == Method::POST
+            && rest.len() == 1
+            && !matches!(rest[0].as_str(), "actions" | "relationships");
+        (!child_create).then(|| segs[last].clone())
     }
 
     /// `Ok` when the request may be sent; otherwise why not. `path` is the URL path relative
@@ -188,7 +214,13 @@ impl Guard {
             .filter(|id| !s.known.contains(id) && !s.declared.contains(id))
             .collect();
         if foreign.is_empty() {
-            return Ok(());
+            return match Self::acted_on(&s, method, &segs).filter(|id| s.given.contains(id)) {
+                Some(id) => Err(format!(
+                    "blast-radius guard: {method} {path} would change `{id}`, which was given \
+                     (--organization or --fixture) and is read-only to the run"
+                )),
+                None => Ok(()),
+            };
         }
         Err(format!(
             "blast-radius guard: {method} {path} would change `{}`, which this run did not create; \
@@ -307,8 +339,17 @@ mod tests {
         assert!(g
             .check(&Method::POST, "/workspaces/ws-theirs/actions/lock")
             .is_err());
-        // a declared fixture may be changed
-        assert!(g.check(&Method::DELETE, "/organizations/given-org").is_ok());
+        // a given resource is read-only: it may parent a create, never be changed itself
+        let e = g
+            .check(&Method::DELETE, "/organizations/given-org")
+            .unwrap_err();
+        assert!(e.contains("read-only"), "{e}");
+        assert!(g
+            .check(&Method::PATCH, "/api/v2/organizations/given-org")
+            .is_err());
+        assert!(g
+            .check(&Method::POST, "/organizations/given-org/workspaces")
+            .is_ok());
         // reads are never refused
         assert!(g.check(&Method::GET, "/workspaces/ws-theirs").is_ok());
         // a singleton has no id

@@ -106,6 +106,51 @@ pub struct TargetConfig {
     /// How often a 429 is waited out and the request sent again ([`MAX_RETRIES`]; at most
     /// [`throttle::MAX_WAIT`] in all).
     pub max_retries: u32,
+    /// The path forms the target serves (learned by preflight).
+    pub forms: PathForms,
+}
+
+/// Which path forms of the API a target answers (Versioning 1): the bare paths, the
+/// `/api/v2` ones, or both. Fixtures, set-up steps, teardown and sequences use the
+/// canonical form ([`PathForms::canonical`]); only a test of a form sends that form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathForms {
+    /// `/organizations`, ...
+    pub bare: bool,
+    /// `/api/v2/organizations`, ...
+    pub api_v2: bool,
+}
+
+impl Default for PathForms {
+    /// Both forms, as the spec says.
+    fn default() -> Self {
+        Self {
+            bare: true,
+            api_v2: true,
+        }
+    }
+}
+
+impl PathForms {
+    /// The prefix of the canonical form: `/api/v2` where it is served (TFE serves only that
+    /// one), else the bare form.
+    pub fn canonical(self) -> &'static str {
+        if self.api_v2 || !self.bare {
+            "/api/v2"
+        } else {
+            ""
+        }
+    }
+
+    /// For reports: which forms are served.
+    pub fn describe(self) -> String {
+        match (self.api_v2, self.bare) {
+            (true, true) => "/api/v2 and bare".into(),
+            (true, false) => "/api/v2 only (the bare forms are not served)".into(),
+            (false, true) => "bare only (the /api/v2 forms are not served)".into(),
+            (false, false) => "neither form answered preflight; fixtures use /api/v2".into(),
+        }
+    }
 }
 
 /// A configuration that cannot be turned into a client.
@@ -185,6 +230,17 @@ impl Target {
     /// The URL of `path` (with its query) under the service root.
     pub fn url(&self, path_and_query: &str) -> Url {
         join(&self.config.root, path_and_query)
+    }
+
+    /// The URL of an API path written without `/api/v2` (a fixture recipe, a set-up step, a
+    /// teardown), in the target's canonical form. Paths that already start with `/api/`
+    /// (the spec writes a few that way) are taken as they are.
+    pub fn api_url(&self, path_and_query: &str) -> Url {
+        if path_and_query.starts_with("/api/") {
+            return self.url(path_and_query);
+        }
+        let prefix = self.config.forms.canonical();
+        self.url(&format!("{prefix}{path_and_query}"))
     }
 
     /// The URL of `path` under the registry read address.
