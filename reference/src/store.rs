@@ -233,8 +233,14 @@ impl Store {
         store
     }
 
-    /// A new id: the prefix plus 16 random characters.
+    /// A new resource id: the prefix plus 16 random characters.
     pub fn new_id(&mut self, prefix: &str) -> String {
+        self.random(prefix)
+    }
+
+    /// A random string that is no resource id (secrets, object ids, version ids): the prefix
+    /// plus 16 random characters.
+    pub fn random(&mut self, prefix: &str) -> String {
         const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789";
         let mut id = String::from(prefix);
         for _ in 0..16 {
@@ -390,7 +396,7 @@ impl Store {
 
     /// Registers an upload object for a record and answers the object id.
     pub fn new_object(&mut self, kind: &'static str, target: &str) -> String {
-        let id = self.new_id("obj-");
+        let id = self.random("obj-");
         self.objects.insert(
             id.clone(),
             Object {

@@ -387,7 +387,20 @@ async fn update(
 fn new_version(ctx: &Ctx, store: &mut Store, module: &str, body: &Value) -> ApiResult<Value> {
     let doc = resource(body, &["registry-module-versions"])?;
     let version = doc.required("version")?;
-    if !is_semver(&version) {
+    let (id, object) = insert_version(store, module, &version, doc.opt("commit-sha"))?;
+    let mut rendered = store.find("registry-module-versions", &id)?.render();
+    rendered["links"]["upload"] = json!(ctx.object_url(&object));
+    Ok(rendered)
+}
+
+/// Creates a `pending` version of a module with its upload object; answers both ids.
+fn insert_version(
+    store: &mut Store,
+    module: &str,
+    version: &str,
+    commit_sha: Option<String>,
+) -> ApiResult<(String, String)> {
+    if !is_semver(version) {
         return Err(ApiError::attribute(
             "version",
             "Version must be a semantic version",
@@ -404,7 +417,7 @@ fn new_version(ctx: &Ctx, store: &mut Store, module: &str, body: &Value) -> ApiR
         ));
     }
     let attrs = json!({"version": version, "status": "pending", "source": "tfe-api",
-        "commit-sha": doc.opt("commit-sha"), "created-at": now(), "updated-at": now()});
+        "commit-sha": commit_sha, "created-at": now(), "updated-at": now()});
     let id = store.insert(
         "registry-module-versions",
         "modver-",
@@ -415,9 +428,7 @@ fn new_version(ctx: &Ctx, store: &mut Store, module: &str, body: &Value) -> ApiR
     let object = store.new_object("registry-module-versions", &id);
     let v = store.find_mut("registry-module-versions", &id)?;
     v.set_rel("registry-module", "registry-modules", module);
-    let mut rendered = v.render();
-    rendered["links"]["upload"] = json!(ctx.object_url(&object));
-    Ok(rendered)
+    Ok((id, object))
 }
 
 async fn create_version(
