@@ -29,8 +29,17 @@ const REWRITE_LIMIT: usize = 256 * 1024 * 1024;
 /// 1 GiB, the size of the `huge-body` answer.
 const HUGE: u64 = 1 << 30;
 
-fn is_upload_path(bare: &str) -> bool {
+/// The object store (`{upload_url}`), in either form.
+pub(crate) fn is_upload_path(bare: &str) -> bool {
     bare.starts_with("/v1/object/") || bare.starts_with("/uploads/")
+}
+
+/// A bare (unprefixed) API path: not the registry read protocol, discovery or the object
+/// store, which have no `/api/v2` form. The `no-bare` fault and the `api-v2-only` shape drop
+/// these.
+pub(crate) fn is_bare_api(bare: &str, prefixed: bool) -> bool {
+    let registry_protocol = bare.starts_with("/api/registry/") || bare.starts_with("/.well-known/");
+    !prefixed && !registry_protocol && !is_upload_path(bare)
 }
 
 fn is_public(method: &Method, bare: &str) -> bool {
@@ -73,10 +82,10 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
         }
     }
 
-    // Routing faults.
-    let registry_protocol = bare.starts_with("/api/registry/") || bare.starts_with("/.well-known/");
+    // Routing faults, and the routes the shapes take away.
     let dropped = (faults.has(&Kind::NoApiV2) && prefixed)
-        || (faults.has(&Kind::NoBare) && !prefixed && !registry_protocol && !is_upload_path(&bare))
+        || (faults.has(&Kind::NoBare) && is_bare_api(&bare, prefixed))
+        || state.shapes.refuses(&method, &bare, prefixed)
         || faults.route(
             |k| match k {
                 Kind::DropRoute(r) => Some(r),

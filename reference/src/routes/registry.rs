@@ -15,6 +15,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{
     created, no_content, ok, paginate, plain, resource, AppState, Body, Ctx, Doc,
 };
+use crate::shapes::Shape;
 use crate::store::{now, Record, Store};
 
 pub(crate) fn router() -> Router<AppState> {
@@ -431,6 +432,26 @@ fn insert_version(
     Ok((id, object))
 }
 
+/// Publishes a private module version with its archive already uploaded, as creating the
+/// module, creating the version and uploading the archive would (the `registry-only` seed).
+pub(crate) fn seed_module_version(
+    store: &mut Store,
+    org_name: &str,
+    name: &str,
+    provider: &str,
+    version: &str,
+    archive: Vec<u8>,
+) -> ApiResult<()> {
+    insert_module(store, org_name, name, provider, &Map::new(), None)?;
+    let module = module_id(store, org_name, "private", org_name, name, provider)?;
+    let (id, object) = insert_version(store, &module, version, None)?;
+    if let Some(o) = store.objects.get_mut(&object) {
+        o.bytes = Some(archive);
+    }
+    version_uploaded(store, &id);
+    Ok(())
+}
+
 async fn create_version(
     ctx: Ctx,
     Path((o, reg, ns, name, provider)): Path<ModulePath>,
@@ -574,8 +595,14 @@ async fn dep_create_version(
 
 // ---- the read protocol (plain JSON) ----
 
-// GET /.well-known/terraform.json
-async fn discovery() -> Response {
+// GET /.well-known/terraform.json (a registry-only service offers only the modules service)
+async fn discovery(ctx: Ctx) -> Response {
+    if ctx.state.shapes.has(Shape::RegistryOnly) {
+        return plain(
+            StatusCode::OK,
+            json!({"modules.v1": "/api/registry/v1/modules/"}),
+        );
+    }
     plain(
         StatusCode::OK,
         json!({

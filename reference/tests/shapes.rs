@@ -1,0 +1,326 @@
+//! Each shape through the router (`app()` + `oneshot`): it changes exactly what it says, and
+//! what it seeds is there. Without shapes nothing changes (`tests/api.rs`).
+
+mod common;
+
+use axum::http::{header, Method, StatusCode};
+use axum::Router;
+use common::*;
+use conform_reference::{app, seeded_archive, shape_catalog, start, Config, Shape};
+use serde_json::{json, Value};
+
+fn shaped(shapes: &[&str]) -> Router {
+    app(config(shapes))
+}
+
+fn config(shapes: &[&str]) -> Config {
+    Config {
+        shapes: shapes
+            .iter()
+            .map(|s| s.parse::<Shape>().expect("shape"))
+            .collect(),
+        ..Config::default()
+    }
+}
+
+/// The `seeded()` list of a reference started with these shapes.
+async fn seeded(shapes: &[&str]) -> Vec<(String, String)> {
+    let running = start(config(shapes)).await.expect("starts");
+    let seeded = running.seeded();
+    running.shutdown();
+    seeded
+}
+
+fn absent_route(a: &Answer) {
+    assert_eq!(a.status, StatusCode::NOT_FOUND, "{:?}", a.json());
+    assert_eq!(a.content_type(), "application/vnd.api+json");
+    assert_eq!(a.json()["errors"][0]["status"], "404");
+    assert_eq!(a.json()["errors"][0]["detail"], "route not found");
+}
+
+fn org_body(name: &str) -> Value {
+    json!({"data":{"type":"organizations","attributes":{"name":name,"email":"o@example.test"}}})
+}
+
+/// Creates a configuration version in a workspace and uploads a tarball to it.
+async fn uploaded_configuration(app: &Router, ws: &str) {
+    let cv = call(
+        app,
+        Method::POST,
+        &format!("/api/v2/workspaces/{ws}/configuration-versions"),
+        Some(json!({"data":{"type":"configuration-versions"}})),
+    )
+    .await;
+    assert_eq!(cv.status, StatusCode::CREATED, "{:?}", cv.json());
+    let url = cv.json()["data"]["attributes"]["upload-url"]
+        .as_str()
+        .expect("upload-url")
+        .to_string();
+    let put = send(app, Method::PUT, &path_of(&url), None, b"tarball".to_vec()).await;
+    assert_eq!(put.status, StatusCode::OK);
+}
+
+#[test]
+fn the_catalog_names_every_shape_and_parsing_lists_them() {
+    let names: Vec<&str> = shape_catalog().iter().map(|i| i.name).collect();
+    assert_eq!(names, ["api-v2-only", "one-organization", "registry-only",]);
+    for info in shape_catalog() {
+        let shape: Shape = info.name.parse().expect("parses");
+        assert_eq!(shape.to_string(), info.name);
+        assert!(!info.description.is_empty());
+    }
+    let err = "numeric".parse::<Shape>().unwrap_err();
+    assert!(
+        err.contains("api-v2-only") && err.contains("registry-only"),
+        "{err}"
+    );
+    assert!(Config::default().shapes.is_empty());
+}
+
+#[tokio::test]
+async fn api_v2_only_answers_only_under_the_prefix() {
+    let app = shaped(&["api-v2-only"]);
+    absent_route(&call(&app, Method::GET, "/organizations", None).await);
+    absent_route(&call(&app, Method::POST, "/organizations", Some(org_body("bare"))).await);
+    // An absent route answers 404 with or without a token.
+    absent_route(&send(&app, Method::GET, "/organizations", None, vec![]).await);
+    let made = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations",
+        Some(org_body("acme")),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED);
+    assert_eq!(
+        call(&app, Method::GET, "/api/v2/organizations", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    absent_route(&call(&app, Method::GET, "/organizations/acme", None).await);
+    assert_eq!(
+        call(&app, Method::GET, "/api/v2/organizations/acme", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    absent_route(&call(&app, Method::GET, "/ping", None).await);
+    absent_route(&call(&app, Method::GET, "/api/meta/ip-ranges", None).await);
+    absent_route(&admin(&app, Method::GET, "/admin/general-settings", None).await);
+    assert_eq!(
+        admin(&app, Method::GET, "/api/v2/admin/general-settings", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        call(&app, Method::GET, "/api/v2/meta/ip-ranges", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    // The registry protocol, discovery and the object store keep working.
+    assert_eq!(
+        send(
+            &app,
+            Method::GET,
+            "/.well-known/terraform.json",
+            None,
+            vec![]
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+    let registry = call(&app, Method::GET, "/api/registry/v1/modules", None).await;
+    assert_eq!(registry.status, StatusCode::OK);
+    assert_eq!(registry.json()["modules"], json!([]));
+    let ws = workspace(&app, "acme", "app").await;
+    uploaded_configuration(&app, &ws).await;
+}
+
+#[tokio::test]
+async fn one_organization_holds_acme_and_no_other() {
+    let app = shaped(&["one-organization"]);
+    for prefix in ["", "/api/v2"] {
+        absent_route(&call(&app, Method::GET, &format!("{prefix}/organizations"), None).await);
+        let create = call(
+            &app,
+            Method::POST,
+            &format!("{prefix}/organizations"),
+            Some(org_body("other")),
+        )
+        .await;
+        absent_route(&create);
+        let path = format!("{prefix}/organizations/acme");
+        let rename = json!({"data":{"type":"organizations","attributes":{"name":"renamed"}}});
+        absent_route(&call(&app, Method::PATCH, &path, Some(rename.clone())).await);
+        absent_route(&call(&app, Method::DELETE, &path, None).await);
+        let admin_path = format!("{prefix}/admin/organizations/acme");
+        absent_route(&admin(&app, Method::PATCH, &admin_path, Some(rename)).await);
+        absent_route(&admin(&app, Method::DELETE, &admin_path, None).await);
+        assert_eq!(
+            admin(&app, Method::GET, &admin_path, None).await.status,
+            StatusCode::OK
+        );
+    }
+    let shown = call(&app, Method::GET, "/api/v2/organizations/acme", None).await;
+    assert_eq!(shown.status, StatusCode::OK);
+    assert_eq!(shown.json()["data"]["id"], "acme");
+    assert!(
+        shown.json()["data"]["relationships"]["default-project"]["data"]["id"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("prj-"))
+    );
+    assert_eq!(
+        call(&app, Method::GET, "/organizations/acme", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let teams = call(&app, Method::GET, "/api/v2/organizations/acme/teams", None).await;
+    assert_eq!(teams.json()["data"][0]["attributes"]["name"], "owners");
+    let ws = workspace(&app, "acme", "app").await;
+    let listed = call(
+        &app,
+        Method::GET,
+        "/api/v2/organizations/acme/workspaces",
+        None,
+    )
+    .await;
+    assert_eq!(listed.json()["data"][0]["id"], ws.as_str());
+    assert_eq!(
+        call(&app, Method::GET, "/api/v2/organizations/other", None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    let seeded = seeded(&["one-organization"]).await;
+    assert!(seeded.contains(&("organization".into(), "acme".into())));
+    assert_eq!(seeded.len(), 3, "{seeded:?}");
+}
+
+#[tokio::test]
+async fn registry_only_serves_the_seeded_module_and_nothing_else() {
+    let app = shaped(&["registry-only"]);
+    for path in [
+        "/api/v2/organizations",
+        "/organizations",
+        "/api/v2/organizations/acme",
+        "/api/v2/ping",
+        "/meta/ip-ranges",
+        "/api/v2/organizations/acme/registry-modules",
+    ] {
+        absent_route(&call(&app, Method::GET, path, None).await);
+    }
+    let discovery = send(
+        &app,
+        Method::GET,
+        "/.well-known/terraform.json",
+        None,
+        vec![],
+    )
+    .await;
+    assert_eq!(discovery.status, StatusCode::OK);
+    assert_eq!(
+        discovery.json(),
+        json!({"modules.v1": "/api/registry/v1/modules/"})
+    );
+    let base = "/api/registry/v1/modules/acme/network/aws";
+    let versions = call(&app, Method::GET, &format!("{base}/versions"), None).await;
+    assert_eq!(versions.status, StatusCode::OK);
+    let modules = versions.json()["modules"].clone();
+    assert_eq!(modules.as_array().map(Vec::len), Some(1));
+    assert_eq!(modules[0]["source"], "acme/network/aws");
+    let listed: Vec<Value> = modules[0]["versions"]
+        .as_array()
+        .expect("versions")
+        .iter()
+        .map(|v| v["version"].clone())
+        .collect();
+    assert_eq!(listed, [json!("1.0.0")]);
+    let version = call(&app, Method::GET, &format!("{base}/1.0.0"), None).await;
+    assert_eq!(version.status, StatusCode::OK);
+    assert_eq!(version.json()["id"], "acme/network/aws/1.0.0");
+    assert_eq!(version.json()["version"], "1.0.0");
+    let latest = call(&app, Method::GET, base, None).await;
+    assert_eq!(latest.json()["version"], "1.0.0");
+    let search = call(
+        &app,
+        Method::GET,
+        "/api/registry/v1/modules/search?q=network",
+        None,
+    )
+    .await;
+    assert_eq!(search.json()["modules"][0]["id"], "acme/network/aws/1.0.0");
+    assert_eq!(search.json()["modules"].as_array().map(Vec::len), Some(1));
+
+    let download = call(&app, Method::GET, &format!("{base}/1.0.0/download"), None).await;
+    assert_eq!(download.status, StatusCode::NO_CONTENT);
+    let get = download.headers["x-terraform-get"]
+        .to_str()
+        .expect("header")
+        .to_string();
+    assert!(get.starts_with("http://127.0.0.1:9/v1/object/"), "{get}");
+    // The archive answers without a token.
+    let archive = send(&app, Method::GET, &path_of(&get), None, vec![]).await;
+    assert_eq!(archive.status, StatusCode::OK);
+    assert_eq!(archive.bytes, seeded_archive());
+    // The latest download redirects to the version's, as without the shape.
+    let latest = call(&app, Method::GET, &format!("{base}/download"), None).await;
+    assert_eq!(latest.status, StatusCode::FOUND);
+    let location = latest.headers[header::LOCATION].to_str().expect("location");
+    assert_eq!(location, format!("{base}/1.0.0/download"));
+    let followed = call(&app, Method::GET, location, None).await;
+    assert_eq!(followed.status, StatusCode::NO_CONTENT);
+    assert_eq!(followed.headers["x-terraform-get"], get.as_str());
+    // The archive cannot be replaced.
+    absent_route(&send(&app, Method::PUT, &path_of(&get), None, b"other".to_vec()).await);
+    let again = send(&app, Method::GET, &path_of(&get), None, vec![]).await;
+    assert_eq!(again.bytes, seeded_archive());
+    // The registry protocol still needs the token.
+    let anonymous = send(&app, Method::GET, &format!("{base}/versions"), None, vec![]).await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+
+    let seeded = seeded(&["registry-only"]).await;
+    assert!(seeded.contains(&("registry_module".into(), "acme/network/aws/1.0.0".into())));
+    assert!(!seeded.iter().any(|(kind, _)| kind == "organization"));
+}
+
+#[tokio::test]
+async fn shapes_combine() {
+    let app = shaped(&["api-v2-only", "one-organization"]);
+    absent_route(&call(&app, Method::GET, "/organizations/acme", None).await);
+    absent_route(&call(&app, Method::GET, "/api/v2/organizations", None).await);
+    let a = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations/acme/workspaces",
+        Some(json!({"data":{"type":"workspaces","attributes":{"name":"app"}}})),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::CREATED);
+    let ws = id(&a);
+    absent_route(&call(&app, Method::GET, &format!("/workspaces/{ws}"), None).await);
+    assert_eq!(
+        call(&app, Method::GET, &format!("/api/v2/workspaces/{ws}"), None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+
+    let app = shaped(&["registry-only", "one-organization"]);
+    absent_route(&call(&app, Method::GET, "/api/v2/organizations/acme", None).await);
+    let versions = call(
+        &app,
+        Method::GET,
+        "/api/registry/v1/modules/acme/network/aws/versions",
+        None,
+    )
+    .await;
+    assert_eq!(versions.status, StatusCode::OK);
+    let seeded = seeded(&["registry-only", "one-organization"]).await;
+    assert!(seeded.contains(&("organization".into(), "acme".into())));
+    assert!(seeded.contains(&("registry_module".into(), "acme/network/aws/1.0.0".into())));
+}
