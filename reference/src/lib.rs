@@ -9,8 +9,8 @@
 //! [`Config::faults`] enables deliberate breakages ([`fault_catalog`]) so that the suite can
 //! prove that each of its checks notices the behaviour it is about. [`Config::shapes`] makes
 //! the reference imitate whole classes of real, partial servers ([`shape_catalog`]): one that
-//! answers only under `/api/v2`, holds one organization or serves only the module registry.
-//! The behaviour contract the suite relies on is `reference/README.md`.
+//! answers only under `/api/v2`, holds one organization, serves only the module registry or
+//! issues numeric ids. The behaviour contract the suite relies on is `reference/README.md`.
 
 #![warn(missing_docs)]
 
@@ -105,7 +105,7 @@ impl Running {
 
 fn state(config: Config) -> AppState {
     let shapes = Shapes(config.shapes);
-    let mut store = Store::new(&config.password);
+    let mut store = Store::new(&config.password, &shapes);
     shapes::seed(&mut store, &shapes).expect("the shapes' seeds fit a fresh store");
     AppState {
         store: Arc::new(RwLock::new(store)),

@@ -2,19 +2,22 @@
 //!
 //! A fault breaks one behaviour of a complete service; a shape is a complete, consistent,
 //! smaller (or differently built) service, such as one that answers only under `/api/v2`, holds
-//! one organization or serves only the module registry.
+//! one organization, serves only the module registry or issues numeric ids.
 //! Several may be combined. What each changes and seeds is in `reference/README.md` ("Shapes").
 //!
 //! Where each shape acts:
 //! - routing (`api-v2-only`, `one-organization`, `registry-only`): [`Shapes::refuses`], asked
 //!   by the gate next to the routing faults;
-//! - seeding (`one-organization`, `registry-only`): [`seed`], when the state is made.
+//! - seeding (`one-organization`, `registry-only`): [`seed`], when the state is made;
+//! - numeric ids: the store issues numbers ([`crate::store::Store::new_id`]) and the gate turns
+//!   them into JSON numbers in answers ([`ids_to_numbers`]) and back into strings in request
+//!   bodies ([`ids_to_strings`]).
 
 use std::fmt;
 use std::str::FromStr;
 
 use axum::http::Method;
-use serde_json::Map;
+use serde_json::{json, Map, Value};
 
 use crate::error::ApiResult;
 use crate::faults::RouteSpec;
@@ -32,6 +35,8 @@ pub enum Shape {
     /// `registry-only`: only the module registry read protocol (and its archive) answers; one
     /// module version is seeded.
     RegistryOnly,
+    /// `numeric-ids`: every issued id but an organization's is a decimal number.
+    NumericIds,
 }
 
 /// One entry of the shape catalog.
@@ -43,13 +48,14 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 3] = [
+const ALL: [Shape; 4] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
+    Shape::NumericIds,
 ];
 
-static CATALOG: [ShapeInfo; 3] = [
+static CATALOG: [ShapeInfo; 4] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -61,6 +67,10 @@ static CATALOG: [ShapeInfo; 3] = [
     ShapeInfo {
         name: "registry-only",
         description: "only the module registry read protocol answers; acme/network/aws 1.0.0 is seeded",
+    },
+    ShapeInfo {
+        name: "numeric-ids",
+        description: "every id but an organization's is a JSON number (paths take the number)",
     },
 ];
 
@@ -187,6 +197,70 @@ pub(crate) fn seed(store: &mut Store, shapes: &Shapes) -> ApiResult<()> {
         ));
     }
     Ok(())
+}
+
+// ---- numeric ids ----
+
+/// The JSON:API types whose id is a name, never turned into a number.
+fn keeps_string_id(kind: &str) -> bool {
+    matches!(kind, "organizations" | "organization")
+}
+
+/// `numeric-ids`, on an answer: every `id` of an object with a string `type` (resource
+/// objects and resource identifiers, at any depth) becomes a JSON number, except an
+/// organization's. A decimal id (what the store issues) becomes that number; any other id (a
+/// fixed one, such as `general` for the general settings) gets a number of its own from the
+/// store's counter, the same one every time ([`Store::alias`]).
+pub(crate) fn ids_to_numbers(doc: &mut Value, store: &mut Store) {
+    match doc {
+        Value::Array(items) => items.iter_mut().for_each(|v| ids_to_numbers(v, store)),
+        Value::Object(obj) => {
+            let kind = obj.get("type").and_then(Value::as_str);
+            let id = obj.get("id").and_then(Value::as_str);
+            if let (Some(kind), Some(id)) = (kind, id) {
+                if !keeps_string_id(kind) {
+                    let n = decimal(id).unwrap_or_else(|| store.alias(id));
+                    obj.insert("id".into(), json!(n));
+                }
+            }
+            obj.values_mut().for_each(|v| ids_to_numbers(v, store));
+        }
+        _ => {}
+    }
+}
+
+/// `numeric-ids`, on a request body: every integer member named `id` or ending in `-id`
+/// becomes the string the store knows (a number it issued, or the fixed id it aliased).
+/// Answers whether anything changed.
+pub(crate) fn ids_to_strings(body: &mut Value, store: &Store) -> bool {
+    match body {
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, v| ids_to_strings(v, store) | changed),
+        Value::Object(obj) => {
+            let mut changed = false;
+            for (key, value) in obj.iter_mut() {
+                let is_id = key == "id" || key.ends_with("-id");
+                match value.as_u64() {
+                    Some(n) if is_id => {
+                        *value = json!(store.unalias(n));
+                        changed = true;
+                    }
+                    _ => changed |= ids_to_strings(value, store),
+                }
+            }
+            changed
+        }
+        _ => false,
+    }
+}
+
+/// The number a decimal id stands for (no sign, no leading zero).
+fn decimal(id: &str) -> Option<u64> {
+    let plain = !id.is_empty()
+        && id.bytes().all(|b| b.is_ascii_digit())
+        && (id == "0" || !id.starts_with('0'));
+    plain.then(|| id.parse().ok()).flatten()
 }
 
 // ---- the seeded archive ----
@@ -320,5 +394,14 @@ mod tests {
         let body = std::str::from_utf8(&tar[512..512 + size]).unwrap();
         assert!(body.starts_with("variable \"cidr_block\""), "{body}");
         assert!(tar[tar.len() - 1024..].iter().all(|b| *b == 0));
+    }
+
+    #[test]
+    fn decimal_ids_are_plain_numbers() {
+        assert_eq!(decimal("17"), Some(17));
+        assert_eq!(decimal("0"), Some(0));
+        assert_eq!(decimal("017"), None);
+        assert_eq!(decimal("ws-1"), None);
+        assert_eq!(decimal(""), None);
     }
 }

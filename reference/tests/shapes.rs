@@ -63,7 +63,15 @@ async fn uploaded_configuration(app: &Router, ws: &str) {
 #[test]
 fn the_catalog_names_every_shape_and_parsing_lists_them() {
     let names: Vec<&str> = shape_catalog().iter().map(|i| i.name).collect();
-    assert_eq!(names, ["api-v2-only", "one-organization", "registry-only",]);
+    assert_eq!(
+        names,
+        [
+            "api-v2-only",
+            "one-organization",
+            "registry-only",
+            "numeric-ids",
+        ]
+    );
     for info in shape_catalog() {
         let shape: Shape = info.name.parse().expect("parses");
         assert_eq!(shape.to_string(), info.name);
@@ -71,7 +79,7 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
     }
     let err = "numeric".parse::<Shape>().unwrap_err();
     assert!(
-        err.contains("api-v2-only") && err.contains("registry-only"),
+        err.contains("numeric-ids") && err.contains("registry-only"),
         "{err}"
     );
     assert!(Config::default().shapes.is_empty());
@@ -288,9 +296,171 @@ async fn registry_only_serves_the_seeded_module_and_nothing_else() {
     assert!(!seeded.iter().any(|(kind, _)| kind == "organization"));
 }
 
+fn number(v: &Value) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("{v} is not a JSON number"))
+}
+
+/// Every resource object and identifier in a document has a JSON number id, but an
+/// organization's; answers how many it saw.
+fn all_ids_numeric(doc: &Value) -> usize {
+    match doc {
+        Value::Array(items) => items.iter().map(all_ids_numeric).sum(),
+        Value::Object(obj) => {
+            let mut seen = 0;
+            if let (Some(kind), Some(id)) = (obj.get("type").and_then(Value::as_str), obj.get("id"))
+            {
+                if kind == "organizations" {
+                    assert!(id.is_string(), "{doc}");
+                } else {
+                    assert!(id.is_u64(), "{kind} id {id} in {doc}");
+                }
+                seen += 1;
+            }
+            seen + obj.values().map(all_ids_numeric).sum::<usize>()
+        }
+        _ => 0,
+    }
+}
+
+#[tokio::test]
+async fn numeric_ids_are_json_numbers_and_paths_take_them() {
+    let app = shaped(&["numeric-ids"]);
+    let made = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations",
+        Some(org_body("acme")),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED);
+    let org = made.json()["data"].clone();
+    assert_eq!(org["id"], "acme", "organizations keep their name");
+    number(&org["relationships"]["default-project"]["data"]["id"]);
+
+    let a = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations/acme/workspaces",
+        Some(json!({"data":{"type":"workspaces","attributes":{"name":"app"}}})),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::CREATED);
+    let ws = number(&a.json()["data"]["id"]);
+    assert_eq!(
+        a.json()["data"]["relationships"]["organization"]["data"]["id"],
+        "acme"
+    );
+    let shown = call(&app, Method::GET, &format!("/api/v2/workspaces/{ws}"), None).await;
+    assert_eq!(shown.status, StatusCode::OK);
+    assert_eq!(number(&shown.json()["data"]["id"]), ws);
+    let link = shown.json()["data"]["links"]["self"]
+        .as_str()
+        .expect("self link")
+        .to_string();
+    assert_eq!(
+        call(&app, Method::GET, &link, None).await.status,
+        StatusCode::OK
+    );
+    let other = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations/acme/workspaces",
+        Some(json!({"data":{"type":"workspaces","attributes":{"name":"other"}}})),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::CREATED);
+    let list = call(
+        &app,
+        Method::GET,
+        "/api/v2/organizations/acme/workspaces",
+        None,
+    )
+    .await;
+    let items = list.json()["data"].as_array().cloned().expect("a list");
+    assert_eq!(items.len(), 2);
+    for item in &items {
+        number(&item["id"]);
+    }
+    assert_eq!(number(&items[0]["id"]), ws);
+    let orgs = call(&app, Method::GET, "/api/v2/organizations", None).await;
+    assert_eq!(orgs.json()["data"][0]["id"], "acme");
+
+    // A body may name ids as numbers (or as the same digits in a string).
+    uploaded_configuration(&app, &ws.to_string()).await;
+    let run = call(
+        &app,
+        Method::POST,
+        "/api/v2/runs",
+        Some(json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}})),
+    )
+    .await;
+    assert_eq!(run.status, StatusCode::CREATED, "{:?}", run.json());
+    let doc = run.json()["data"].clone();
+    let run_id = number(&doc["id"]);
+    assert_eq!(number(&doc["relationships"]["workspace"]["data"]["id"]), ws);
+    number(&doc["relationships"]["configuration-version"]["data"]["id"]);
+    number(&doc["relationships"]["created-by"]["data"]["id"]);
+    let link = doc["links"]["self"].as_str().expect("self link");
+    assert_eq!(link, format!("/api/v2/runs/{run_id}"));
+    assert_eq!(
+        number(&call(&app, Method::GET, link, None).await.json()["data"]["id"]),
+        run_id
+    );
+    let by_string = call(
+        &app,
+        Method::POST,
+        "/api/v2/runs",
+        Some(json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws.to_string()}}}}})),
+    )
+    .await;
+    assert_eq!(by_string.status, StatusCode::CREATED);
+    let apply = call(
+        &app,
+        Method::POST,
+        &format!("/api/v2/runs/{run_id}/actions/apply"),
+        None,
+    )
+    .await;
+    assert_eq!(apply.status, StatusCode::ACCEPTED);
+
+    // Whole documents: every id but an organization's is a number.
+    for path in [
+        format!("/api/v2/runs/{run_id}"),
+        format!("/api/v2/workspaces/{ws}"),
+        format!("/api/v2/workspaces/{ws}/configuration-versions"),
+        format!("/api/v2/workspaces/{ws}/runs"),
+        "/api/v2/organizations/acme".into(),
+        "/api/v2/organizations/acme/teams".into(),
+        "/api/v2/organizations/acme/organization-memberships".into(),
+        "/api/v2/organizations/acme/entitlement-set".into(),
+        "/api/v2/organizations/acme/invoices".into(),
+        "/api/v2/account/details".into(),
+    ] {
+        let a = call(&app, Method::GET, &path, None).await;
+        assert_eq!(a.status, StatusCode::OK, "{path}");
+        assert!(all_ids_numeric(&a.json()) > 0, "{path}");
+    }
+
+    // Fixed ids get a number too, the same one every time.
+    let general = admin(&app, Method::GET, "/api/v2/admin/general-settings", None).await;
+    let n = number(&general.json()["data"]["id"]);
+    let again = admin(&app, Method::GET, "/api/v2/admin/general-settings", None).await;
+    assert_eq!(number(&again.json()["data"]["id"]), n);
+    let feature_sets = call(&app, Method::GET, "/api/v2/feature-sets", None).await;
+    for item in feature_sets.json()["data"].as_array().expect("a list") {
+        number(&item["id"]);
+    }
+
+    // The seeded ids are the numbers as strings.
+    for (kind, id) in seeded(&["numeric-ids"]).await {
+        assert!(id.bytes().all(|b| b.is_ascii_digit()), "{kind} {id}");
+    }
+}
+
 #[tokio::test]
 async fn shapes_combine() {
-    let app = shaped(&["api-v2-only", "one-organization"]);
+    let app = shaped(&["api-v2-only", "one-organization", "numeric-ids"]);
     absent_route(&call(&app, Method::GET, "/organizations/acme", None).await);
     absent_route(&call(&app, Method::GET, "/api/v2/organizations", None).await);
     let a = call(
@@ -301,7 +471,7 @@ async fn shapes_combine() {
     )
     .await;
     assert_eq!(a.status, StatusCode::CREATED);
-    let ws = id(&a);
+    let ws = number(&a.json()["data"]["id"]);
     absent_route(&call(&app, Method::GET, &format!("/workspaces/{ws}"), None).await);
     assert_eq!(
         call(&app, Method::GET, &format!("/api/v2/workspaces/{ws}"), None)
