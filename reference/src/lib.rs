@@ -9,8 +9,9 @@
 //! [`Config::faults`] enables deliberate breakages ([`fault_catalog`]) so that the suite can
 //! prove that each of its checks notices the behaviour it is about. [`Config::shapes`] makes
 //! the reference imitate whole classes of real, partial servers ([`shape_catalog`]): one that
-//! answers only under `/api/v2`, holds one organization, serves only the module registry or
-//! issues numeric ids. The behaviour contract the suite relies on is `reference/README.md`.
+//! answers only under `/api/v2`, holds one organization, serves only the module registry,
+//! issues numeric ids or has no runner. The behaviour contract the suite relies on is
+//! `reference/README.md`.
 
 #![warn(missing_docs)]
 

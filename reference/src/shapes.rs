@@ -2,7 +2,7 @@
 //!
 //! A fault breaks one behaviour of a complete service; a shape is a complete, consistent,
 //! smaller (or differently built) service, such as one that answers only under `/api/v2`, holds
-//! one organization, serves only the module registry or issues numeric ids.
+//! one organization, serves only the module registry, issues numeric ids or has no runner.
 //! Several may be combined. What each changes and seeds is in `reference/README.md` ("Shapes").
 //!
 //! Where each shape acts:
@@ -11,7 +11,8 @@
 //! - seeding (`one-organization`, `registry-only`): [`seed`], when the state is made;
 //! - numeric ids: the store issues numbers ([`crate::store::Store::new_id`]) and the gate turns
 //!   them into JSON numbers in answers ([`ids_to_numbers`]) and back into strings in request
-//!   bodies ([`ids_to_strings`]).
+//!   bodies ([`ids_to_strings`]);
+//! - no runner: the store's run lifecycle (`routes::runs`), through `Store::runner`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -37,6 +38,8 @@ pub enum Shape {
     RegistryOnly,
     /// `numeric-ids`: every issued id but an organization's is a decimal number.
     NumericIds,
+    /// `no-runner`: runs never leave `pending`.
+    NoRunner,
 }
 
 /// One entry of the shape catalog.
@@ -48,14 +51,15 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 4] = [
+const ALL: [Shape; 5] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
     Shape::NumericIds,
+    Shape::NoRunner,
 ];
 
-static CATALOG: [ShapeInfo; 4] = [
+static CATALOG: [ShapeInfo; 5] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -71,6 +75,10 @@ static CATALOG: [ShapeInfo; 4] = [
     ShapeInfo {
         name: "numeric-ids",
         description: "every id but an organization's is a JSON number (paths take the number)",
+    },
+    ShapeInfo {
+        name: "no-runner",
+        description: "runs never leave pending: apply and discard answer 409",
     },
 ];
 

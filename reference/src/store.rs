@@ -129,6 +129,8 @@ pub struct Store {
     pub settings: BTreeMap<String, Map<String, Value>>,
     /// Seeded external things: (kind, id).
     pub seeded: Vec<(String, String)>,
+    /// Whether a runner plans runs (false under the `no-runner` shape: runs stay `pending`).
+    pub runner: bool,
     /// Under the `numeric-ids` shape, the next number [`Store::new_id`] issues.
     next_number: Option<u64>,
     /// Under `numeric-ids`, the numbers given to fixed, non-numeric ids in answers.
@@ -150,7 +152,7 @@ pub const FINAL_RUN_STATES: &[&str] = &[
 
 impl Store {
     /// A store with the seeded user, VCS installation, assessment result and settings, shaped
-    /// by the store-level shape (`numeric-ids`; the seeds of the others are
+    /// by the store-level shapes (`numeric-ids`, `no-runner`; the seeds of the others are
     /// [`crate::shapes::seed`]'s).
     pub fn new(password: &str, shapes: &Shapes) -> Self {
         let nanos = SystemTime::now()
@@ -166,6 +168,7 @@ impl Store {
             password: password.to_string(),
             settings: BTreeMap::new(),
             seeded: Vec::new(),
+            runner: !shapes.has(Shape::NoRunner),
             next_number: shapes.has(Shape::NumericIds).then_some(1),
             aliases: BTreeMap::new(),
             seq: 0,

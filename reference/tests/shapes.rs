@@ -70,6 +70,7 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
             "one-organization",
             "registry-only",
             "numeric-ids",
+            "no-runner"
         ]
     );
     for info in shape_catalog() {
@@ -79,7 +80,7 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
     }
     let err = "numeric".parse::<Shape>().unwrap_err();
     assert!(
-        err.contains("numeric-ids") && err.contains("registry-only"),
+        err.contains("numeric-ids") && err.contains("no-runner"),
         "{err}"
     );
     assert!(Config::default().shapes.is_empty());
@@ -456,6 +457,53 @@ async fn numeric_ids_are_json_numbers_and_paths_take_them() {
     for (kind, id) in seeded(&["numeric-ids"]).await {
         assert!(id.bytes().all(|b| b.is_ascii_digit()), "{kind} {id}");
     }
+}
+
+#[tokio::test]
+async fn no_runner_leaves_runs_pending() {
+    let app = shaped(&["no-runner"]);
+    org(&app, "acme").await;
+    let ws = workspace(&app, "acme", "app").await;
+    uploaded_configuration(&app, &ws).await;
+    let body = json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}});
+    let run = call(&app, Method::POST, "/api/v2/runs", Some(body.clone())).await;
+    assert_eq!(run.status, StatusCode::CREATED);
+    let attrs = run.json()["data"]["attributes"].clone();
+    assert_eq!(attrs["status"], "pending");
+    assert_eq!(attrs["actions"]["is-confirmable"], false);
+    assert_eq!(attrs["actions"]["is-discardable"], false);
+    assert_eq!(attrs["actions"]["is-cancelable"], true);
+    let run_id = id(&run);
+    let action = |name: &str| format!("/api/v2/runs/{run_id}/actions/{name}");
+    for refused in ["apply", "discard"] {
+        let a = call(&app, Method::POST, &action(refused), None).await;
+        assert_eq!(a.status, StatusCode::CONFLICT, "{refused}");
+        assert_eq!(a.content_type(), "application/vnd.api+json");
+        assert_eq!(a.json()["errors"][0]["status"], "409");
+    }
+    let executed = call(&app, Method::POST, &action("force-execute"), None).await;
+    assert_eq!(executed.status, StatusCode::ACCEPTED);
+    let shown = call(&app, Method::GET, &format!("/api/v2/runs/{run_id}"), None).await;
+    assert_eq!(shown.json()["data"]["attributes"]["status"], "pending");
+    let plan = shown.json()["data"]["relationships"]["plan"]["data"]["id"]
+        .as_str()
+        .expect("plan")
+        .to_string();
+    let plan = call(&app, Method::GET, &format!("/api/v2/plans/{plan}"), None).await;
+    assert_eq!(plan.json()["data"]["attributes"]["status"], "pending");
+    let canceled = call(&app, Method::POST, &action("cancel"), None).await;
+    assert_eq!(canceled.status, StatusCode::ACCEPTED);
+    let shown = call(&app, Method::GET, &format!("/api/v2/runs/{run_id}"), None).await;
+    assert_eq!(shown.json()["data"]["attributes"]["status"], "canceled");
+    let second = id(&call(&app, Method::POST, "/api/v2/runs", Some(body)).await);
+    let forced = call(
+        &app,
+        Method::POST,
+        &format!("/api/v2/runs/{second}/actions/force-cancel"),
+        None,
+    )
+    .await;
+    assert_eq!(forced.status, StatusCode::ACCEPTED);
 }
 
 #[tokio::test]
