@@ -400,7 +400,7 @@ async fn numeric_ids_are_json_numbers_and_paths_take_them() {
     let doc = run.json()["data"].clone();
     let run_id = number(&doc["id"]);
     assert_eq!(number(&doc["relationships"]["workspace"]["data"]["id"]), ws);
-    number(&doc["relationships"]["configuration-version"]["data"]["id"]);
+    let cv = number(&doc["relationships"]["configuration-version"]["data"]["id"]);
     number(&doc["relationships"]["created-by"]["data"]["id"]);
     let link = doc["links"]["self"].as_str().expect("self link");
     assert_eq!(link, format!("/api/v2/runs/{run_id}"));
@@ -431,6 +431,8 @@ async fn numeric_ids_are_json_numbers_and_paths_take_them() {
         format!("/api/v2/workspaces/{ws}"),
         format!("/api/v2/workspaces/{ws}/configuration-versions"),
         format!("/api/v2/workspaces/{ws}/runs"),
+        format!("/api/v2/configuration-versions/{cv}"),
+        format!("/api/v2/configuration-versions/{cv}/ingress-attributes"),
         "/api/v2/organizations/acme".into(),
         "/api/v2/organizations/acme/teams".into(),
         "/api/v2/organizations/acme/organization-memberships".into(),
