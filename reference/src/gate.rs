@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use crate::error::{ApiError, JSONAPI};
 use crate::faults::{bare_path, Kind, RouteSpec};
 use crate::jsonapi::{AppState, OriginalPath};
+use crate::shapes::{self, Shape};
 
 /// The body limit of `PUT /v1/object/...` (tarballs).
 pub(crate) const UPLOAD_LIMIT: usize = 64 * 1024 * 1024;
@@ -29,8 +30,17 @@ const REWRITE_LIMIT: usize = 256 * 1024 * 1024;
 /// 1 GiB, the size of the `huge-body` answer.
 const HUGE: u64 = 1 << 30;
 
-fn is_upload_path(bare: &str) -> bool {
+/// The object store (`{upload_url}`), in either form.
+pub(crate) fn is_upload_path(bare: &str) -> bool {
     bare.starts_with("/v1/object/") || bare.starts_with("/uploads/")
+}
+
+/// A bare (unprefixed) API path: not the registry read protocol, discovery or the object
+/// store, which have no `/api/v2` form. The `no-bare` fault and the `api-v2-only` shape drop
+/// these.
+pub(crate) fn is_bare_api(bare: &str, prefixed: bool) -> bool {
+    let registry_protocol = bare.starts_with("/api/registry/") || bare.starts_with("/.well-known/");
+    !prefixed && !registry_protocol && !is_upload_path(bare)
 }
 
 fn is_public(method: &Method, bare: &str) -> bool {
@@ -73,10 +83,10 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
         }
     }
 
-    // Routing faults.
-    let registry_protocol = bare.starts_with("/api/registry/") || bare.starts_with("/.well-known/");
+    // Routing faults, and the routes the shapes take away.
     let dropped = (faults.has(&Kind::NoApiV2) && prefixed)
-        || (faults.has(&Kind::NoBare) && !prefixed && !registry_protocol && !is_upload_path(&bare))
+        || (faults.has(&Kind::NoBare) && is_bare_api(&bare, prefixed))
+        || state.shapes.refuses(&method, &bare, prefixed)
         || faults.route(
             |k| match k {
                 Kind::DropRoute(r) => Some(r),
@@ -249,6 +259,12 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
         }
     }
     req.extensions_mut().insert(OriginalPath(original));
+    if state.shapes.has(Shape::NumericIds) && !is_upload_path(&bare) {
+        req = match body_ids_to_strings(&state, req).await {
+            Ok(req) => req,
+            Err(res) => return finish(&state, &method, &bare, res).await,
+        };
+    }
 
     let mut res = next.run(req).await;
     if !prefixed && method == Method::GET && faults.has(&Kind::BareSnakeCase) {
@@ -328,8 +344,70 @@ fn is_json(ct: &str) -> bool {
     ct.starts_with(JSONAPI) || ct.starts_with("application/json")
 }
 
+/// `numeric-ids`: the request body with its numeric ids turned into the strings the store
+/// knows ([`shapes::ids_to_strings`]); 413 when it is over the body limit.
+async fn body_ids_to_strings(state: &AppState, req: Request) -> Result<Request, Response> {
+    let (mut parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, state.body_limit)
+        .await
+        .map_err(|_| ApiError::TooLarge.into_response())?;
+    let mut doc = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(doc) => doc,
+        Err(_) => return Ok(Request::from_parts(parts, Body::from(bytes))),
+    };
+    if !shapes::ids_to_strings(&mut doc, &state.read()) {
+        return Ok(Request::from_parts(parts, Body::from(bytes)));
+    }
+    let text = doc.to_string();
+    parts
+        .headers
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(text.len()));
+    Ok(Request::from_parts(parts, Body::from(text)))
+}
+
+/// Normalizes errors, applies the answer-rewriting faults, then the shapes' rendering.
+async fn finish(state: &AppState, method: &Method, bare: &str, res: Response) -> Response {
+    let res = finish_faults(state, method, bare, res).await;
+    if state.shapes.has(Shape::NumericIds) {
+        return ids_to_numbers(state, res).await;
+    }
+    res
+}
+
+/// `numeric-ids`: the JSON:API answer with its ids as JSON numbers
+/// ([`shapes::ids_to_numbers`]). Applied after the faults: the shaped server is what they
+/// break.
+async fn ids_to_numbers(state: &AppState, res: Response) -> Response {
+    let declared = res
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if !content_type(&res).starts_with(JSONAPI)
+        || declared.is_some_and(|n| n > REWRITE_LIMIT as u64)
+    {
+        return res;
+    }
+    let (parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
+        .await
+        .unwrap_or_default();
+    let Ok(mut doc) = serde_json::from_slice::<Value>(&bytes) else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    shapes::ids_to_numbers(&mut doc, &mut state.write());
+    let mut res = Response::from_parts(parts, Body::from(doc.to_string()));
+    res.headers_mut().remove(header::CONTENT_LENGTH);
+    res
+}
+
 /// Normalizes errors and applies the answer-rewriting faults.
-async fn finish(state: &AppState, method: &Method, bare: &str, mut res: Response) -> Response {
+async fn finish_faults(
+    state: &AppState,
+    method: &Method,
+    bare: &str,
+    mut res: Response,
+) -> Response {
     let faults = &state.faults;
     let status = res.status();
 

@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult, JSONAPI};
 use crate::faults::{Faults, Kind};
+use crate::shapes::Shapes;
 use crate::store::Store;
 
 /// The state every handler shares.
@@ -21,6 +22,7 @@ use crate::store::Store;
 pub(crate) struct AppState {
     pub store: Arc<RwLock<Store>>,
     pub faults: Arc<Faults>,
+    pub shapes: Arc<Shapes>,
     pub token: Arc<str>,
     pub admin_token: Arc<str>,
     pub body_limit: usize,

@@ -7,8 +7,11 @@
 //! - [`app`] is the router itself, for tests that drive it with `tower::ServiceExt::oneshot`.
 //!
 //! [`Config::faults`] enables deliberate breakages ([`fault_catalog`]) so that the suite can
-//! prove that each of its checks notices the behaviour it is about. The behaviour contract the
-//! suite relies on is `reference/README.md`.
+//! prove that each of its checks notices the behaviour it is about. [`Config::shapes`] makes
+//! the reference imitate whole classes of real, partial servers ([`shape_catalog`]): one that
+//! answers only under `/api/v2`, holds one organization, serves only the module registry,
+//! issues numeric ids or has no runner. The behaviour contract the suite relies on is
+//! `reference/README.md`.
 
 #![warn(missing_docs)]
 
@@ -17,6 +20,7 @@ mod faults;
 mod gate;
 mod jsonapi;
 mod routes;
+mod shapes;
 mod store;
 
 use std::net::SocketAddr;
@@ -28,12 +32,14 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 pub use faults::{fault_catalog, Fault, FaultInfo};
+pub use shapes::{seeded_archive, shape_catalog, Shape, ShapeInfo};
 
 use crate::faults::Faults;
 use crate::jsonapi::AppState;
+use crate::shapes::Shapes;
 use crate::store::Store;
 
-/// How the reference behaves: its tokens, password, faults and body limit.
+/// How the reference behaves: its tokens, password, faults, shapes and body limit.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The user API token (`Authorization: Bearer <token>`).
@@ -44,19 +50,23 @@ pub struct Config {
     pub password: String,
     /// The faults to inject.
     pub faults: Vec<Fault>,
+    /// The shapes to take (several may be combined; see [`shape_catalog`] and the "Shapes"
+    /// section of `reference/README.md`). Empty: the whole service.
+    pub shapes: Vec<Shape>,
     /// The largest JSON request body, in bytes (larger ones get 413).
     pub body_limit: usize,
 }
 
 impl Default for Config {
     /// Token `reference-token`, admin token `reference-admin-token`, password
-    /// `reference-password`, no faults, a 1 MiB body limit.
+    /// `reference-password`, no faults, no shapes, a 1 MiB body limit.
     fn default() -> Self {
         Config {
             token: "reference-token".into(),
             admin_token: "reference-admin-token".into(),
             password: "reference-password".into(),
             faults: Vec::new(),
+            shapes: Vec::new(),
             body_limit: 1024 * 1024,
         }
     }
@@ -78,7 +88,10 @@ impl Running {
     }
 
     /// The seeded things the API cannot create, as `(kind, id)`: `("vcs_installation", id)`
-    /// and `("assessment_result", id)`.
+    /// and `("assessment_result", id)`, then what the shapes seed:
+    /// `("organization", "acme")` under [`Shape::OneOrganization`] and
+    /// `("registry_module", "acme/network/aws/1.0.0")` under [`Shape::RegistryOnly`] (whose
+    /// archive is [`seeded_archive`]).
     pub fn seeded(&self) -> Vec<(String, String)> {
         self.seeded.clone()
     }
@@ -92,9 +105,13 @@ impl Running {
 }
 
 fn state(config: Config) -> AppState {
+    let shapes = Shapes(config.shapes);
+    let mut store = Store::new(&config.password, &shapes);
+    shapes::seed(&mut store, &shapes).expect("the shapes' seeds fit a fresh store");
     AppState {
-        store: Arc::new(RwLock::new(Store::new(&config.password))),
+        store: Arc::new(RwLock::new(store)),
         faults: Arc::new(Faults(config.faults)),
+        shapes: Arc::new(shapes),
         token: config.token.into(),
         admin_token: config.admin_token.into(),
         body_limit: config.body_limit,

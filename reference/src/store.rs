@@ -10,6 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
+use crate::shapes::{Shape, Shapes};
 
 /// One stored resource.
 #[derive(Debug, Clone)]
@@ -128,6 +129,12 @@ pub struct Store {
     pub settings: BTreeMap<String, Map<String, Value>>,
     /// Seeded external things: (kind, id).
     pub seeded: Vec<(String, String)>,
+    /// Whether a runner plans runs (false under the `no-runner` shape: runs stay `pending`).
+    pub runner: bool,
+    /// Under the `numeric-ids` shape, the next number [`Store::new_id`] issues.
+    next_number: Option<u64>,
+    /// Under `numeric-ids`, the numbers given to fixed, non-numeric ids in answers.
+    aliases: BTreeMap<String, u64>,
     seq: u64,
     rng: u64,
 }
@@ -144,8 +151,10 @@ pub const FINAL_RUN_STATES: &[&str] = &[
 ];
 
 impl Store {
-    /// A store with the seeded user, VCS installation, assessment result and settings.
-    pub fn new(password: &str) -> Self {
+    /// A store with the seeded user, VCS installation, assessment result and settings, shaped
+    /// by the store-level shapes (`numeric-ids`, `no-runner`; the seeds of the others are
+    /// [`crate::shapes::seed`]'s).
+    pub fn new(password: &str, shapes: &Shapes) -> Self {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -159,6 +168,9 @@ impl Store {
             password: password.to_string(),
             settings: BTreeMap::new(),
             seeded: Vec::new(),
+            runner: !shapes.has(Shape::NoRunner),
+            next_number: shapes.has(Shape::NumericIds).then_some(1),
+            aliases: BTreeMap::new(),
             seq: 0,
             rng: nanos | 1,
         };
@@ -233,8 +245,44 @@ impl Store {
         store
     }
 
-    /// A new id: the prefix plus 16 random characters.
+    /// A new resource id: the prefix plus 16 random characters, or under the `numeric-ids`
+    /// shape the next number of one counter shared by every kind (so ids stay unique across
+    /// kinds, as the store's owners and objects need).
     pub fn new_id(&mut self, prefix: &str) -> String {
+        match self.next_number.as_mut() {
+            Some(n) => {
+                let id = n.to_string();
+                *n += 1;
+                id
+            }
+            None => self.random(prefix),
+        }
+    }
+
+    /// Under `numeric-ids`, the number standing for a fixed id that the store did not issue
+    /// (the same number every time; a new one comes from the [`Store::new_id`] counter).
+    pub fn alias(&mut self, id: &str) -> u64 {
+        if let Some(n) = self.aliases.get(id) {
+            return *n;
+        }
+        let n = self.next_number.unwrap_or(1);
+        self.next_number = Some(n + 1);
+        self.aliases.insert(id.to_string(), n);
+        n
+    }
+
+    /// The id a number stands for: the fixed id it aliases, or the number as a string.
+    pub fn unalias(&self, n: u64) -> String {
+        self.aliases
+            .iter()
+            .find(|(_, v)| **v == n)
+            .map(|(k, _)| k.clone())
+            .unwrap_or_else(|| n.to_string())
+    }
+
+    /// A random string that is no resource id (secrets, object ids, version ids): the prefix
+    /// plus 16 random characters, whatever the shapes.
+    pub fn random(&mut self, prefix: &str) -> String {
         const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789";
         let mut id = String::from(prefix);
         for _ in 0..16 {
@@ -390,7 +438,7 @@ impl Store {
 
     /// Registers an upload object for a record and answers the object id.
     pub fn new_object(&mut self, kind: &'static str, target: &str) -> String {
-        let id = self.new_id("obj-");
+        let id = self.random("obj-");
         self.objects.insert(
             id.clone(),
             Object {

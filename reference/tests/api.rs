@@ -1,119 +1,13 @@
 //! Drives the reference through its router (`app()` + `oneshot`), one test per behaviour.
 
+mod common;
+
 use axum::body::Body;
-use axum::http::{header, HeaderMap, Method, Request, StatusCode};
-use axum::Router;
-use conform_reference::{app, Config, Fault};
-use http_body_util::BodyExt;
-use serde_json::{json, Value};
+use axum::http::{header, Method, Request, StatusCode};
+use common::*;
+use conform_reference::{app, Config};
+use serde_json::json;
 use tower::ServiceExt;
-
-const TOKEN: &str = "reference-token";
-const ADMIN: &str = "reference-admin-token";
-
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    bytes: Vec<u8>,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.bytes).unwrap_or(Value::Null)
-    }
-    fn content_type(&self) -> &str {
-        self.headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-    }
-}
-
-async fn send(
-    app: &Router,
-    method: Method,
-    path: &str,
-    token: Option<&str>,
-    body: Vec<u8>,
-) -> Answer {
-    let mut req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::HOST, "127.0.0.1:9");
-    if let Some(t) = token {
-        req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
-    }
-    if !body.is_empty() {
-        req = req.header(header::CONTENT_TYPE, "application/vnd.api+json");
-    }
-    let res = app
-        .clone()
-        .oneshot(req.body(Body::from(body)).expect("request"))
-        .await
-        .expect("infallible");
-    let status = res.status();
-    let headers = res.headers().clone();
-    let bytes = res
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes()
-        .to_vec();
-    Answer {
-        status,
-        headers,
-        bytes,
-    }
-}
-
-async fn call(app: &Router, method: Method, path: &str, body: Option<Value>) -> Answer {
-    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-    send(app, method, path, Some(TOKEN), bytes).await
-}
-
-async fn admin(app: &Router, method: Method, path: &str, body: Option<Value>) -> Answer {
-    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-    send(app, method, path, Some(ADMIN), bytes).await
-}
-
-fn with_faults(faults: &[&str]) -> Router {
-    app(Config {
-        faults: faults
-            .iter()
-            .map(|f| f.parse::<Fault>().expect("fault"))
-            .collect(),
-        ..Config::default()
-    })
-}
-
-async fn org(app: &Router, name: &str) {
-    let a = call(app, Method::POST, "/api/v2/organizations", Some(json!({"data":{"type":"organizations","attributes":{"name":name,"email":"o@example.test"}}}))).await;
-    assert_eq!(a.status, StatusCode::CREATED, "{:?}", a.json());
-}
-
-async fn workspace(app: &Router, org_name: &str, name: &str) -> String {
-    let a = call(
-        app,
-        Method::POST,
-        &format!("/api/v2/organizations/{org_name}/workspaces"),
-        Some(json!({"data":{"type":"workspaces","attributes":{"name":name}}})),
-    )
-    .await;
-    assert_eq!(a.status, StatusCode::CREATED, "{:?}", a.json());
-    a.json()["data"]["id"].as_str().unwrap().to_string()
-}
-
-fn id(a: &Answer) -> String {
-    a.json()["data"]["id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn path_of(url: &str) -> String {
-    url.trim_start_matches("http://127.0.0.1:9").to_string()
-}
 
 #[tokio::test]
 async fn organization_lifecycle_on_both_prefixes() {

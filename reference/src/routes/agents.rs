@@ -191,7 +191,7 @@ async fn create_token(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> Api
     let mut store = ctx.state.write();
     store.find("agent-pools", &id)?;
     let user = store.current_user.clone();
-    let secret = format!("{}.atlasv1.{}", store.new_id(""), store.new_id(""));
+    let secret = format!("{}.atlasv1.{}", store.random(""), store.random(""));
     let attrs = merge(
         json!({"description": null, "created-at": now(), "last-used-at": null}),
         &attributes,

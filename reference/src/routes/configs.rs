@@ -76,12 +76,14 @@ async fn create(ctx: Ctx, Path(ws): Path<String>, JsonBody(body): JsonBody) -> A
         Map::new(),
     );
     let object = store.new_object("configuration-versions", &id);
+    // `ia-` plus the version's own suffix; an id without the `cv-` prefix (numeric-ids) gets
+    // an id of its own.
+    let ingress = match id.strip_prefix("cv-") {
+        Some(suffix) => format!("ia-{suffix}"),
+        None => store.new_id("ia-"),
+    };
     let cv = store.find_mut("configuration-versions", &id)?;
-    cv.set_rel(
-        "ingress-attributes",
-        "ingress-attributes",
-        &format!("ia-{}", &id[3..]),
-    );
+    cv.set_rel("ingress-attributes", "ingress-attributes", &ingress);
     let mut doc = cv.render();
     doc["attributes"]["upload-url"] = json!(ctx.object_url(&object));
     doc["links"]["download"] = json!(format!("/api/v2/configuration-versions/{id}/download"));

@@ -24,6 +24,9 @@ mod runs;
 mod teams;
 mod workspaces;
 
+pub(crate) use organizations::insert_organization;
+pub(crate) use registry::seed_module_version;
+
 /// The service: the gate in front of every route.
 pub(crate) fn app(state: AppState) -> Router {
     let routes = Router::new()

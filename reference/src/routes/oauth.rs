@@ -63,7 +63,7 @@ async fn create(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResu
     }
     let mut store = ctx.state.write();
     org(&store, &name)?;
-    let callback = store.new_id("");
+    let callback = store.random("");
     let attrs = merge(
         json!({"name": null, "service-provider": provider,
             "service-provider-display-name": provider.replace('_', " "),

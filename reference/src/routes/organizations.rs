@@ -77,6 +77,20 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
         return Err(ApiError::attribute("name", "Name is invalid"));
     }
     let mut store = ctx.state.write();
+    insert_organization(&mut store, &name, &email, &doc.attributes)?;
+    created(render_org(&store, &name)?)
+}
+
+/// Creates an organization as `POST /organizations` does, with its default project, its
+/// `owners` team (holding the current user) and the user's membership; 422 when the name is
+/// taken. The shapes seed their organization with it.
+pub(crate) fn insert_organization(
+    store: &mut Store,
+    name: &str,
+    email: &str,
+    sent: &Map<String, Value>,
+) -> ApiResult<()> {
+    let name = name.to_string();
     if store.get("organizations", &name).is_some() {
         return Err(ApiError::attribute("name", "Name has already been taken"));
     }
@@ -93,7 +107,7 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
                 "can-create-workspace": true, "can-manage-subscription": true,
                 "can-update-oauth": true, "can-create-workspace-migration": true},
         }),
-        &doc.attributes,
+        sent,
         &[],
     );
     store.insert_with_id("organizations", name.clone(), None, attrs, Map::new());
@@ -143,7 +157,7 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
         o.relationships
             .insert("default-agent-pool".into(), json!({"data": null}));
     }
-    created(render_org(&store, &name)?)
+    Ok(())
 }
 
 // GET /organizations/:organization_name
@@ -459,7 +473,7 @@ async fn create_token(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> A
         store.remove("authentication-tokens", &id);
     }
     store.tokens.retain(|_, owner| *owner != name);
-    let secret = format!("{}.atlasv1.{}", store.new_id(""), store.new_id(""));
+    let secret = format!("{}.atlasv1.{}", store.random(""), store.random(""));
     let id = store.insert(
         "authentication-tokens",
         "at-",

@@ -15,6 +15,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{
     created, no_content, ok, paginate, plain, resource, AppState, Body, Ctx, Doc,
 };
+use crate::shapes::Shape;
 use crate::store::{now, Record, Store};
 
 pub(crate) fn router() -> Router<AppState> {
@@ -387,7 +388,20 @@ async fn update(
 fn new_version(ctx: &Ctx, store: &mut Store, module: &str, body: &Value) -> ApiResult<Value> {
     let doc = resource(body, &["registry-module-versions"])?;
     let version = doc.required("version")?;
-    if !is_semver(&version) {
+    let (id, object) = insert_version(store, module, &version, doc.opt("commit-sha"))?;
+    let mut rendered = store.find("registry-module-versions", &id)?.render();
+    rendered["links"]["upload"] = json!(ctx.object_url(&object));
+    Ok(rendered)
+}
+
+/// Creates a `pending` version of a module with its upload object; answers both ids.
+fn insert_version(
+    store: &mut Store,
+    module: &str,
+    version: &str,
+    commit_sha: Option<String>,
+) -> ApiResult<(String, String)> {
+    if !is_semver(version) {
         return Err(ApiError::attribute(
             "version",
             "Version must be a semantic version",
@@ -404,7 +418,7 @@ fn new_version(ctx: &Ctx, store: &mut Store, module: &str, body: &Value) -> ApiR
         ));
     }
     let attrs = json!({"version": version, "status": "pending", "source": "tfe-api",
-        "commit-sha": doc.opt("commit-sha"), "created-at": now(), "updated-at": now()});
+        "commit-sha": commit_sha, "created-at": now(), "updated-at": now()});
     let id = store.insert(
         "registry-module-versions",
         "modver-",
@@ -415,9 +429,27 @@ fn new_version(ctx: &Ctx, store: &mut Store, module: &str, body: &Value) -> ApiR
     let object = store.new_object("registry-module-versions", &id);
     let v = store.find_mut("registry-module-versions", &id)?;
     v.set_rel("registry-module", "registry-modules", module);
-    let mut rendered = v.render();
-    rendered["links"]["upload"] = json!(ctx.object_url(&object));
-    Ok(rendered)
+    Ok((id, object))
+}
+
+/// Publishes a private module version with its archive already uploaded, as creating the
+/// module, creating the version and uploading the archive would (the `registry-only` seed).
+pub(crate) fn seed_module_version(
+    store: &mut Store,
+    org_name: &str,
+    name: &str,
+    provider: &str,
+    version: &str,
+    archive: Vec<u8>,
+) -> ApiResult<()> {
+    insert_module(store, org_name, name, provider, &Map::new(), None)?;
+    let module = module_id(store, org_name, "private", org_name, name, provider)?;
+    let (id, object) = insert_version(store, &module, version, None)?;
+    if let Some(o) = store.objects.get_mut(&object) {
+        o.bytes = Some(archive);
+    }
+    version_uploaded(store, &id);
+    Ok(())
 }
 
 async fn create_version(
@@ -563,8 +595,14 @@ async fn dep_create_version(
 
 // ---- the read protocol (plain JSON) ----
 
-// GET /.well-known/terraform.json
-async fn discovery() -> Response {
+// GET /.well-known/terraform.json (a registry-only service offers only the modules service)
+async fn discovery(ctx: Ctx) -> Response {
+    if ctx.state.shapes.has(Shape::RegistryOnly) {
+        return plain(
+            StatusCode::OK,
+            json!({"modules.v1": "/api/registry/v1/modules/"}),
+        );
+    }
     plain(
         StatusCode::OK,
         json!({

@@ -39,8 +39,10 @@ pub(crate) fn router() -> Router<AppState> {
         )
 }
 
-/// Sets a run's status with its timestamps and the actions it allows.
+/// Sets a run's status with its timestamps and the actions it allows (without a runner a
+/// pending run cannot be discarded: it is waiting for a plan that never comes).
 pub(crate) fn set_status(store: &mut Store, run_id: &str, status: &str) -> ApiResult<()> {
+    let runner = store.runner;
     let run = store.find_mut("runs", run_id)?;
     run.attributes.insert("status".into(), json!(status));
     if let Some(Value::Object(ts)) = run.attributes.get_mut("status-timestamps") {
@@ -51,7 +53,7 @@ pub(crate) fn set_status(store: &mut Store, run_id: &str, status: &str) -> ApiRe
         "actions".into(),
         json!({
             "is-confirmable": status == "planned",
-            "is-discardable": pending_or_planned,
+            "is-discardable": status == "planned" || (status == "pending" && runner),
             "is-cancelable": pending_or_planned,
             "is-force-cancelable": pending_or_planned,
         }),
@@ -159,11 +161,9 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
     run.set_rel("created-by", "users", &user);
     run.set_rel_ids("comments", "comments", &[]);
     run.set_rel_ids("policy-checks", "policy-checks", &[]);
-    set_status(
-        &mut store,
-        &id,
-        if uploaded { "planned" } else { "pending" },
-    )?;
+    // The runner plans a run whose configuration is uploaded; without one it stays pending.
+    let planned = uploaded && store.runner;
+    set_status(&mut store, &id, if planned { "planned" } else { "pending" })?;
     if let Some(ws) = store.get_mut("workspaces", &ws) {
         ws.set_rel("latest-run", "runs", &id);
         ws.set_rel("current-run", "runs", &id);
@@ -250,22 +250,29 @@ async fn action(
         .get("comment")
         .and_then(Value::as_str)
         .map(String::from);
+    let mut store = ctx.state.write();
+    // Without a runner a pending run cannot be discarded, and force-execute (202) only moves
+    // it to the front of a queue nothing takes from: it stays pending.
+    let runner = store.runner;
     let (from, to): (&[&str], &str) = match name.as_str() {
         "apply" => (&["planned"], "applied"),
-        "discard" => (&["pending", "planned"], "discarded"),
+        "discard" if runner => (&["pending", "planned"], "discarded"),
+        "discard" => (&["planned"], "discarded"),
         "cancel" => (&["pending", "planned"], "canceled"),
         "force-cancel" => (&["pending", "planned"], "force_canceled"),
         "force-execute" => (&["pending"], "planned"),
         _ => return Err(ApiError::NotFound("route not found".into())),
     };
-    let mut store = ctx.state.write();
     let status = store.find("runs", &id)?.str("status").to_string();
     if !from.contains(&status.as_str()) && !ctx.state.fault(Kind::ActionIgnoresState) {
         return Err(ApiError::Conflict(format!(
             "the run is {status}; {name} is not allowed"
         )));
     }
-    set_status(&mut store, &id, to)?;
+    let stays_pending = !runner && name == "force-execute";
+    if !stays_pending {
+        set_status(&mut store, &id, to)?;
+    }
     if let Some(text) = comment.filter(|c| !c.is_empty()) {
         add_comment(&mut store, &id, &text)?;
     }

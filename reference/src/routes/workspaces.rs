@@ -401,7 +401,7 @@ fn insert_var(store: &mut Store, ws: &str, doc: &Doc) -> ApiResult<Value> {
     doc.required("key")?;
     doc.required("category")?;
     check_var(store, ws, &doc.attributes, None)?;
-    let version = store.new_id("");
+    let version = store.random("");
     let mut attrs = merge(
         json!({"value": "", "description": null, "hcl": false, "sensitive": false,
             "created-at": now(), "version-id": version}),
@@ -426,7 +426,7 @@ fn update_var_in(store: &mut Store, id: &str, doc: Doc) -> ApiResult<Value> {
         probe.insert("category".into(), json!(v.str("category")));
     }
     check_var(store, &ws, &probe, Some(id))?;
-    let version = store.new_id("");
+    let version = store.random("");
     let v = store.find_mut("vars", id)?;
     for (k, val) in doc.attributes {
         v.attributes.insert(k, val);

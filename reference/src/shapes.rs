@@ -1,0 +1,415 @@
+//! Shapes: whole classes of real, partial servers the reference can imitate.
+//!
+//! A fault breaks one behaviour of a complete service; a shape is a complete, consistent,
+//! smaller (or differently built) service, such as one that answers only under `/api/v2`, holds
+//! one organization, serves only the module registry, issues numeric ids or has no runner.
+//! Several may be combined. What each changes and seeds is in `reference/README.md` ("Shapes").
+//!
+//! Where each shape acts:
+//! - routing (`api-v2-only`, `one-organization`, `registry-only`): [`Shapes::refuses`], asked
+//!   by the gate next to the routing faults;
+//! - seeding (`one-organization`, `registry-only`): [`seed`], when the state is made;
+//! - numeric ids: the store issues numbers ([`crate::store::Store::new_id`]) and the gate turns
+//!   them into JSON numbers in answers ([`ids_to_numbers`]) and back into strings in request
+//!   bodies ([`ids_to_strings`]);
+//! - no runner: the store's run lifecycle (`routes::runs`), through `Store::runner`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use axum::http::Method;
+use serde_json::{json, Map, Value};
+
+use crate::error::ApiResult;
+use crate::faults::RouteSpec;
+use crate::gate::{is_bare_api, is_upload_path};
+use crate::store::Store;
+
+/// A class of real, partial server the reference imitates (see [`shape_catalog`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// `api-v2-only`: the API answers only under `/api/v2/...`; bare paths answer 404.
+    ApiV2Only,
+    /// `one-organization`: exactly one organization, `acme`, seeded; organizations cannot be
+    /// listed, created, updated or deleted.
+    OneOrganization,
+    /// `registry-only`: only the module registry read protocol (and its archive) answers; one
+    /// module version is seeded.
+    RegistryOnly,
+    /// `numeric-ids`: every issued id but an organization's is a decimal number.
+    NumericIds,
+    /// `no-runner`: runs never leave `pending`.
+    NoRunner,
+}
+
+/// One entry of the shape catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShapeInfo {
+    /// The name given on the command line (`api-v2-only`).
+    pub name: &'static str,
+    /// What the shape changes, in one line.
+    pub description: &'static str,
+}
+
+const ALL: [Shape; 5] = [
+    Shape::ApiV2Only,
+    Shape::OneOrganization,
+    Shape::RegistryOnly,
+    Shape::NumericIds,
+    Shape::NoRunner,
+];
+
+static CATALOG: [ShapeInfo; 5] = [
+    ShapeInfo {
+        name: "api-v2-only",
+        description: "the API answers only under /api/v2; every bare API path answers 404",
+    },
+    ShapeInfo {
+        name: "one-organization",
+        description: "one seeded organization, acme; organizations cannot be listed, created, updated or deleted",
+    },
+    ShapeInfo {
+        name: "registry-only",
+        description: "only the module registry read protocol answers; acme/network/aws 1.0.0 is seeded",
+    },
+    ShapeInfo {
+        name: "numeric-ids",
+        description: "every id but an organization's is a JSON number (paths take the number)",
+    },
+    ShapeInfo {
+        name: "no-runner",
+        description: "runs never leave pending: apply and discard answer 409",
+    },
+];
+
+/// The catalog of every shape the reference can take, in a fixed order.
+pub fn shape_catalog() -> &'static [ShapeInfo] {
+    &CATALOG
+}
+
+impl Shape {
+    /// The catalog name (`api-v2-only`).
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    /// The catalog entry of this shape.
+    pub fn info(self) -> &'static ShapeInfo {
+        let index = ALL.iter().position(|s| *s == self).unwrap_or_default();
+        &CATALOG[index]
+    }
+}
+
+impl FromStr for Shape {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let name = s.trim();
+        ALL.iter()
+            .copied()
+            .find(|shape| shape.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = CATALOG.iter().map(|i| i.name).collect();
+                format!("unknown shape `{name}`; valid names: {}", names.join(", "))
+            })
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The name of the organization `one-organization` and `registry-only` seed.
+pub(crate) const SEEDED_ORGANIZATION: &str = "acme";
+
+/// The seeded registry module of `registry-only`: namespace, name, provider, version.
+pub(crate) const SEEDED_MODULE: (&str, &str, &str, &str) = ("acme", "network", "aws", "1.0.0");
+
+/// The routes `one-organization` takes away (on both path forms).
+const ONE_ORGANIZATION_ABSENT: &[&str] = &[
+    "GET /organizations",
+    "POST /organizations",
+    "PATCH /organizations/:organization_name",
+    "DELETE /organizations/:organization_name",
+    "PATCH /admin/organizations/:organization_name",
+    "DELETE /admin/organizations/:organization_name",
+];
+
+/// The enabled shapes, with the questions the service asks about them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Shapes(pub Vec<Shape>);
+
+impl Shapes {
+    /// Whether a shape is on.
+    pub fn has(&self, shape: Shape) -> bool {
+        self.0.contains(&shape)
+    }
+
+    /// Whether the request's route is absent from the shaped service (it then answers 404 as
+    /// an absent route). `bare` is the path without `/api/v2`; `prefixed` says it had it.
+    pub fn refuses(&self, method: &Method, bare: &str, prefixed: bool) -> bool {
+        if self.has(Shape::ApiV2Only) && is_bare_api(bare, prefixed) {
+            return true;
+        }
+        if self.has(Shape::OneOrganization)
+            && ONE_ORGANIZATION_ABSENT
+                .iter()
+                .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
+        {
+            return true;
+        }
+        if self.has(Shape::RegistryOnly) {
+            let registry = bare == "/.well-known/terraform.json"
+                || bare == "/api/registry/v1/modules"
+                || bare.starts_with("/api/registry/v1/modules/");
+            let archive = is_upload_path(bare) && (method == Method::GET || method == Method::HEAD);
+            if prefixed || !(registry || archive) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Seeds what the shapes need into a fresh store and records it in `store.seeded`.
+pub(crate) fn seed(store: &mut Store, shapes: &Shapes) -> ApiResult<()> {
+    let needs_org = shapes.has(Shape::OneOrganization) || shapes.has(Shape::RegistryOnly);
+    if needs_org {
+        crate::routes::insert_organization(
+            store,
+            SEEDED_ORGANIZATION,
+            &format!("{SEEDED_ORGANIZATION}@reference.test"),
+            &Map::new(),
+        )?;
+    }
+    if shapes.has(Shape::OneOrganization) {
+        store
+            .seeded
+            .push(("organization".into(), SEEDED_ORGANIZATION.into()));
+    }
+    if shapes.has(Shape::RegistryOnly) {
+        let (ns, name, provider, version) = SEEDED_MODULE;
+        crate::routes::seed_module_version(
+            store,
+            SEEDED_ORGANIZATION,
+            name,
+            provider,
+            version,
+            seeded_archive(),
+        )?;
+        store.seeded.push((
+            "registry_module".into(),
+            format!("{ns}/{name}/{provider}/{version}"),
+        ));
+    }
+    Ok(())
+}
+
+// ---- numeric ids ----
+
+/// The JSON:API types whose id is a name, never turned into a number.
+fn keeps_string_id(kind: &str) -> bool {
+    matches!(kind, "organizations" | "organization")
+}
+
+/// `numeric-ids`, on an answer: every `id` of an object with a string `type` (resource
+/// objects and resource identifiers, at any depth) becomes a JSON number, except an
+/// organization's. A decimal id (what the store issues) becomes that number; any other id (a
+/// fixed one, such as `general` for the general settings) gets a number of its own from the
+/// store's counter, the same one every time ([`Store::alias`]).
+pub(crate) fn ids_to_numbers(doc: &mut Value, store: &mut Store) {
+    match doc {
+        Value::Array(items) => items.iter_mut().for_each(|v| ids_to_numbers(v, store)),
+        Value::Object(obj) => {
+            let kind = obj.get("type").and_then(Value::as_str);
+            let id = obj.get("id").and_then(Value::as_str);
+            if let (Some(kind), Some(id)) = (kind, id) {
+                if !keeps_string_id(kind) {
+                    let n = decimal(id).unwrap_or_else(|| store.alias(id));
+                    obj.insert("id".into(), json!(n));
+                }
+            }
+            obj.values_mut().for_each(|v| ids_to_numbers(v, store));
+        }
+        _ => {}
+    }
+}
+
+/// `numeric-ids`, on a request body: every integer member named `id` or ending in `-id`
+/// becomes the string the store knows (a number it issued, or the fixed id it aliased).
+/// Answers whether anything changed.
+pub(crate) fn ids_to_strings(body: &mut Value, store: &Store) -> bool {
+    match body {
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, v| ids_to_strings(v, store) | changed),
+        Value::Object(obj) => {
+            let mut changed = false;
+            for (key, value) in obj.iter_mut() {
+                let is_id = key == "id" || key.ends_with("-id");
+                match value.as_u64() {
+                    Some(n) if is_id => {
+                        *value = json!(store.unalias(n));
+                        changed = true;
+                    }
+                    _ => changed |= ids_to_strings(value, store),
+                }
+            }
+            changed
+        }
+        _ => false,
+    }
+}
+
+/// The number a decimal id stands for (no sign, no leading zero).
+fn decimal(id: &str) -> Option<u64> {
+    let plain = !id.is_empty()
+        && id.bytes().all(|b| b.is_ascii_digit())
+        && (id == "0" || !id.starts_with('0'));
+    plain.then(|| id.parse().ok()).flatten()
+}
+
+// ---- the seeded archive ----
+
+/// The archive of the module version `registry-only` seeds: a gzip-compressed tar (stored
+/// deflate blocks) holding one file, `main.tf`. The same bytes every time; the seeded version's
+/// download (`X-Terraform-Get`) answers exactly these bytes.
+pub fn seeded_archive() -> Vec<u8> {
+    const MAIN_TF: &str = "variable \"cidr_block\" {\n  type    = string\n  default = \"10.0.0.0/16\"\n}\n\noutput \"cidr_block\" {\n  value = var.cidr_block\n}\n";
+    gzip(&tar(&[("main.tf", MAIN_TF.as_bytes())]))
+}
+
+/// A POSIX ustar archive of regular files (mode 0644, owner 0, time 0).
+fn tar(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, bytes) in files {
+        let mut header = [0u8; 512];
+        let mut field = |at: usize, text: &[u8]| header[at..at + text.len()].copy_from_slice(text);
+        field(0, name.as_bytes());
+        field(100, b"0000644\0");
+        field(108, b"0000000\0");
+        field(116, b"0000000\0");
+        field(124, format!("{:011o}\0", bytes.len()).as_bytes());
+        field(136, b"00000000000\0");
+        field(148, b"        ");
+        field(156, b"0");
+        field(257, b"ustar\0");
+        field(263, b"00");
+        let sum: u32 = header.iter().map(|b| u32::from(*b)).sum();
+        header[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+        out.extend_from_slice(&header);
+        out.extend_from_slice(bytes);
+        out.resize(out.len().div_ceil(512) * 512, 0);
+    }
+    // Two zero blocks end the archive.
+    out.resize(out.len() + 1024, 0);
+    out
+}
+
+/// A gzip member (RFC 1952) of stored deflate blocks (RFC 1951, BTYPE 00): valid and
+/// deterministic without a compressor.
+fn gzip(data: &[u8]) -> Vec<u8> {
+    // Magic, deflate, no flags, mtime 0, no extra flags, OS unknown.
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    let mut chunks = data.chunks(0xffff).peekable();
+    if chunks.peek().is_none() {
+        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
+    }
+    while let Some(chunk) = chunks.next() {
+        let last = chunks.peek().is_none();
+        let len = chunk.len() as u16;
+        out.push(u8::from(last));
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    out.extend_from_slice(&crc32(data).to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
+}
+
+/// CRC-32 (IEEE 802.3, reflected), as gzip uses it.
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for byte in data {
+        crc ^= u32::from(*byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_catalog_name_parses_and_displays() {
+        assert_eq!(shape_catalog().len(), ALL.len());
+        for (info, shape) in shape_catalog().iter().zip(ALL) {
+            let parsed: Shape = info.name.parse().expect("catalog names parse");
+            assert_eq!(parsed, shape);
+            assert_eq!(parsed.to_string(), info.name);
+            assert_eq!(parsed.info(), info);
+        }
+    }
+
+    #[test]
+    fn unknown_names_list_the_valid_ones() {
+        let err = "two-organizations".parse::<Shape>().unwrap_err();
+        for info in shape_catalog() {
+            assert!(err.contains(info.name), "{err}");
+        }
+    }
+
+    #[test]
+    fn crc32_has_the_standard_check_value() {
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+    }
+
+    #[test]
+    fn the_archive_is_a_gzip_member_holding_a_ustar_file() {
+        let archive = seeded_archive();
+        assert_eq!(archive, seeded_archive(), "deterministic");
+        assert_eq!(&archive[..3], &[0x1f, 0x8b, 8]);
+        // One final stored block after the 10-byte header.
+        assert_eq!(archive[10], 1);
+        let len = usize::from(u16::from_le_bytes([archive[11], archive[12]]));
+        let nlen = u16::from_le_bytes([archive[13], archive[14]]);
+        assert_eq!(nlen, !(len as u16));
+        let tar = &archive[15..15 + len];
+        let trailer = &archive[15 + len..];
+        assert_eq!(trailer.len(), 8);
+        assert_eq!(trailer[..4], crc32(tar).to_le_bytes());
+        assert_eq!(trailer[4..], (tar.len() as u32).to_le_bytes());
+        assert_eq!(tar.len() % 512, 0);
+        assert_eq!(&tar[..8], b"main.tf\0");
+        assert_eq!(&tar[257..263], b"ustar\0");
+        let mut header = tar[..512].to_vec();
+        header[148..156].copy_from_slice(b"        ");
+        let sum: u32 = header.iter().map(|b| u32::from(*b)).sum();
+        let written = std::str::from_utf8(&tar[148..154]).unwrap();
+        assert_eq!(u32::from_str_radix(written, 8).unwrap(), sum);
+        let size = std::str::from_utf8(&tar[124..135]).unwrap();
+        let size = usize::from_str_radix(size, 8).unwrap();
+        let body = std::str::from_utf8(&tar[512..512 + size]).unwrap();
+        assert!(body.starts_with("variable \"cidr_block\""), "{body}");
+        assert!(tar[tar.len() - 1024..].iter().all(|b| *b == 0));
+    }
+
+    #[test]
+    fn decimal_ids_are_plain_numbers() {
+        assert_eq!(decimal("17"), Some(17));
+        assert_eq!(decimal("0"), Some(0));
+        assert_eq!(decimal("017"), None);
+        assert_eq!(decimal("ws-1"), None);
+        assert_eq!(decimal(""), None);
+    }
+}

@@ -1,0 +1,546 @@
+//! Each shape through the router (`app()` + `oneshot`): it changes exactly what it says, and
+//! what it seeds is there. Without shapes nothing changes (`tests/api.rs`).
+
+mod common;
+
+use axum::http::{header, Method, StatusCode};
+use axum::Router;
+use common::*;
+use conform_reference::{app, seeded_archive, shape_catalog, start, Config, Shape};
+use serde_json::{json, Value};
+
+fn shaped(shapes: &[&str]) -> Router {
+    app(config(shapes))
+}
+
+fn config(shapes: &[&str]) -> Config {
+    Config {
+        shapes: shapes
+            .iter()
+            .map(|s| s.parse::<Shape>().expect("shape"))
+            .collect(),
+        ..Config::default()
+    }
+}
+
+/// The `seeded()` list of a reference started with these shapes.
+async fn seeded(shapes: &[&str]) -> Vec<(String, String)> {
+    let running = start(config(shapes)).await.expect("starts");
+    let seeded = running.seeded();
+    running.shutdown();
+    seeded
+}
+
+fn absent_route(a: &Answer) {
+    assert_eq!(a.status, StatusCode::NOT_FOUND, "{:?}", a.json());
+    assert_eq!(a.content_type(), "application/vnd.api+json");
+    assert_eq!(a.json()["errors"][0]["status"], "404");
+    assert_eq!(a.json()["errors"][0]["detail"], "route not found");
+}
+
+fn org_body(name: &str) -> Value {
+    json!({"data":{"type":"organizations","attributes":{"name":name,"email":"o@example.test"}}})
+}
+
+/// Creates a configuration version in a workspace and uploads a tarball to it.
+async fn uploaded_configuration(app: &Router, ws: &str) {
+    let cv = call(
+        app,
+        Method::POST,
+        &format!("/api/v2/workspaces/{ws}/configuration-versions"),
+        Some(json!({"data":{"type":"configuration-versions"}})),
+    )
+    .await;
+    assert_eq!(cv.status, StatusCode::CREATED, "{:?}", cv.json());
+    let url = cv.json()["data"]["attributes"]["upload-url"]
+        .as_str()
+        .expect("upload-url")
+        .to_string();
+    let put = send(app, Method::PUT, &path_of(&url), None, b"tarball".to_vec()).await;
+    assert_eq!(put.status, StatusCode::OK);
+}
+
+#[test]
+fn the_catalog_names_every_shape_and_parsing_lists_them() {
+    let names: Vec<&str> = shape_catalog().iter().map(|i| i.name).collect();
+    assert_eq!(
+        names,
+        [
+            "api-v2-only",
+            "one-organization",
+            "registry-only",
+            "numeric-ids",
+            "no-runner"
+        ]
+    );
+    for info in shape_catalog() {
+        let shape: Shape = info.name.parse().expect("parses");
+        assert_eq!(shape.to_string(), info.name);
+        assert!(!info.description.is_empty());
+    }
+    let err = "numeric".parse::<Shape>().unwrap_err();
+    assert!(
+        err.contains("numeric-ids") && err.contains("no-runner"),
+        "{err}"
+    );
+    assert!(Config::default().shapes.is_empty());
+}
+
+#[tokio::test]
+async fn api_v2_only_answers_only_under_the_prefix() {
+    let app = shaped(&["api-v2-only"]);
+    absent_route(&call(&app, Method::GET, "/organizations", None).await);
+    absent_route(&call(&app, Method::POST, "/organizations", Some(org_body("bare"))).await);
+    // An absent route answers 404 with or without a token.
+    absent_route(&send(&app, Method::GET, "/organizations", None, vec![]).await);
+    let made = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations",
+        Some(org_body("acme")),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED);
+    assert_eq!(
+        call(&app, Method::GET, "/api/v2/organizations", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    absent_route(&call(&app, Method::GET, "/organizations/acme", None).await);
+    assert_eq!(
+        call(&app, Method::GET, "/api/v2/organizations/acme", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    absent_route(&call(&app, Method::GET, "/ping", None).await);
+    absent_route(&call(&app, Method::GET, "/api/meta/ip-ranges", None).await);
+    absent_route(&admin(&app, Method::GET, "/admin/general-settings", None).await);
+    assert_eq!(
+        admin(&app, Method::GET, "/api/v2/admin/general-settings", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        call(&app, Method::GET, "/api/v2/meta/ip-ranges", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    // The registry protocol, discovery and the object store keep working.
+    assert_eq!(
+        send(
+            &app,
+            Method::GET,
+            "/.well-known/terraform.json",
+            None,
+            vec![]
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+    let registry = call(&app, Method::GET, "/api/registry/v1/modules", None).await;
+    assert_eq!(registry.status, StatusCode::OK);
+    assert_eq!(registry.json()["modules"], json!([]));
+    let ws = workspace(&app, "acme", "app").await;
+    uploaded_configuration(&app, &ws).await;
+}
+
+#[tokio::test]
+async fn one_organization_holds_acme_and_no_other() {
+    let app = shaped(&["one-organization"]);
+    for prefix in ["", "/api/v2"] {
+        absent_route(&call(&app, Method::GET, &format!("{prefix}/organizations"), None).await);
+        let create = call(
+            &app,
+            Method::POST,
+            &format!("{prefix}/organizations"),
+            Some(org_body("other")),
+        )
+        .await;
+        absent_route(&create);
+        let path = format!("{prefix}/organizations/acme");
+        let rename = json!({"data":{"type":"organizations","attributes":{"name":"renamed"}}});
+        absent_route(&call(&app, Method::PATCH, &path, Some(rename.clone())).await);
+        absent_route(&call(&app, Method::DELETE, &path, None).await);
+        let admin_path = format!("{prefix}/admin/organizations/acme");
+        absent_route(&admin(&app, Method::PATCH, &admin_path, Some(rename)).await);
+        absent_route(&admin(&app, Method::DELETE, &admin_path, None).await);
+        assert_eq!(
+            admin(&app, Method::GET, &admin_path, None).await.status,
+            StatusCode::OK
+        );
+    }
+    let shown = call(&app, Method::GET, "/api/v2/organizations/acme", None).await;
+    assert_eq!(shown.status, StatusCode::OK);
+    assert_eq!(shown.json()["data"]["id"], "acme");
+    assert!(
+        shown.json()["data"]["relationships"]["default-project"]["data"]["id"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("prj-"))
+    );
+    assert_eq!(
+        call(&app, Method::GET, "/organizations/acme", None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let teams = call(&app, Method::GET, "/api/v2/organizations/acme/teams", None).await;
+    assert_eq!(teams.json()["data"][0]["attributes"]["name"], "owners");
+    let ws = workspace(&app, "acme", "app").await;
+    let listed = call(
+        &app,
+        Method::GET,
+        "/api/v2/organizations/acme/workspaces",
+        None,
+    )
+    .await;
+    assert_eq!(listed.json()["data"][0]["id"], ws.as_str());
+    assert_eq!(
+        call(&app, Method::GET, "/api/v2/organizations/other", None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    let seeded = seeded(&["one-organization"]).await;
+    assert!(seeded.contains(&("organization".into(), "acme".into())));
+    assert_eq!(seeded.len(), 3, "{seeded:?}");
+}
+
+#[tokio::test]
+async fn registry_only_serves_the_seeded_module_and_nothing_else() {
+    let app = shaped(&["registry-only"]);
+    for path in [
+        "/api/v2/organizations",
+        "/organizations",
+        "/api/v2/organizations/acme",
+        "/api/v2/ping",
+        "/meta/ip-ranges",
+        "/api/v2/organizations/acme/registry-modules",
+    ] {
+        absent_route(&call(&app, Method::GET, path, None).await);
+    }
+    let discovery = send(
+        &app,
+        Method::GET,
+        "/.well-known/terraform.json",
+        None,
+        vec![],
+    )
+    .await;
+    assert_eq!(discovery.status, StatusCode::OK);
+    assert_eq!(
+        discovery.json(),
+        json!({"modules.v1": "/api/registry/v1/modules/"})
+    );
+    let base = "/api/registry/v1/modules/acme/network/aws";
+    let versions = call(&app, Method::GET, &format!("{base}/versions"), None).await;
+    assert_eq!(versions.status, StatusCode::OK);
+    let modules = versions.json()["modules"].clone();
+    assert_eq!(modules.as_array().map(Vec::len), Some(1));
+    assert_eq!(modules[0]["source"], "acme/network/aws");
+    let listed: Vec<Value> = modules[0]["versions"]
+        .as_array()
+        .expect("versions")
+        .iter()
+        .map(|v| v["version"].clone())
+        .collect();
+    assert_eq!(listed, [json!("1.0.0")]);
+    let version = call(&app, Method::GET, &format!("{base}/1.0.0"), None).await;
+    assert_eq!(version.status, StatusCode::OK);
+    assert_eq!(version.json()["id"], "acme/network/aws/1.0.0");
+    assert_eq!(version.json()["version"], "1.0.0");
+    let latest = call(&app, Method::GET, base, None).await;
+    assert_eq!(latest.json()["version"], "1.0.0");
+    let search = call(
+        &app,
+        Method::GET,
+        "/api/registry/v1/modules/search?q=network",
+        None,
+    )
+    .await;
+    assert_eq!(search.json()["modules"][0]["id"], "acme/network/aws/1.0.0");
+    assert_eq!(search.json()["modules"].as_array().map(Vec::len), Some(1));
+
+    let download = call(&app, Method::GET, &format!("{base}/1.0.0/download"), None).await;
+    assert_eq!(download.status, StatusCode::NO_CONTENT);
+    let get = download.headers["x-terraform-get"]
+        .to_str()
+        .expect("header")
+        .to_string();
+    assert!(get.starts_with("http://127.0.0.1:9/v1/object/"), "{get}");
+    // The archive answers without a token.
+    let archive = send(&app, Method::GET, &path_of(&get), None, vec![]).await;
+    assert_eq!(archive.status, StatusCode::OK);
+    assert_eq!(archive.bytes, seeded_archive());
+    // The latest download redirects to the version's, as without the shape.
+    let latest = call(&app, Method::GET, &format!("{base}/download"), None).await;
+    assert_eq!(latest.status, StatusCode::FOUND);
+    let location = latest.headers[header::LOCATION].to_str().expect("location");
+    assert_eq!(location, format!("{base}/1.0.0/download"));
+    let followed = call(&app, Method::GET, location, None).await;
+    assert_eq!(followed.status, StatusCode::NO_CONTENT);
+    assert_eq!(followed.headers["x-terraform-get"], get.as_str());
+    // The archive cannot be replaced.
+    absent_route(&send(&app, Method::PUT, &path_of(&get), None, b"other".to_vec()).await);
+    let again = send(&app, Method::GET, &path_of(&get), None, vec![]).await;
+    assert_eq!(again.bytes, seeded_archive());
+    // The registry protocol still needs the token.
+    let anonymous = send(&app, Method::GET, &format!("{base}/versions"), None, vec![]).await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+
+    let seeded = seeded(&["registry-only"]).await;
+    assert!(seeded.contains(&("registry_module".into(), "acme/network/aws/1.0.0".into())));
+    assert!(!seeded.iter().any(|(kind, _)| kind == "organization"));
+}
+
+fn number(v: &Value) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("{v} is not a JSON number"))
+}
+
+/// Every resource object and identifier in a document has a JSON number id, but an
+/// organization's; answers how many it saw.
+fn all_ids_numeric(doc: &Value) -> usize {
+    match doc {
+        Value::Array(items) => items.iter().map(all_ids_numeric).sum(),
+        Value::Object(obj) => {
+            let mut seen = 0;
+            if let (Some(kind), Some(id)) = (obj.get("type").and_then(Value::as_str), obj.get("id"))
+            {
+                if kind == "organizations" {
+                    assert!(id.is_string(), "{doc}");
+                } else {
+                    assert!(id.is_u64(), "{kind} id {id} in {doc}");
+                }
+                seen += 1;
+            }
+            seen + obj.values().map(all_ids_numeric).sum::<usize>()
+        }
+        _ => 0,
+    }
+}
+
+#[tokio::test]
+async fn numeric_ids_are_json_numbers_and_paths_take_them() {
+    let app = shaped(&["numeric-ids"]);
+    let made = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations",
+        Some(org_body("acme")),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED);
+    let org = made.json()["data"].clone();
+    assert_eq!(org["id"], "acme", "organizations keep their name");
+    number(&org["relationships"]["default-project"]["data"]["id"]);
+
+    let a = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations/acme/workspaces",
+        Some(json!({"data":{"type":"workspaces","attributes":{"name":"app"}}})),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::CREATED);
+    let ws = number(&a.json()["data"]["id"]);
+    assert_eq!(
+        a.json()["data"]["relationships"]["organization"]["data"]["id"],
+        "acme"
+    );
+    let shown = call(&app, Method::GET, &format!("/api/v2/workspaces/{ws}"), None).await;
+    assert_eq!(shown.status, StatusCode::OK);
+    assert_eq!(number(&shown.json()["data"]["id"]), ws);
+    let link = shown.json()["data"]["links"]["self"]
+        .as_str()
+        .expect("self link")
+        .to_string();
+    assert_eq!(
+        call(&app, Method::GET, &link, None).await.status,
+        StatusCode::OK
+    );
+    let other = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations/acme/workspaces",
+        Some(json!({"data":{"type":"workspaces","attributes":{"name":"other"}}})),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::CREATED);
+    let list = call(
+        &app,
+        Method::GET,
+        "/api/v2/organizations/acme/workspaces",
+        None,
+    )
+    .await;
+    let items = list.json()["data"].as_array().cloned().expect("a list");
+    assert_eq!(items.len(), 2);
+    for item in &items {
+        number(&item["id"]);
+    }
+    assert_eq!(number(&items[0]["id"]), ws);
+    let orgs = call(&app, Method::GET, "/api/v2/organizations", None).await;
+    assert_eq!(orgs.json()["data"][0]["id"], "acme");
+
+    // A body may name ids as numbers (or as the same digits in a string).
+    uploaded_configuration(&app, &ws.to_string()).await;
+    let run = call(
+        &app,
+        Method::POST,
+        "/api/v2/runs",
+        Some(json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}})),
+    )
+    .await;
+    assert_eq!(run.status, StatusCode::CREATED, "{:?}", run.json());
+    let doc = run.json()["data"].clone();
+    let run_id = number(&doc["id"]);
+    assert_eq!(number(&doc["relationships"]["workspace"]["data"]["id"]), ws);
+    let cv = number(&doc["relationships"]["configuration-version"]["data"]["id"]);
+    number(&doc["relationships"]["created-by"]["data"]["id"]);
+    let link = doc["links"]["self"].as_str().expect("self link");
+    assert_eq!(link, format!("/api/v2/runs/{run_id}"));
+    assert_eq!(
+        number(&call(&app, Method::GET, link, None).await.json()["data"]["id"]),
+        run_id
+    );
+    let by_string = call(
+        &app,
+        Method::POST,
+        "/api/v2/runs",
+        Some(json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws.to_string()}}}}})),
+    )
+    .await;
+    assert_eq!(by_string.status, StatusCode::CREATED);
+    let apply = call(
+        &app,
+        Method::POST,
+        &format!("/api/v2/runs/{run_id}/actions/apply"),
+        None,
+    )
+    .await;
+    assert_eq!(apply.status, StatusCode::ACCEPTED);
+
+    // Whole documents: every id but an organization's is a number.
+    for path in [
+        format!("/api/v2/runs/{run_id}"),
+        format!("/api/v2/workspaces/{ws}"),
+        format!("/api/v2/workspaces/{ws}/configuration-versions"),
+        format!("/api/v2/workspaces/{ws}/runs"),
+        format!("/api/v2/configuration-versions/{cv}"),
+        format!("/api/v2/configuration-versions/{cv}/ingress-attributes"),
+        "/api/v2/organizations/acme".into(),
+        "/api/v2/organizations/acme/teams".into(),
+        "/api/v2/organizations/acme/organization-memberships".into(),
+        "/api/v2/organizations/acme/entitlement-set".into(),
+        "/api/v2/organizations/acme/invoices".into(),
+        "/api/v2/account/details".into(),
+    ] {
+        let a = call(&app, Method::GET, &path, None).await;
+        assert_eq!(a.status, StatusCode::OK, "{path}");
+        assert!(all_ids_numeric(&a.json()) > 0, "{path}");
+    }
+
+    // Fixed ids get a number too, the same one every time.
+    let general = admin(&app, Method::GET, "/api/v2/admin/general-settings", None).await;
+    let n = number(&general.json()["data"]["id"]);
+    let again = admin(&app, Method::GET, "/api/v2/admin/general-settings", None).await;
+    assert_eq!(number(&again.json()["data"]["id"]), n);
+    let feature_sets = call(&app, Method::GET, "/api/v2/feature-sets", None).await;
+    for item in feature_sets.json()["data"].as_array().expect("a list") {
+        number(&item["id"]);
+    }
+
+    // The seeded ids are the numbers as strings.
+    for (kind, id) in seeded(&["numeric-ids"]).await {
+        assert!(id.bytes().all(|b| b.is_ascii_digit()), "{kind} {id}");
+    }
+}
+
+#[tokio::test]
+async fn no_runner_leaves_runs_pending() {
+    let app = shaped(&["no-runner"]);
+    org(&app, "acme").await;
+    let ws = workspace(&app, "acme", "app").await;
+    uploaded_configuration(&app, &ws).await;
+    let body = json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}});
+    let run = call(&app, Method::POST, "/api/v2/runs", Some(body.clone())).await;
+    assert_eq!(run.status, StatusCode::CREATED);
+    let attrs = run.json()["data"]["attributes"].clone();
+    assert_eq!(attrs["status"], "pending");
+    assert_eq!(attrs["actions"]["is-confirmable"], false);
+    assert_eq!(attrs["actions"]["is-discardable"], false);
+    assert_eq!(attrs["actions"]["is-cancelable"], true);
+    let run_id = id(&run);
+    let action = |name: &str| format!("/api/v2/runs/{run_id}/actions/{name}");
+    for refused in ["apply", "discard"] {
+        let a = call(&app, Method::POST, &action(refused), None).await;
+        assert_eq!(a.status, StatusCode::CONFLICT, "{refused}");
+        assert_eq!(a.content_type(), "application/vnd.api+json");
+        assert_eq!(a.json()["errors"][0]["status"], "409");
+    }
+    let executed = call(&app, Method::POST, &action("force-execute"), None).await;
+    assert_eq!(executed.status, StatusCode::ACCEPTED);
+    let shown = call(&app, Method::GET, &format!("/api/v2/runs/{run_id}"), None).await;
+    assert_eq!(shown.json()["data"]["attributes"]["status"], "pending");
+    let plan = shown.json()["data"]["relationships"]["plan"]["data"]["id"]
+        .as_str()
+        .expect("plan")
+        .to_string();
+    let plan = call(&app, Method::GET, &format!("/api/v2/plans/{plan}"), None).await;
+    assert_eq!(plan.json()["data"]["attributes"]["status"], "pending");
+    let canceled = call(&app, Method::POST, &action("cancel"), None).await;
+    assert_eq!(canceled.status, StatusCode::ACCEPTED);
+    let shown = call(&app, Method::GET, &format!("/api/v2/runs/{run_id}"), None).await;
+    assert_eq!(shown.json()["data"]["attributes"]["status"], "canceled");
+    let second = id(&call(&app, Method::POST, "/api/v2/runs", Some(body)).await);
+    let forced = call(
+        &app,
+        Method::POST,
+        &format!("/api/v2/runs/{second}/actions/force-cancel"),
+        None,
+    )
+    .await;
+    assert_eq!(forced.status, StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn shapes_combine() {
+    let app = shaped(&["api-v2-only", "one-organization", "numeric-ids"]);
+    absent_route(&call(&app, Method::GET, "/organizations/acme", None).await);
+    absent_route(&call(&app, Method::GET, "/api/v2/organizations", None).await);
+    let a = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations/acme/workspaces",
+        Some(json!({"data":{"type":"workspaces","attributes":{"name":"app"}}})),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::CREATED);
+    let ws = number(&a.json()["data"]["id"]);
+    absent_route(&call(&app, Method::GET, &format!("/workspaces/{ws}"), None).await);
+    assert_eq!(
+        call(&app, Method::GET, &format!("/api/v2/workspaces/{ws}"), None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+
+    let app = shaped(&["registry-only", "one-organization"]);
+    absent_route(&call(&app, Method::GET, "/api/v2/organizations/acme", None).await);
+    let versions = call(
+        &app,
+        Method::GET,
+        "/api/registry/v1/modules/acme/network/aws/versions",
+        None,
+    )
+    .await;
+    assert_eq!(versions.status, StatusCode::OK);
+    let seeded = seeded(&["registry-only", "one-organization"]).await;
+    assert!(seeded.contains(&("organization".into(), "acme".into())));
+    assert!(seeded.contains(&("registry_module".into(), "acme/network/aws/1.0.0".into())));
+}
