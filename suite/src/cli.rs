@@ -74,6 +74,9 @@ pub struct ServeArgs {
     /// A fault to switch on (repeatable; `conform serve --fault list` lists them).
     #[arg(long, value_name = "NAME[=ARG]")]
     pub fault: Vec<String>,
+    /// Serve in the shape of a partial server (repeatable; `conform serve --shape list`).
+    #[arg(long, value_name = "SHAPE")]
+    pub shape: Vec<String>,
 }
 
 /// The profile: which levels fail the run.

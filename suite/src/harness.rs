@@ -136,6 +136,13 @@ impl Session {
                             .map_err(|e| ConfigError(format!("--reference-fault: {e}")))?,
                     );
                 }
+                for shape in &args.reference_shape {
+                    config.shapes.push(
+                        shape
+                            .parse()
+                            .map_err(|e| ConfigError(format!("--reference-shape: {e}")))?,
+                    );
+                }
                 settings
                     .token
                     .get_or_insert_with(|| Secret::new(config.token.clone()));
@@ -151,8 +158,12 @@ impl Session {
                     .map_err(|e| {
                         ConfigError(format!("cannot start the embedded reference service: {e}"))
                     })?;
+                // What a shape seeds (its organization, its module) is given the way a user
+                // gives it (--organization, --module), not taken behind the run's back.
                 for (kind, id) in running.seeded() {
-                    settings.fixtures.entry(kind).or_insert(id);
+                    if !matches!(kind.as_str(), "organization" | "registry_module") {
+                        settings.fixtures.entry(kind).or_insert(id);
+                    }
                 }
                 let root =
                     Url::parse(&running.root_url()).map_err(|e| ConfigError(e.to_string()))?;

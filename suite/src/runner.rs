@@ -480,6 +480,9 @@ impl<'a> TestRun<'a> {
                 return outcome;
             }
         }
+        if let Err(outcome) = self.precondition().await {
+            return outcome;
+        }
         if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
             // The created kind's own preconditions (e.g. TFE's workspace lock).
             match self.ctx.fixtures.before_create(kind, &self.scope).await {
@@ -1286,23 +1289,31 @@ impl<'a> TestRun<'a> {
     }
 
     /// Polls the show endpoint of `state.show` until the pointer holds the value (or an
-    /// array there holds it), within the poll budget.
+    /// array there holds it), within the poll budget; records `check` with the last answer.
     async fn state_check(
         &mut self,
         state: &crate::catalog::StateExpect,
         check: &'static Check,
     ) -> bool {
+        match self.poll_state(state).await {
+            Ok(index) => self.check(check, Some(index), Ok(())),
+            Err((index, message)) => self.check(check, index, Err(message)),
+        }
+    }
+
+    /// Waits for a state: `Ok(index of the answer that shows it)`, or the last answer's index
+    /// with a message naming the value last seen.
+    async fn poll_state(
+        &mut self,
+        state: &crate::catalog::StateExpect,
+    ) -> Result<usize, (Option<usize>, String)> {
         let Some((_, show)) = self
             .ctx
             .catalog
             .endpoint(&state.show, &self.case.group)
             .map(|(g, e)| (g.clone(), e.clone()))
         else {
-            return self.check(
-                check,
-                None,
-                Err(format!("catalog: unknown show endpoint {}", state.show)),
-            );
+            return Err((None, format!("catalog: unknown show endpoint {}", state.show)));
         };
         let wanted = match &state.value {
             Value::String(s) => Value::String(
@@ -1319,11 +1330,7 @@ impl<'a> TestRun<'a> {
             .fixtures
             .fill_path(&path, &self.scope, Some(&show), None)
         else {
-            return self.check(
-                check,
-                None,
-                Err(format!("cannot fill the path of {}", state.show)),
-            );
+            return Err((None, format!("cannot fill the path of {}", state.show)));
         };
         let mut url = self.sibling_url(&show, &filled);
         for (name, value) in &state.query {
@@ -1351,7 +1358,9 @@ impl<'a> TestRun<'a> {
                     .get("data")?
                     .as_array()?
                     .iter()
-                    .find(|i| i.get("id").and_then(Value::as_str) == Some(id.as_str()))?
+                    .find(|i| {
+                        crate::fixtures::value_string(i.get("id")).as_deref() == Some(id.as_str())
+                    })?
                     .pointer(&state.pointer)
                     .cloned(),
                 None => d.pointer(&state.pointer).cloned(),
@@ -1366,7 +1375,7 @@ impl<'a> TestRun<'a> {
                 None => false,
             };
             if holds {
-                return self.check(check, Some(index), Ok(()));
+                return Ok(index);
             }
             // a refused request (the run's deadline) will not change by waiting
             let refused = matches!(
@@ -1377,20 +1386,51 @@ impl<'a> TestRun<'a> {
                 let last = seen
                     .map(|v| v.to_string())
                     .unwrap_or_else(|| "nothing".into());
-                return self.check(
-                    check,
+                return Err((
                     Some(index),
-                    Err(format!(
+                    format!(
                         "expected {} at {} of {}, last seen {last} (polled for {} s)",
                         wanted,
                         state.pointer,
                         state.show,
                         self.ctx.poll_budget.as_secs()
-                    )),
-                );
+                    ),
+                ));
             }
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    /// Waits for the state the request needs (a run awaiting confirmation before apply); a
+    /// state never reached blocks the test with the last state seen.
+    async fn precondition(&mut self) -> Result<(), Outcome> {
+        let Some(state) = self.endpoint.precondition.clone() else {
+            return Ok(());
+        };
+        match self.poll_state(&state).await {
+            Ok(_) => Ok(()),
+            Err((Some(index), message)) => {
+                if let Some(why) = unjudgeable(self.ex(index)) {
+                    return Err(Outcome::Error(why));
+                }
+                let last = message
+                    .split_once("last seen ")
+                    .map_or(message.as_str(), |(_, l)| l)
+                    .split(" (polled")
+                    .next()
+                    .unwrap_or_default();
+                Err(Outcome::Blocked(Blocker {
+                    needed: format!("{} = {} first", state.pointer, state.value),
+                    request: match state.show.contains("::") {
+                        true => format!("polling {}", state.show),
+                        false => format!("polling {}::{}", self.case.group, state.show),
+                    },
+                    answer: format!("{last} until the poll budget ran out"),
+                    see: None,
+                }))
+            }
+            Err((None, message)) => Err(Outcome::Error(message)),
         }
     }
 

@@ -16,6 +16,12 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         }
         return Ok(());
     }
+    if args.shape.iter().any(|s| s == "list") {
+        for shape in conform_reference::shape_catalog() {
+            println!("{:<32} {}", shape.name, shape.description);
+        }
+        return Ok(());
+    }
     let mut config = conform_reference::Config::default();
     if let Some(token) = args.token {
         config.token = token;
@@ -27,6 +33,11 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         config
             .faults
             .push(fault.parse().map_err(|e| format!("--fault: {e}"))?);
+    }
+    for shape in &args.shape {
+        config
+            .shapes
+            .push(shape.parse().map_err(|e| format!("--shape: {e}"))?);
     }
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async move {

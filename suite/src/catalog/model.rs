@@ -63,6 +63,10 @@ pub struct Endpoint {
     /// The endpoint needs the administrator token.
     #[serde(default)]
     pub admin: bool,
+    /// A state the resource must reach before the request makes sense (apply needs a run
+    /// awaiting confirmation): waited for within the poll budget; never reached, the test
+    /// is blocked with the last state seen.
+    pub precondition: Option<StateExpect>,
     /// The deprecated form of the same operation (Versioning 3).
     pub deprecated: Option<Route>,
     /// Another spelling the spec gives for the same endpoint (e.g. `agent-pool`).
