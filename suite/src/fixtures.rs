@@ -365,7 +365,9 @@ impl Fixtures {
             // A given resource is read-only: a test that must change one makes its own.
             let own = fresh.contains(&kind) && def.create.is_some();
             if let Some(id) = self.given.get(&kind).filter(|_| !own) {
-                let instance = Arc::new(given_instance(&kind, id));
+                let mut instance = given_instance(&kind, id);
+                instance.document = self.read_given(&instance).await;
+                let instance = Arc::new(instance);
                 scope.insert(instance.clone());
                 return Ok(instance);
             }
@@ -400,6 +402,30 @@ impl Fixtures {
             scope.insert(instance.clone());
             Ok(instance)
         })
+    }
+
+    /// The document of a given resource, read with its show (a GET: given resources are
+    /// read-only), so that what is derived from it (an organization's default project) can
+    /// be had; `Null` when it has no show or the show fails.
+    async fn read_given(&self, instance: &Instance) -> Value {
+        let Some((_, show)) = self.catalog.show_of(&instance.kind) else {
+            return Value::Null;
+        };
+        let mut scope = Scope::default();
+        scope.insert(Arc::new(instance.clone()));
+        let template = crate::catalog::path_for(&show.path, crate::catalog::Variant::Bare);
+        let Ok(path) = self.fill_path(&template, &scope, Some(show), None) else {
+            return Value::Null;
+        };
+        let url = self.target.api_url(&path);
+        let ex = self
+            .target
+            .send(Request::new(Method::GET, url, auth_for(&path)))
+            .await;
+        match ex.json() {
+            Ok(doc) if ex.is_success() => doc,
+            _ => Value::Null,
+        }
     }
 
     fn def(&self, kind: &str) -> Result<ResourceDef, FixtureError> {

@@ -1295,7 +1295,7 @@ impl<'a> TestRun<'a> {
         state: &crate::catalog::StateExpect,
         check: &'static Check,
     ) -> bool {
-        match self.poll_state(state).await {
+        match self.poll_state(state, false).await {
             Ok(index) => self.check(check, Some(index), Ok(())),
             Err((index, message)) => self.check(check, index, Err(message)),
         }
@@ -1306,6 +1306,7 @@ impl<'a> TestRun<'a> {
     async fn poll_state(
         &mut self,
         state: &crate::catalog::StateExpect,
+        canonical: bool,
     ) -> Result<usize, (Option<usize>, String)> {
         let Some((_, show)) = self
             .ctx
@@ -1313,7 +1314,10 @@ impl<'a> TestRun<'a> {
             .endpoint(&state.show, &self.case.group)
             .map(|(g, e)| (g.clone(), e.clone()))
         else {
-            return Err((None, format!("catalog: unknown show endpoint {}", state.show)));
+            return Err((
+                None,
+                format!("catalog: unknown show endpoint {}", state.show),
+            ));
         };
         let wanted = match &state.value {
             Value::String(s) => Value::String(
@@ -1324,15 +1328,20 @@ impl<'a> TestRun<'a> {
             ),
             v => v.clone(),
         };
-        let path = self.sibling_path(&show);
-        let Ok(filled) = self
-            .ctx
-            .fixtures
-            .fill_path(&path, &self.scope, Some(&show), None)
-        else {
-            return Err((None, format!("cannot fill the path of {}", state.show)));
+        // A precondition is not what the test judges: it is read in the canonical form.
+        let (mut url, filled) = if canonical {
+            self.canonical_url(&show).map_err(|e| (None, e))?
+        } else {
+            let path = self.sibling_path(&show);
+            let Ok(filled) = self
+                .ctx
+                .fixtures
+                .fill_path(&path, &self.scope, Some(&show), None)
+            else {
+                return Err((None, format!("cannot fill the path of {}", state.show)));
+            };
+            (self.sibling_url(&show, &filled), filled)
         };
-        let mut url = self.sibling_url(&show, &filled);
         for (name, value) in &state.query {
             let value = self
                 .ctx
@@ -1408,7 +1417,7 @@ impl<'a> TestRun<'a> {
         let Some(state) = self.endpoint.precondition.clone() else {
             return Ok(());
         };
-        match self.poll_state(&state).await {
+        match self.poll_state(&state, true).await {
             Ok(_) => Ok(()),
             Err((Some(index), message)) => {
                 if let Some(why) = unjudgeable(self.ex(index)) {

@@ -179,14 +179,15 @@ impl Guard {
     }
 
     /// The id a mutation acts on: the last id of its path, unless the request is a POST that
-    /// creates a child under it (one literal collection segment after the id, not an action
-    /// or a relationship).
+    /// creates a child under it (literal segments after the id, not an action or a
+    /// relationship). A PATCH or DELETE always acts on its last id.
     fn acted_on(s: &State, method: &Method, segs: &[String]) -> Option<String> {
         let last = *Self::positions(s, segs).last()?;
         let rest = &segs[last + 1..];
         let child_create = *method == Method::POST
-            && rest.len() == 1
-            && !matches!(rest[0].as_str(), "actions" | "relationships");
+            && rest
+                .first()
+                .is_some_and(|r| !matches!(r.as_str(), "actions" | "relationships"));
         (!child_create).then(|| segs[last].clone())
     }
 
