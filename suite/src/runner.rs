@@ -740,7 +740,7 @@ impl<'a> TestRun<'a> {
         self.jsonapi_media_type(main);
         let envelope = c::envelope_single(&self.ctx.schemas, &doc);
         self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
-        let id = c::document_id(&doc).map(str::to_string);
+        let id = c::document_id(&doc);
         let returned = id.clone().map(|_| ()).ok_or_else(|| {
             "expected the created resource's `data.id` (a string), found none".to_string()
         });
@@ -768,10 +768,12 @@ impl<'a> TestRun<'a> {
         };
         if let Some(index) = self.show_resource(&kind).await {
             let result = match (self.ex(index).is_success(), self.ex(index).json()) {
-                (true, Ok(shown)) if c::document_id(&shown) == Some(id.as_str()) => Ok(()),
+                (true, Ok(shown)) if c::document_id(&shown).as_deref() == Some(id.as_str()) => {
+                    Ok(())
+                }
                 (true, Ok(shown)) => Err(format!(
                     "expected the show of {id} to answer id {id}, received {}",
-                    c::document_id(&shown).unwrap_or("no id")
+                    c::document_id(&shown).unwrap_or_else(|| "no id".into())
                 )),
                 (true, Err(e)) => Err(format!("the show of the created {kind} is not JSON: {e}")),
                 (false, _) => Err(format!(
@@ -817,7 +819,7 @@ impl<'a> TestRun<'a> {
         self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
         if let Some(expected) = self.requested_id() {
             let got = c::document_id(&doc);
-            let result = if got == Some(expected.as_str()) {
+            let result = if got.as_deref() == Some(expected.as_str()) {
                 Ok(())
             } else {
                 Err(format!(

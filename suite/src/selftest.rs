@@ -324,6 +324,8 @@ pub struct Report {
     pub baseline: Vec<BaselineOutcome>,
     /// One per fault, in list order.
     pub faults: Vec<FaultOutcome>,
+    /// One per shape (precision), in list order.
+    pub shapes: Vec<crate::precision::ShapeOutcome>,
     /// Wall time of everything.
     pub wall: Duration,
 }
@@ -335,6 +337,10 @@ impl Report {
             .iter()
             .all(|b| b.error.is_none() && b.not_passed.is_empty())
             && self.faults.iter().all(|f| f.catch == Catch::Caught)
+            && self
+                .shapes
+                .iter()
+                .all(|s| s.error.is_none() && s.differences.is_empty())
     }
 
     /// Caught and total faults at a level (tolerated faults aside).
@@ -466,9 +472,10 @@ impl Report {
                 100.0 * a as f64 / b as f64
             }
         };
+        out.push_str(&crate::precision::render(&self.shapes));
         let _ = writeln!(
             out,
-            "mutation score: {c}/{t} ({:.0}%)   core {cc}/{ct}   tfe {tc}/{tt}",
+            "mutation score (recall): {c}/{t} ({:.0}%)   core {cc}/{ct}   tfe {tc}/{tt}",
             pct(c, t)
         );
         let tolerated: Vec<&FaultOutcome> =
@@ -541,11 +548,23 @@ pub fn run_suite(
     profile: &str,
     timeout: Option<f64>,
 ) -> Result<Vec<TestResult>, ConfigError> {
-    let mut argv: Vec<String> = vec!["conform".into(), "--profile".into(), profile.into()];
+    let mut args = Vec::new();
     for fault in faults {
-        argv.push("--reference-fault".into());
-        argv.push(fault.to_string());
+        args.push("--reference-fault".to_string());
+        args.push(fault.to_string());
     }
+    run_suite_with(&args, profile, timeout)
+}
+
+/// Runs the whole suite in-process against a fresh embedded reference service with extra
+/// command-line `args` (faults, shapes, what a user would give), at `profile`.
+pub fn run_suite_with(
+    args: &[String],
+    profile: &str,
+    timeout: Option<f64>,
+) -> Result<Vec<TestResult>, ConfigError> {
+    let mut argv: Vec<String> = vec!["conform".into(), "--profile".into(), profile.into()];
+    argv.extend(args.iter().cloned());
     if let Some(t) = timeout {
         argv.push("--timeout".into());
         argv.push(t.to_string());
@@ -704,7 +723,7 @@ pub fn run_baseline() -> BaselineOutcome {
 
 /// Runs the selftest: the baseline `repeat` times, then every (selected) fault, `jobs` at
 /// a time.
-pub fn run(list: &FaultList, options: &Options) -> Report {
+pub fn run(list: &FaultList, shapes: &crate::precision::ShapeList, options: &Options) -> Report {
     let started = Instant::now();
     let baseline = if options.no_baseline {
         Vec::new()
@@ -737,9 +756,16 @@ pub fn run(list: &FaultList, options: &Options) -> Report {
         .unwrap_or_default()
         .into_values()
         .collect();
+    let shapes = shapes
+        .shapes
+        .iter()
+        .filter(|s| options.only.is_empty() || options.only.iter().any(|o| s.name.contains(o)))
+        .map(|s| crate::precision::run_shape(s, list.timeout))
+        .collect();
     Report {
         baseline,
         faults,
+        shapes,
         wall: started.elapsed(),
     }
 }
@@ -865,7 +891,14 @@ pub fn command(args: &crate::cli::SelftestArgs) -> std::process::ExitCode {
         options.jobs,
         list.timeout
     );
-    let report = run(&list, &options);
+    let shapes = match crate::precision::ShapeList::embedded() {
+        Ok(shapes) => shapes,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(ExitCodes::CONFIG);
+        }
+    };
+    let report = run(&list, &shapes, &options);
     print!("{}", report.render());
     if !problems.is_empty() {
         println!(

@@ -59,11 +59,16 @@ fn every_fault_is_caught_by_its_expected_tests_and_the_baseline_passes() {
         jobs: 3,
         ..Options::default()
     };
-    let report = selftest::run(&list, &options);
+    let shapes = conform::precision::ShapeList::embedded().expect("shapes parse");
+    let report = selftest::run(&list, &shapes, &options);
     let text = report.render();
     println!("{text}");
     assert!(report.ok(), "the selftest did not pass:\n{text}");
     assert_eq!(report.faults.len(), list.faults.len());
+    // precision: against every shape, every verdict is exactly the expected one
+    assert_eq!(report.shapes.len(), shapes.shapes.len());
+    let (right, all) = conform::precision::precision(&report.shapes);
+    assert!(all > 0 && right == all, "precision below 100%:\n{text}");
     assert!(report
         .faults
         .iter()

@@ -85,8 +85,18 @@ pub fn envelope_list(schemas: &Schemas, doc: &Value) -> Result<(), String> {
 }
 
 /// The `data.id` of a single-resource document.
-pub fn document_id(doc: &Value) -> Option<&str> {
-    doc.pointer("/data/id").and_then(Value::as_str)
+pub fn document_id(doc: &Value) -> Option<String> {
+    id_text(doc.pointer("/data/id")?)
+}
+
+/// An id as text: a string, or a number (a deviation `envelope.single` reports once; every
+/// other check compares the id it names).
+fn id_text(id: &Value) -> Option<String> {
+    match id {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 /// The ids in a list document.
@@ -96,7 +106,7 @@ pub fn list_ids(doc: &Value) -> Vec<String> {
         .map(|items| {
             items
                 .iter()
-                .filter_map(|i| i.get("id").and_then(Value::as_str).map(str::to_string))
+                .filter_map(|i| i.get("id").and_then(id_text))
                 .collect()
         })
         .unwrap_or_default()
@@ -189,7 +199,7 @@ pub fn documents_agree(a: &Value, b: &Value, must_hold: Option<&str>) -> Result<
             let ids = |items: &Vec<Value>| -> std::collections::BTreeSet<String> {
                 items
                     .iter()
-                    .filter_map(|i| i.get("id").and_then(Value::as_str).map(str::to_string))
+                    .filter_map(|i| i.get("id").and_then(id_text))
                     .collect()
             };
             if !x.is_empty() && !y.is_empty() && types(x) != types(y) {

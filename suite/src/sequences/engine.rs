@@ -727,7 +727,7 @@ impl<'a> Run<'a> {
             &format!("create {}", coll.kind),
         )?;
         let doc = self.single(index)?;
-        let id = c::document_id(&doc).map(str::to_string);
+        let id = c::document_id(&doc);
         let result = id
             .as_ref()
             .map(|_| ())
