@@ -903,15 +903,25 @@ impl<'a> TestRun<'a> {
     }
 
     fn list_request(&self, page: Option<(usize, usize)>, with_required: bool) -> Option<Request> {
+        self.list_request_as(page, with_required, PageParams::Spec)
+    }
+
+    fn list_request_as(
+        &self,
+        page: Option<(usize, usize)>,
+        with_required: bool,
+        params: PageParams,
+    ) -> Option<Request> {
         let mut request = self
             .main_request(&self.case.path, "GET", with_required)
             .ok()?;
         if let Some((page, size)) = page {
+            let (number, per_page) = params.names();
             request
                 .url
                 .query_pairs_mut()
-                .append_pair("page", &page.to_string())
-                .append_pair("page_size", &size.to_string());
+                .append_pair(number, &page.to_string())
+                .append_pair(per_page, &size.to_string());
         }
         Some(request)
     }
@@ -929,10 +939,9 @@ impl<'a> TestRun<'a> {
                 shown(self.ex(index).status())
             )),
         };
-        let doc = match accepted {
-            Ok(doc) => {
+        match accepted {
+            Ok(_) => {
                 self.passed.insert(c::PAGING_ACCEPTED.id);
-                doc
             }
             Err(message) => {
                 self.findings.push(Finding {
@@ -940,6 +949,23 @@ impl<'a> TestRun<'a> {
                     message,
                     exchange: Some(index),
                 });
+                return;
+            }
+        };
+        // The spec's `page`/`page_size` are judged above (core); TFE's conventions are judged
+        // with TFE's own parameters, `page[number]`/`page[size]` (tfe-api-facts 0.5).
+        let Some(first) = self.list_request_as(Some((1, 1)), true, PageParams::Tfe) else {
+            return;
+        };
+        let index = self.send(first).await;
+        let doc = match (self.ex(index).is_success(), self.ex(index).json()) {
+            (true, Ok(doc)) => doc,
+            _ => {
+                let message = format!(
+                    "expected `page[number]=1&page[size]=1` to be answered with a list, received {}",
+                    shown(self.ex(index).status())
+                );
+                self.check(&c::TFE_PAGE_SIZE, Some(index), Err(message));
                 return;
             }
         };
@@ -955,7 +981,7 @@ impl<'a> TestRun<'a> {
         let first_ids = c::list_ids(&doc);
         if first_ids.len() > 1 {
             let message = format!(
-                "expected at most 1 item with page_size=1, received {}",
+                "expected at most 1 item with page[size]=1, received {}",
                 first_ids.len()
             );
             self.findings.push(Finding {
@@ -968,8 +994,8 @@ impl<'a> TestRun<'a> {
         let mut repeated = None;
         for _attempt in 0..2 {
             let (Some(one), Some(two)) = (
-                self.list_request(Some((1, 1)), true),
-                self.list_request(Some((2, 1)), true),
+                self.list_request_as(Some((1, 1)), true, PageParams::Tfe),
+                self.list_request_as(Some((2, 1)), true, PageParams::Tfe),
             ) else {
                 return;
             };
@@ -993,7 +1019,7 @@ impl<'a> TestRun<'a> {
         }
         match repeated {
             Some((index, id)) => {
-                let message = format!("page 2 repeats page 1 ({id}) with page_size=1: the page parameter seems ignored");
+                let message = format!("page[number]=2 repeats page 1 ({id}) with page[size]=1: the page parameter seems ignored");
                 self.findings.push(Finding {
                     check: &c::TFE_PAGE_SIZE,
                     message,
@@ -1017,7 +1043,7 @@ impl<'a> TestRun<'a> {
 
     /// The ids of one page (`None` when the answer is no list).
     async fn page_ids(&mut self, page: usize, size: usize) -> Option<(usize, Vec<String>)> {
-        let request = self.list_request(Some((page, size)), true)?;
+        let request = self.list_request_as(Some((page, size)), true, PageParams::Tfe)?;
         let index = self.send(request).await;
         if !self.ex(index).is_success() {
             return None;
@@ -1073,7 +1099,7 @@ impl<'a> TestRun<'a> {
             last = Some((
                 index,
                 format!(
-                    "expected a walk with page_size={size} to read each of the {} items once; missing {missing:?}, read twice {twice:?}",
+                    "expected a walk with page[size]={size} to read each of the {} items once; missing {missing:?}, read twice {twice:?}",
                     stable.len()
                 ),
             ));
@@ -1597,6 +1623,24 @@ impl<'a> TestRun<'a> {
             }
         }
         Outcome::Done
+    }
+}
+
+/// Which paging parameters a request sends.
+#[derive(Debug, Clone, Copy)]
+enum PageParams {
+    /// The spec's `page` and `page_size` (Limits 1).
+    Spec,
+    /// TFE's `page[number]` and `page[size]` (tfe-api-facts 0.5).
+    Tfe,
+}
+
+impl PageParams {
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            PageParams::Spec => ("page", "page_size"),
+            PageParams::Tfe => ("page[number]", "page[size]"),
+        }
     }
 }
 
