@@ -605,8 +605,10 @@ impl<'a> Run<'a> {
     }
 
     fn status(&mut self, index: usize, kind: crate::catalog::Kind) -> StepResult {
-        let result = c::tfe_status(self.ex(index), kind, &[]);
-        self.check(&c::TFE_STATUS, Some(index), result)
+        match c::tfe_status(self.ex(index), kind, &[]) {
+            Some(result) => self.check(&c::TFE_STATUS, Some(index), result),
+            None => Ok(()),
+        }
     }
 
     /// A request on a deleted item must not succeed (TFE: 404).
