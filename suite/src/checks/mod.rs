@@ -103,6 +103,8 @@ checks! {
         "a registry read endpoint answers a JSON document about the module the run published";
     NO_SERVER_ERROR = "transport.no-5xx", Core, "Endpoints",
         "a request is never answered with a 5xx";
+    ALIAS_EXISTS = "alias.exists", Tfe, "Endpoints (Agents: \"one listing spells the segment agent-pool\")",
+        "a spelling the spec only mentions answers like the endpoint: reported, required only at --profile tfe";
     TFE_STATUS = "tfe.status-code", Tfe, "tfe-api-facts 0.4",
         "create 201 (team/team access 200 too), delete and relationship changes 204, run actions and archive 202, others 200";
     TFE_MEDIA_TYPE = "tfe.media-type", Tfe, "tfe-api-facts 0.2",
@@ -116,7 +118,7 @@ checks! {
     TFE_PAGINATION_META = "tfe.pagination-meta", Tfe, "tfe-api-facts 0.6, 1.4",
         "a paged list carries meta.pagination";
     TFE_PAGE_SIZE = "tfe.page-size", Tfe, "tfe-api-facts 0.5, 1.4",
-        "a page holds at most page_size items, and the pages of a walk partition the list";
+        "with TFE's page[number]/page[size], a page holds at most page[size] items, and the pages of a walk partition the list";
     TFE_REQUIRED_FILTER = "tfe.required-filter", Tfe, "tfe-api-facts 1.3",
         "a list without its required filter is answered 400";
     TFE_WRONG_STATE = "tfe.refused-in-wrong-state", Tfe, "tfe-api-facts 0.4, 2.3",
