@@ -434,8 +434,16 @@ mod tests {
     #[test]
     fn tfe_checks_fail_on_wrong_codes_media_and_error_shape() {
         let s = schemas();
-        assert!(tfe_status(&exchange(201, "", ""), Kind::Create, &[]).is_ok());
-        assert!(tfe_status(&exchange(200, "", ""), Kind::Create, &[]).is_err());
+        assert_eq!(
+            tfe_status(&exchange(201, "", ""), Kind::Create, &[]),
+            Some(Ok(()))
+        );
+        assert!(tfe_status(&exchange(200, "", ""), Kind::Create, &[]).is_some_and(|r| r.is_err()));
+        // an action whose status the facts do not name is not evaluated (never "passed")
+        assert_eq!(tfe_status(&exchange(200, "", ""), Kind::Action, &[]), None);
+        assert!(
+            tfe_status(&exchange(200, "", ""), Kind::Action, &[202]).is_some_and(|r| r.is_err())
+        );
         assert!(tfe_media_type(&exchange(200, "application/vnd.api+json", "")).is_ok());
         assert!(tfe_media_type(&exchange(200, "application/json", "")).is_err());
         let good = r#"{"errors":[{"status":"404","title":"not found"}]}"#;
