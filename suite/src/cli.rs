@@ -152,6 +152,9 @@ pub struct RunArgs {
     /// and the run never changes or deletes it.
     #[arg(long, value_name = "NAME")]
     pub organization: Option<String>,
+    /// A URL of yours the target may call, for the notification verify test (skipped without).
+    #[arg(long, value_name = "URL")]
+    pub notification_url: Option<String>,
     /// A module already published in the registry, for the registry read tests of a target
     /// the run cannot publish to: NAMESPACE/NAME/PROVIDER/VERSION.
     #[arg(long, value_name = "NS/NAME/PROVIDER/VERSION")]

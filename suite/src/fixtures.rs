@@ -262,6 +262,13 @@ impl Fixtures {
             let name = after[..end].trim();
             let value = match name {
                 "prefix" => self.prefix.clone(),
+                // a destination the target may call: the user's, else a name that never
+                // resolves (`.invalid`), so that no third party is ever called
+                "notification_url" => self
+                    .given
+                    .get("notification_url")
+                    .cloned()
+                    .unwrap_or_else(|| "https://notifications.invalid/".into()),
                 "unique" => format!("{:04}", self.counter.fetch_add(1, Ordering::Relaxed)),
                 _ => match name.split_once('.') {
                     Some((kind, field)) => field_of(scope, kind, field)?,

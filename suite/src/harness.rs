@@ -167,6 +167,11 @@ impl Session {
                 }
                 let root =
                     Url::parse(&running.root_url()).map_err(|e| ConfigError(e.to_string()))?;
+                // the embedded service is ours, on loopback: notifications may point at it
+                settings
+                    .fixtures
+                    .entry("notification_url".into())
+                    .or_insert_with(|| format!("{}notification-sink", root));
                 embedded = Some(running);
                 root
             }

@@ -59,6 +59,8 @@ pub struct FileConfig {
     pub organization: Option<String>,
     /// A published module: `NS/NAME/PROVIDER/VERSION`.
     pub module: Option<String>,
+    /// A destination of the user's for notification verification.
+    pub notification_url: Option<String>,
 }
 
 /// Where the run goes and how.
@@ -257,6 +259,14 @@ impl Settings {
         if let Some(org) = &organization {
             // the given organization is the run's `organization` fixture
             fixtures.insert("organization".into(), org.clone());
+        }
+        if let Some(url) = args
+            .notification_url
+            .as_deref()
+            .or(file.notification_url.as_deref())
+        {
+            let url = parse_url("--notification-url", url)?;
+            fixtures.insert("notification_url".into(), url.to_string());
         }
         let module = args
             .module

@@ -118,3 +118,38 @@ fn a_fixture_that_cannot_be_made_blocks_the_tests_that_need_it() {
         );
     }
 }
+
+#[test]
+fn one_missing_route_is_one_failure_per_path_form() {
+    // The upload test also downloads what it uploaded; an absent download route is the
+    // download tests' finding alone.
+    let results = support::run(
+        &["drop-route=GET /configuration-versions/:configuration_version_id/download"],
+        &["configuration_versions::"],
+        &[],
+    );
+    let mut failed = support::with_verdict(&results, Verdict::Fail);
+    failed.sort();
+    assert_eq!(
+        failed,
+        vec![
+            "configuration_versions::download::api-v2".to_string(),
+            "configuration_versions::download::bare".to_string()
+        ]
+    );
+}
+
+#[test]
+fn the_notification_verify_test_calls_only_a_destination_the_user_gives() {
+    // Notification configurations point at a destination the run owns (against the embedded
+    // service, the service itself; against a target of the user's, --notification-url, else a
+    // name that never resolves and verify is skipped), never at a third party's host.
+    let results = support::run(&[], &["notification_configurations::"], &[]);
+    for r in &results {
+        for ex in &r.exchanges {
+            let body = ex.request.body.as_deref().unwrap_or("");
+            assert!(!body.contains("example.com"), "{}: {body}", r.name);
+        }
+    }
+    assert!(results.iter().all(|r| r.verdict == Verdict::Pass));
+}

@@ -63,6 +63,10 @@ pub struct Endpoint {
     /// The endpoint needs the administrator token.
     #[serde(default)]
     pub admin: bool,
+    /// Values the user must give for this test (`notification_url`: `--notification-url`);
+    /// without them the test is skipped with that reason.
+    #[serde(default)]
+    pub requires: Vec<String>,
     /// A state the resource must reach before the request makes sense (apply needs a run
     /// awaiting confirmation): waited for within the poll budget; never reached, the test
     /// is blocked with the last state seen.
