@@ -713,3 +713,41 @@ fn progress_is_plain_lines_in_ci_and_a_live_line_on_a_terminal() {
     let log = std::fs::read_to_string(reports.join("libtest.log")).expect("libtest.log");
     assert!(libtest_line(&log), "{log}");
 }
+
+#[test]
+fn every_report_names_the_root_cause_of_blocked_tests_once() {
+    let dir = scratch("root-causes");
+    let out = conform(
+        &dir,
+        &[
+            "--reference-fault",
+            "drop-route=POST /organizations/:organization_name/teams",
+            "--group",
+            "teams",
+        ],
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    let see = "see teams::create::api-v2";
+    let line = said
+        .lines()
+        .find(|l| l.contains("blocked: POST /api/v2/organizations/") && l.contains(see))
+        .unwrap_or_else(|| panic!("no root-cause line on the console:\n{said}"));
+    let doc = results_json(&dir);
+    let causes = doc["root_causes"].as_array().expect("root_causes");
+    let blocked = causes
+        .iter()
+        .find(|c| c["verdict"] == "blocked" && c["see"] == "teams::create::api-v2")
+        .expect("the blocked group in results.json");
+    let n = blocked["tests"].as_array().map_or(0, Vec::len);
+    assert!(
+        n > 5 && line.trim_start().starts_with(&n.to_string()),
+        "{line} / {n}"
+    );
+    let md = std::fs::read_to_string(dir.join("reports/summary.md")).expect("md");
+    assert!(md.contains("## Root causes") && md.contains(see), "{md}");
+    let html = std::fs::read_to_string(dir.join("reports/report.html")).expect("html");
+    assert!(html.contains("<h2>Root causes</h2>") && html.contains(see));
+    let junit = std::fs::read_to_string(dir.join("reports/junit.xml")).expect("junit");
+    assert!(junit.contains(see));
+}

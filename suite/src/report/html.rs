@@ -143,6 +143,15 @@ pub fn render(report: &RunReport) -> String {
         rate(report.figures)
     );
 
+    // Root causes first: what to fix before reading single tests.
+    let causes = super::cause_groups(report.results, report.profile);
+    if !causes.is_empty() {
+        h.push_str("<h2>Root causes</h2><ul id=\"causes\">");
+        for g in &causes {
+            let _ = write!(h, "<li>{}</li>", safe(info, &g.line()));
+        }
+        h.push_str("</ul>");
+    }
     // Groups table, with links that filter.
     h.push_str("<h2>Groups</h2><table id=\"groups\"><thead><tr><th>group</th>");
     for v in VERDICTS {

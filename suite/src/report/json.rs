@@ -69,6 +69,15 @@ pub fn render(report: &RunReport) -> Value {
         "groups": by_group,
         "leftovers": report.leftovers.iter().map(|l| info.scrub(l)).collect::<Vec<_>>(),
         "warnings": report.warnings.iter().map(|w| info.scrub(w)).collect::<Vec<_>>(),
+        "root_causes": super::cause_groups(report.results, report.profile)
+            .iter()
+            .map(|g| json!({
+                "verdict": g.verdict.as_str(),
+                "cause": info.scrub(&g.cause),
+                "see": g.see,
+                "tests": g.tests,
+            }))
+            .collect::<Vec<_>>(),
         "tests": tests,
     })
 }
@@ -102,6 +111,12 @@ fn test(r: &TestResult, report: &RunReport) -> Value {
         "reason": r.reason.as_deref().map(|s| info.scrub(s)),
         "failed_checks": failed,
         "passed_checks": r.passed,
+        "blocked_by": r.blocked_by.as_ref().map(|b| json!({
+            "needed": info.scrub(&b.needed),
+            "request": info.scrub(&b.request),
+            "answer": info.scrub(&b.answer),
+            "see": b.see,
+        })),
         "duration_ms": r.duration.as_secs_f64() * 1000.0,
         "requests": r.exchanges.len(),
     })

@@ -75,6 +75,17 @@ pub fn render(report: &RunReport) -> String {
     }
     md.push_str("\n\n");
 
+    let causes = super::cause_groups(report.results, report.profile);
+    if !causes.is_empty() {
+        let _ = writeln!(
+            md,
+            "## Root causes\n\nEach is reported at its own test; the tests below it are blocked by it or share it. Fix these first.\n"
+        );
+        for g in causes.iter().take(MAX_LISTED) {
+            let _ = writeln!(md, "- {}", one_line(&info.scrub(&g.line())));
+        }
+        md.push('\n');
+    }
     if !failing.is_empty() {
         let _ = writeln!(md, "## Failures\n");
         for r in failing.iter().take(MAX_LISTED) {
