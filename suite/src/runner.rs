@@ -257,6 +257,8 @@ struct TestRun<'a> {
     exchanges: Vec<Exchange>,
     findings: Vec<Finding>,
     passed: BTreeSet<&'static str>,
+    /// The body of an update that sends current values back (`echo`).
+    echoed: Option<Value>,
 }
 
 impl<'a> TestRun<'a> {
@@ -283,6 +285,7 @@ impl<'a> TestRun<'a> {
             exchanges: Vec::new(),
             findings: Vec::new(),
             passed: BTreeSet::new(),
+            echoed: None,
         }
     }
 
@@ -489,6 +492,9 @@ impl<'a> TestRun<'a> {
         if let Err(outcome) = self.precondition().await {
             return outcome;
         }
+        if let Err(outcome) = self.echo().await {
+            return outcome;
+        }
         if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
             // The created kind's own preconditions (e.g. TFE's workspace lock).
             match self.ctx.fixtures.before_create(kind, &self.scope).await {
@@ -658,10 +664,17 @@ impl<'a> TestRun<'a> {
         let method = Method::from_bytes(method.as_bytes()).unwrap_or(Method::GET);
         let mut request = Request::new(method, url, auth_for(&path));
         if e.body == BodyKind::Json {
-            let body = match &e.payload {
+            let mut body = match &e.payload {
                 Some(p) => fixtures.payload(p, &self.scope)?,
                 None => serde_json::json!({}),
             };
+            if let (Some(attributes), Some(echoed)) = (
+                body.pointer_mut("/data/attributes")
+                    .and_then(Value::as_object_mut),
+                self.echoed.as_ref().and_then(Value::as_object),
+            ) {
+                attributes.extend(echoed.clone());
+            }
             request = request.with_body(Body::Json(body));
         }
         Ok(request)
@@ -1449,6 +1462,51 @@ impl<'a> TestRun<'a> {
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_secs(1));
         }
+    }
+
+    /// Reads the current values an `echo` update sends back; a show that fails blocks the
+    /// test (the update would otherwise change something, or send nothing).
+    async fn echo(&mut self) -> Result<(), Outcome> {
+        let Some(echo) = self.endpoint.echo.clone() else {
+            return Ok(());
+        };
+        let Some((_, show)) = self
+            .ctx
+            .catalog
+            .endpoint(&echo.show, &self.case.group)
+            .map(|(g, e)| (g.clone(), e.clone()))
+        else {
+            return Err(Outcome::Error(format!(
+                "catalog: unknown echo show {}",
+                echo.show
+            )));
+        };
+        let (url, filled) = self.canonical_url(&show).map_err(Outcome::Error)?;
+        let index = self
+            .send(Request::new(Method::GET, url, auth_for(&filled)))
+            .await;
+        let current = match (self.ex(index).is_success(), self.ex(index).json()) {
+            (true, Ok(doc)) => doc,
+            _ => {
+                if let Some(why) = unjudgeable(self.ex(index)) {
+                    return Err(Outcome::Error(why));
+                }
+                let needed = "the current values it sends back".to_string();
+                return Err(Outcome::Blocked(self.ctx.blocker(
+                    needed,
+                    self.ex(index),
+                    None,
+                )));
+            }
+        };
+        let mut values = serde_json::Map::new();
+        for name in &echo.attributes {
+            if let Some(v) = current.pointer(&format!("/data/attributes/{name}")) {
+                values.insert(name.clone(), v.clone());
+            }
+        }
+        self.echoed = Some(Value::Object(values));
+        Ok(())
     }
 
     /// Waits for the state the request needs (a run awaiting confirmation before apply); a

@@ -153,3 +153,23 @@ fn the_notification_verify_test_calls_only_a_destination_the_user_gives() {
     }
     assert!(results.iter().all(|r| r.verdict == Verdict::Pass));
 }
+
+#[test]
+fn harmless_updates_send_the_current_values_back() {
+    // An update without attributes is refused by reasonable servers (422): the account and
+    // the administrator settings are updated with the values a show answers now.
+    let results = support::run(&[], &["account::update::", "admin_settings::update_"], &[]);
+    assert!(results.len() >= 4);
+    for r in &results {
+        assert_eq!(r.verdict, Verdict::Pass, "{}", r.failure_text());
+        let patch = r
+            .exchanges
+            .iter()
+            .find(|ex| ex.request.method == "PATCH")
+            .expect("the update is sent");
+        let body: serde_json::Value =
+            serde_json::from_str(patch.request.body.as_deref().unwrap_or("{}")).expect("JSON");
+        let attributes = body["data"]["attributes"].as_object().expect("attributes");
+        assert!(!attributes.is_empty(), "{}: {body}", r.name);
+    }
+}

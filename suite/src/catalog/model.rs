@@ -63,6 +63,9 @@ pub struct Endpoint {
     /// The endpoint needs the administrator token.
     #[serde(default)]
     pub admin: bool,
+    /// An update that must change nothing sends these attributes with the values a show
+    /// answers now (servers refuse an update without attributes, 422).
+    pub echo: Option<Echo>,
     /// Values the user must give for this test (`notification_url`: `--notification-url`);
     /// without them the test is skipped with that reason.
     #[serde(default)]
@@ -170,6 +173,17 @@ pub struct Expect {
     /// Sending the same request again must be refused (the state no longer allows it).
     #[serde(default)]
     pub repeat_refused: bool,
+}
+
+/// The attributes an update sends back as they are: read first with `show` (an endpoint id
+/// of the same group).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Echo {
+    /// The show endpoint that answers the current values.
+    pub show: String,
+    /// The attributes sent back (those the show answers).
+    pub attributes: Vec<String>,
 }
 
 /// A state the resource must be in after the request.
