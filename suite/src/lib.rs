@@ -16,6 +16,7 @@ pub mod fixtures;
 pub mod harness;
 pub mod ledger;
 pub mod partition;
+pub mod registry_checks;
 pub mod report;
 pub mod runner;
 pub mod safety;

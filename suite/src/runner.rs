@@ -257,6 +257,8 @@ struct TestRun<'a> {
     exchanges: Vec<Exchange>,
     findings: Vec<Finding>,
     passed: BTreeSet<&'static str>,
+    /// Said in the result's reason besides the checks (a registry source not followed).
+    notes: Vec<String>,
 }
 
 impl<'a> TestRun<'a> {
@@ -283,6 +285,7 @@ impl<'a> TestRun<'a> {
             exchanges: Vec::new(),
             findings: Vec::new(),
             passed: BTreeSet::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -316,10 +319,11 @@ impl<'a> TestRun<'a> {
                     .iter()
                     .filter_map(|f| f.exchange.and_then(|i| self.exchanges.get(i)))
                     .find_map(unjudgeable);
+                let notes = (!self.notes.is_empty()).then(|| self.notes.join("; "));
                 match (failing.is_empty(), blocked) {
-                    (true, _) => (Verdict::Pass, None),
+                    (true, _) => (Verdict::Pass, notes),
                     (false, Some(why)) => (Verdict::Error, Some(why)),
-                    (false, None) => (Verdict::Fail, None),
+                    (false, None) => (Verdict::Fail, notes),
                 }
             }
         };
@@ -1313,7 +1317,10 @@ impl<'a> TestRun<'a> {
             .endpoint(&state.show, &self.case.group)
             .map(|(g, e)| (g.clone(), e.clone()))
         else {
-            return Err((None, format!("catalog: unknown show endpoint {}", state.show)));
+            return Err((
+                None,
+                format!("catalog: unknown show endpoint {}", state.show),
+            ));
         };
         let wanted = match &state.value {
             Value::String(s) => Value::String(
@@ -1437,20 +1444,17 @@ impl<'a> TestRun<'a> {
     async fn after_read(&mut self, main: usize) {
         let Some(doc) = self.json(main) else { return };
         if self.case.variant == Variant::Registry {
-            if let Some(name) = self
-                .endpoint
-                .resource
-                .as_deref()
-                .and_then(|k| self.scope.get(k))
-                .and_then(|i| i.fields.get("name").cloned())
-            {
-                let text = doc.to_string();
-                let result = if text.contains(name.as_str()) {
-                    Ok(())
-                } else {
-                    Err(format!("expected the answer to mention the module `{name}` this run published; it does not"))
+            let subject = self.registry_subject();
+            if let Some(subject) = subject {
+                let mut probe = crate::registry_checks::Probe {
+                    target: &self.ctx.target,
+                    exchanges: &mut self.exchanges,
+                    findings: &mut self.findings,
+                    passed: &mut self.passed,
+                    notes: &mut self.notes,
                 };
-                self.check(&c::REGISTRY_READ, Some(main), result);
+                crate::registry_checks::after_read(&mut probe, self.endpoint, &subject, main, &doc)
+                    .await;
             }
         } else {
             self.variants_agree(main, &doc).await;
@@ -1481,18 +1485,15 @@ impl<'a> TestRun<'a> {
             index = self.send(Request::new(Method::GET, next, auth)).await;
         }
         if self.case.variant == Variant::Registry {
-            let ex = self.ex(index);
-            let result = if ex.header("x-terraform-get").is_some() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "expected 204 with an X-Terraform-Get header, received {} without it",
-                    shown(ex.status())
-                ))
+            let subject = self.registry_subject();
+            let mut probe = crate::registry_checks::Probe {
+                target: &self.ctx.target,
+                exchanges: &mut self.exchanges,
+                findings: &mut self.findings,
+                passed: &mut self.passed,
+                notes: &mut self.notes,
             };
-            self.check(&c::TFE_REGISTRY_DOWNLOAD, Some(index), result);
-            let result = c::succeeds(self.ex(index));
-            self.check(&c::ENDPOINT_SUCCEEDS, Some(index), result);
+            crate::registry_checks::after_download(&mut probe, subject.as_ref(), index).await;
         } else {
             let result = c::succeeds(self.ex(index)).and_then(|_| {
                 if self.ex(index).body().is_empty() {
@@ -1503,6 +1504,13 @@ impl<'a> TestRun<'a> {
             });
             self.check(&c::ENDPOINT_SUCCEEDS, Some(index), result);
         }
+    }
+
+    /// The registry module a registry test reads (its `resource`'s instance).
+    fn registry_subject(&self) -> Option<crate::registry_checks::Subject> {
+        let kind = self.endpoint.resource.as_deref()?;
+        let given = self.ctx.fixtures.is_given(kind);
+        crate::registry_checks::Subject::of(&self.scope, kind, given)
     }
 
     /// Rule 3 and Versioning 2: create a version, find its upload address, PUT a tarball,
