@@ -111,6 +111,8 @@ pub struct Fixtures {
     catalog: Arc<Catalog>,
     prefix: String,
     given: BTreeMap<String, String>,
+    /// Fields of given instances beyond `id` and `name` (`--module`).
+    given_fields: BTreeMap<String, BTreeMap<String, String>>,
     counter: AtomicU64,
     shared: Mutex<HashMap<String, Cell>>,
     ledger: Mutex<Vec<Made>>,
@@ -133,6 +135,7 @@ impl Fixtures {
             catalog,
             prefix,
             given,
+            given_fields: BTreeMap::new(),
             counter: AtomicU64::new(0),
             shared: Mutex::new(HashMap::new()),
             ledger: Mutex::new(Vec::new()),
@@ -150,6 +153,31 @@ impl Fixtures {
     /// `--read-only`: nothing is created; kinds that must be made are unavailable.
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
+        self
+    }
+
+    /// `--module NS/NAME/PROVIDER/VERSION`: the registry read tests use this published module
+    /// (the `published_module` kind, with the fields `namespace`, `name`, `provider` and
+    /// `version`) instead of publishing one. Other kinds (the management API's
+    /// `registry_module`) are not affected.
+    pub fn give_module(mut self, module: Option<&crate::settings::PublishedModule>) -> Self {
+        if let Some(m) = module {
+            let kind = "published_module".to_string();
+            self.given.insert(kind.clone(), m.to_string());
+            let fields = [
+                ("namespace", &m.namespace),
+                ("name", &m.name),
+                ("provider", &m.provider),
+                ("version", &m.version),
+            ];
+            self.given_fields.insert(
+                kind,
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect(),
+            );
+        }
         self
     }
 
@@ -374,6 +402,9 @@ impl Fixtures {
             if let Some(id) = self.given.get(&kind).filter(|_| !own) {
                 let mut instance = given_instance(&kind, id);
                 instance.document = self.read_given(&instance).await;
+                if let Some(fields) = self.given_fields.get(&kind) {
+                    instance.fields.extend(fields.clone());
+                }
                 let instance = Arc::new(instance);
                 scope.insert(instance.clone());
                 return Ok(instance);
@@ -513,7 +544,18 @@ impl Fixtures {
                     None,
                 )
             })?;
-            let made = instance(kind, id, &parent.document, def, fresh);
+            let mut made = instance(kind, id, &parent.document, def, fresh);
+            // A kind read from another one also carries its parents' fields it lacks (the
+            // published module: the module's name and provider, its version's version).
+            for dep in &def.parents {
+                if let Some(p) = scope.get(dep) {
+                    for (field, value) in &p.fields {
+                        made.fields
+                            .entry(field.clone())
+                            .or_insert_with(|| value.clone());
+                    }
+                }
+            }
             if self.target.guard().knows(&parent.id) {
                 self.vouch(&made);
             }

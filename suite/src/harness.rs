@@ -224,7 +224,8 @@ impl Session {
             settings.prefix.clone(),
             settings.fixtures.clone(),
         )
-        .read_only(settings.read_only);
+        .read_only(settings.read_only)
+        .give_module(settings.module.as_ref());
         // The embedded service forgets everything when the run ends: nothing to sweep.
         if embedded.is_none() {
             let ledger =

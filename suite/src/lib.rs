@@ -17,6 +17,7 @@ pub mod harness;
 pub mod ledger;
 pub mod partition;
 pub mod precision;
+pub mod registry_checks;
 pub mod report;
 pub mod runner;
 pub mod safety;

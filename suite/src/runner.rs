@@ -92,9 +92,11 @@ impl Context {
         cell.get_or_init(|| self.probe(group)).await.clone()
     }
 
-    /// A group is missing when none of its read endpoints has a route, on any path variant.
-    /// The group's `probe` is tried first; a group whose reads need a fixture that cannot be
-    /// made counts as present (the test then fails rather than hiding as unsupported).
+    /// A group is missing when none of its read endpoints has a route, on any path variant,
+    /// and at least one of them shows it. The group's `probe` is tried first. A read whose
+    /// fixture's create route of this group is absent counts as absent; a read that cannot be
+    /// tried for another reason counts neither way; with no read tried the group counts as
+    /// present (its tests are then blocked or fail, never hidden as unsupported).
     async fn probe(&self, group: &str) -> Option<Exchange> {
         let g = self.catalog.groups.iter().find(|g| g.group == group)?;
         let mut reads: Vec<&Endpoint> = g.endpoints.iter().filter(|e| e.method == "GET").collect();
@@ -120,8 +122,9 @@ impl Context {
                     last = Some(*ex);
                     continue;
                 }
-                // A read that cannot be tried for another reason proves nothing either way.
-                Err(_) => return None,
+                // A read that cannot be tried for another reason proves nothing either way:
+                // the group's other reads decide.
+                Err(_) => continue,
             }
             let variants: &[Variant] = if endpoint.path.starts_with(crate::catalog::REGISTRY) {
                 &[Variant::Registry]
@@ -259,6 +262,8 @@ struct TestRun<'a> {
     passed: BTreeSet<&'static str>,
     /// The body of an update that sends current values back (`echo`).
     echoed: Option<Value>,
+    /// Said in the result's reason besides the checks (a registry source not followed).
+    notes: Vec<String>,
 }
 
 impl<'a> TestRun<'a> {
@@ -286,6 +291,7 @@ impl<'a> TestRun<'a> {
             findings: Vec::new(),
             passed: BTreeSet::new(),
             echoed: None,
+            notes: Vec::new(),
         }
     }
 
@@ -319,10 +325,11 @@ impl<'a> TestRun<'a> {
                     .iter()
                     .filter_map(|f| f.exchange.and_then(|i| self.exchanges.get(i)))
                     .find_map(unjudgeable);
+                let notes = (!self.notes.is_empty()).then(|| self.notes.join("; "));
                 match (failing.is_empty(), blocked) {
-                    (true, _) => (Verdict::Pass, None),
+                    (true, _) => (Verdict::Pass, notes),
                     (false, Some(why)) => (Verdict::Error, Some(why)),
-                    (false, None) => (Verdict::Fail, None),
+                    (false, None) => (Verdict::Fail, notes),
                 }
             }
         };
@@ -451,13 +458,14 @@ impl<'a> TestRun<'a> {
                     self.exchanges.push(*ex);
                     return Outcome::Error(format!("could not make the `{kind}` fixture: {why}"));
                 }
-                let own_group =
-                    c::route_exists(&ex).is_err() && self.ctx.judged_in(&self.case.group, &ex);
+                let route_missing = c::route_exists(&ex).is_err();
                 let blocker = self
                     .ctx
                     .blocker(format!("the `{kind}` fixture"), &ex, Some(&kind));
                 self.exchanges.push(*ex);
-                if own_group {
+                // The test's own group may be absent as a whole: then it is unsupported, as
+                // every test of that group, rather than blocked.
+                if route_missing {
                     if let Some(why) = self.group_absent().await {
                         return Outcome::Unsupported(why);
                     }
@@ -710,11 +718,19 @@ impl<'a> TestRun<'a> {
             return Err(Outcome::Error(why));
         }
         let needed = format!("its set-up step {reference}");
-        Err(Outcome::Blocked(self.ctx.blocker(
-            needed,
-            self.ex(index),
-            None,
-        )))
+        let blocker = self.ctx.blocker(needed, self.ex(index), None);
+        Err(self.blocked_or_absent(blocker, index).await)
+    }
+
+    /// Blocked by a failed request, unless that request found no route and this test's whole
+    /// group is absent: then unsupported, as every test of the group.
+    async fn blocked_or_absent(&mut self, blocker: Blocker, index: usize) -> Outcome {
+        if c::route_exists(self.ex(index)).is_err() {
+            if let Some(why) = self.group_absent().await {
+                return Outcome::Unsupported(why);
+            }
+        }
+        Outcome::Blocked(blocker)
     }
 
     /// Parses the main answer as JSON (check `json.body`).
@@ -1492,11 +1508,8 @@ impl<'a> TestRun<'a> {
                     return Err(Outcome::Error(why));
                 }
                 let needed = "the current values it sends back".to_string();
-                return Err(Outcome::Blocked(self.ctx.blocker(
-                    needed,
-                    self.ex(index),
-                    None,
-                )));
+                let blocker = self.ctx.blocker(needed, self.ex(index), None);
+                return Err(self.blocked_or_absent(blocker, index).await);
             }
         };
         let mut values = serde_json::Map::new();
@@ -1544,20 +1557,17 @@ impl<'a> TestRun<'a> {
     async fn after_read(&mut self, main: usize) {
         let Some(doc) = self.json(main) else { return };
         if self.case.variant == Variant::Registry {
-            if let Some(name) = self
-                .endpoint
-                .resource
-                .as_deref()
-                .and_then(|k| self.scope.get(k))
-                .and_then(|i| i.fields.get("name").cloned())
-            {
-                let text = doc.to_string();
-                let result = if text.contains(name.as_str()) {
-                    Ok(())
-                } else {
-                    Err(format!("expected the answer to mention the module `{name}` this run published; it does not"))
+            let subject = self.registry_subject();
+            if let Some(subject) = subject {
+                let mut probe = crate::registry_checks::Probe {
+                    target: &self.ctx.target,
+                    exchanges: &mut self.exchanges,
+                    findings: &mut self.findings,
+                    passed: &mut self.passed,
+                    notes: &mut self.notes,
                 };
-                self.check(&c::REGISTRY_READ, Some(main), result);
+                crate::registry_checks::after_read(&mut probe, self.endpoint, &subject, main, &doc)
+                    .await;
             }
         } else {
             self.variants_agree(main, &doc).await;
@@ -1588,18 +1598,15 @@ impl<'a> TestRun<'a> {
             index = self.send(Request::new(Method::GET, next, auth)).await;
         }
         if self.case.variant == Variant::Registry {
-            let ex = self.ex(index);
-            let result = if ex.header("x-terraform-get").is_some() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "expected 204 with an X-Terraform-Get header, received {} without it",
-                    shown(ex.status())
-                ))
+            let subject = self.registry_subject();
+            let mut probe = crate::registry_checks::Probe {
+                target: &self.ctx.target,
+                exchanges: &mut self.exchanges,
+                findings: &mut self.findings,
+                passed: &mut self.passed,
+                notes: &mut self.notes,
             };
-            self.check(&c::TFE_REGISTRY_DOWNLOAD, Some(index), result);
-            let result = c::succeeds(self.ex(index));
-            self.check(&c::ENDPOINT_SUCCEEDS, Some(index), result);
+            crate::registry_checks::after_download(&mut probe, subject.as_ref(), index).await;
         } else {
             let result = c::succeeds(self.ex(index)).and_then(|_| {
                 if self.ex(index).body().is_empty() {
@@ -1610,6 +1617,13 @@ impl<'a> TestRun<'a> {
             });
             self.check(&c::ENDPOINT_SUCCEEDS, Some(index), result);
         }
+    }
+
+    /// The registry module a registry test reads (its `resource`'s instance).
+    fn registry_subject(&self) -> Option<crate::registry_checks::Subject> {
+        let kind = self.endpoint.resource.as_deref()?;
+        let given = self.ctx.fixtures.is_given(kind);
+        crate::registry_checks::Subject::of(&self.scope, kind, given)
     }
 
     /// Rule 3 and Versioning 2: create a version, find its upload address, PUT a tarball,

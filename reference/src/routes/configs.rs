@@ -218,12 +218,12 @@ async fn upload(ctx: Ctx, Path(object): Path<String>, req: Request) -> ApiResult
 // GET {upload_url}: the archivist also serves what was uploaded.
 async fn fetch_object(ctx: Ctx, Path(object): Path<String>) -> ApiResult<Response> {
     let store = ctx.state.read();
-    let bytes = store
+    let (kind, bytes) = store
         .objects
         .get(&object)
-        .and_then(|o| o.bytes.clone())
+        .and_then(|o| Some((o.kind, o.bytes.clone()?)))
         .ok_or_else(|| ApiError::not_found("object", &object))?;
-    Ok(octets(bytes))
+    Ok(octets(super::registry::served_object(&ctx, kind, bytes)))
 }
 
 /// Decodes standard base64 (padding optional); None when invalid.

@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 
 use super::org;
 use crate::error::{ApiError, ApiResult};
+use crate::faults::Kind;
 use crate::jsonapi::{
     created, no_content, ok, paginate, plain, resource, AppState, Body, Ctx, Doc,
 };
@@ -619,6 +620,78 @@ fn proto_error(status: StatusCode, message: &str) -> Response {
     plain(status, json!({ "errors": [message] }))
 }
 
+/// A registry protocol answer (plain JSON); `registry-reshaped` wraps it in `data`.
+fn proto_ok(ctx: &Ctx, doc: Value) -> Response {
+    if ctx.state.fault(Kind::RegistryReshaped) {
+        return plain(StatusCode::OK, json!({ "data": doc }));
+    }
+    plain(StatusCode::OK, doc)
+}
+
+/// `registry-query-refused`: a list or search sent a parameter of the spec's Query column.
+fn query_refused(ctx: &Ctx) -> Option<Response> {
+    let sent = ["offset", "limit", "provider", "verified"]
+        .into_iter()
+        .find(|n| ctx.query.contains_key(*n))?;
+    ctx.state.fault(Kind::RegistryQueryRefused).then(|| {
+        proto_error(
+            StatusCode::BAD_REQUEST,
+            &format!("unknown parameter {sent}"),
+        )
+    })
+}
+
+/// `registry-version-wrong`: the next patch release of a version.
+fn next_version(version: &str) -> String {
+    let core = version.split(['-', '+']).next().unwrap_or(version);
+    match core.rsplit_once('.') {
+        Some((head, last)) => match last.parse::<u64>() {
+            Ok(n) => format!("{head}.{}", n + 1),
+            Err(_) => format!("{core}.1"),
+        },
+        None => format!("{core}.1"),
+    }
+}
+
+/// `registry-latest-other-provider`: a provider that is not this one.
+fn other_provider(provider: &str) -> &'static str {
+    if provider == "google" {
+        "azurerm"
+    } else {
+        "google"
+    }
+}
+
+/// Restates a module answer (summary or detail) under another provider.
+fn under_other_provider(doc: &mut Value) {
+    let provider = doc["provider"].as_str().unwrap_or_default().to_string();
+    let other = other_provider(&provider);
+    doc["provider"] = json!(other);
+    if let Some(id) = doc["id"].as_str() {
+        let parts: Vec<&str> = id.split('/').collect();
+        if let [ns, name, _, version] = parts.as_slice() {
+            doc["id"] = json!(format!("{ns}/{name}/{other}/{version}"));
+        }
+    }
+    if doc.get("providers").is_some() {
+        doc["providers"] = json!([other]);
+    }
+}
+
+/// The bytes `GET /v1/object/<id>` serves for an object of `kind`: what was uploaded, except
+/// that `registry-download-wrong-bytes` serves a module version's archive as other bytes.
+pub(crate) fn served_object(ctx: &Ctx, kind: &str, bytes: Vec<u8>) -> Vec<u8> {
+    if kind != "registry-module-versions" || !ctx.state.fault(Kind::RegistryDownloadWrongBytes) {
+        return bytes;
+    }
+    let other = crate::shapes::seeded_archive();
+    if bytes != other {
+        other
+    } else {
+        bytes[..bytes.len() / 2].to_vec()
+    }
+}
+
 /// Published (`ok`) versions of a module, oldest first by version.
 fn published<'a>(store: &'a Store, module: &str) -> Vec<&'a Record> {
     let mut out: Vec<&Record> = store
@@ -675,6 +748,7 @@ fn proto_page(ctx: &Ctx, items: Vec<Value>) -> Response {
     let offset: usize = ctx.q("offset").and_then(|o| o.parse().ok()).unwrap_or(0);
     let limit: usize = ctx
         .q("limit")
+        .filter(|_| !ctx.state.fault(Kind::RegistryLimitIgnored))
         .and_then(|l| l.parse().ok())
         .unwrap_or(15)
         .clamp(1, 100);
@@ -692,13 +766,17 @@ fn proto_page(ctx: &Ctx, items: Vec<Value>) -> Response {
     if offset > 0 {
         meta["prev_offset"] = json!(offset.saturating_sub(limit));
     }
-    plain(StatusCode::OK, json!({"meta": meta, "modules": page}))
+    proto_ok(ctx, json!({"meta": meta, "modules": page}))
 }
 
 fn filtered(ctx: &Ctx, ns: Option<&str>, query: Option<&str>) -> Response {
+    if let Some(refused) = query_refused(ctx) {
+        return refused;
+    }
     let store = ctx.state.read();
-    let provider = ctx.q("provider");
-    let verified = ctx.q("verified").map(|v| v == "true");
+    let ignored = ctx.state.fault(Kind::RegistryFiltersIgnored);
+    let provider = ctx.q("provider").filter(|_| !ignored);
+    let verified = ctx.q("verified").filter(|_| !ignored).map(|v| v == "true");
     let query = query.map(str::to_lowercase);
     let items: Vec<Value> = published_modules(&store, ns)
         .into_iter()
@@ -721,7 +799,11 @@ async fn proto_list(ctx: Ctx) -> Response {
 }
 
 async fn proto_search(ctx: Ctx) -> Response {
-    let q = ctx.q("q").or(ctx.q("query")).map(String::from);
+    let q = if ctx.state.fault(Kind::RegistrySearchQOnly) {
+        Some(ctx.q("q").unwrap_or_default().to_string())
+    } else {
+        ctx.q("q").or(ctx.q("query")).map(String::from)
+    };
     match q {
         Some(q) => filtered(&ctx, None, Some(&q)),
         None => proto_error(StatusCode::BAD_REQUEST, "q is required"),
@@ -733,11 +815,20 @@ async fn proto_namespace(ctx: Ctx, Path(ns): Path<String>) -> Response {
 }
 
 async fn proto_name(ctx: Ctx, Path((ns, name)): Path<(String, String)>) -> Response {
+    if let Some(refused) = query_refused(&ctx) {
+        return refused;
+    }
     let store = ctx.state.read();
     let items: Vec<Value> = published_modules(&store, Some(&ns))
         .into_iter()
         .filter(|(m, _)| m.str("name") == name)
-        .map(|(m, v)| summary(m, v))
+        .map(|(m, v)| {
+            let mut item = summary(m, v);
+            if ctx.state.fault(Kind::RegistryLatestOtherProvider) {
+                under_other_provider(&mut item);
+            }
+            item
+        })
         .collect();
     drop(store);
     if items.is_empty() {
@@ -769,7 +860,13 @@ async fn proto_latest(
         return proto_error(StatusCode::NOT_FOUND, "Not Found");
     };
     match published(&store, &m.id).last() {
-        Some(v) => plain(StatusCode::OK, detail(&store, m, v)),
+        Some(v) => {
+            let mut doc = detail(&store, m, v);
+            if ctx.state.fault(Kind::RegistryLatestOtherProvider) {
+                under_other_provider(&mut doc);
+            }
+            proto_ok(&ctx, doc)
+        }
         None => proto_error(StatusCode::NOT_FOUND, "Not Found"),
     }
 }
@@ -784,12 +881,13 @@ async fn proto_versions(
     };
     let versions: Vec<Value> = published(&store, &m.id)
         .iter()
+        .filter(|_| !ctx.state.fault(Kind::RegistryVersionsEmpty))
         .map(|v| json!({"version": v.str("version"),
             "root": {"providers": [{"name": provider, "namespace": "", "source": "", "version": ""}], "dependencies": []},
             "submodules": []}))
         .collect();
-    plain(
-        StatusCode::OK,
+    proto_ok(
+        &ctx,
         json!({"modules": [{"source": format!("{ns}/{name}/{provider}"), "versions": versions}]}),
     )
 }
@@ -806,7 +904,15 @@ async fn proto_version(
         .into_iter()
         .find(|v| v.str("version") == version)
     {
-        Some(v) => plain(StatusCode::OK, detail(&store, m, v)),
+        Some(v) => {
+            let mut doc = detail(&store, m, v);
+            if ctx.state.fault(Kind::RegistryVersionWrong) {
+                let other = next_version(&version);
+                doc["id"] = json!(format!("{ns}/{name}/{provider}/{other}"));
+                doc["version"] = json!(other);
+            }
+            proto_ok(&ctx, doc)
+        }
         None => proto_error(StatusCode::NOT_FOUND, "Not Found"),
     }
 }
@@ -850,7 +956,11 @@ async fn proto_download(
     let Some((object, _)) = store.objects.iter().find(|(_, o)| o.target == v.id) else {
         return proto_error(StatusCode::NOT_FOUND, "Not Found");
     };
-    let url = format!("{}?archive=tar.gz", ctx.object_url(object));
+    let url = if ctx.state.fault(Kind::RegistrySourceElsewhere) {
+        format!("https://archive.example.invalid/v1/object/{object}?archive=tar.gz")
+    } else {
+        format!("{}?archive=tar.gz", ctx.object_url(object))
+    };
     let mut res = StatusCode::NO_CONTENT.into_response();
     if let Ok(value) = HeaderValue::from_str(&url) {
         res.headers_mut().insert("x-terraform-get", value);

@@ -2,9 +2,11 @@
 //! `conform checks` prints this table; nothing here sends a request.
 
 mod envelope;
+mod registry;
 mod schemas;
 
 pub use envelope::*;
+pub use registry::*;
 pub use schemas::{SchemaError, Schemas};
 
 use std::fmt;
@@ -100,7 +102,19 @@ checks! {
     STATE_AFTER = "state.after-action", Core, "States and transitions",
         "after the action the resource is in the state the spec names";
     REGISTRY_READ = "registry.read", Core, "Registry modules, read endpoints",
-        "a registry read endpoint answers a JSON document about the module the run published";
+        "a registry read endpoint answers a JSON document about the module (the one the run published, or `--module`): a list holds it (further pages read with `offset`), a module answer names it in its namespace";
+    REGISTRY_VERSIONS = "registry.versions", Core, "Registry modules, read endpoints (…/:provider/versions)",
+        "`…/:namespace/:name/:provider/versions` lists the module's published version (the version is a string of the answer): the endpoint names what it answers";
+    REGISTRY_VERSION = "registry.version", Core, "Registry modules, read endpoints (…/:provider/:version); Identifiers used in paths",
+        "`…/:namespace/:name/:provider/:version` answers that version of that module: it names the module, and no object named like it (`name`, the spec's identifier) states another `version`";
+    REGISTRY_LATEST = "registry.latest", Core, "Registry modules, read endpoints (latest version for one provider, across providers)",
+        "`…/:namespace/:name/:provider` answers that module with that provider (no object named like it states another `provider`); `…/:namespace/:name` lists it with its provider";
+    REGISTRY_DOWNLOAD_SOURCE = "registry.download-source", Core, "Registry modules, read endpoints (latest source, version source); What the service does, Rule 3",
+        "a download leads to the module's source: the address it gives (`X-Terraform-Get`, relative to the download URL) or its body, fetched on the target's own origin only (elsewhere: not followed, not failed), is the archive the run uploaded (for a `--module` module: a non-empty gzip)";
+    REGISTRY_QUERY_ACCEPTED = "registry.query-accepted", Core, "Registry modules, read endpoints (Query column)",
+        "the module lists and search accept the parameters the spec's Query column names for them (`offset`, `limit`, `provider`, `verified`) and answer JSON";
+    REGISTRY_SEARCH = "registry.search", Core, "Registry modules, read endpoints (search: query (the search text))",
+        "search reads the spec's `query`: `query=<name>` lists the module, a text matching nothing does not. Core: the Query column names `query` as it names `offset` and `limit`, and no gap statement counts it as not shown; where only TFE's `q` works, the finding says this registry reads `q`, not `query`";
     NO_SERVER_ERROR = "transport.no-5xx", Core, "Endpoints",
         "a request is never answered with a 5xx";
     ALIAS_EXISTS = "alias.exists", Tfe, "Endpoints (Agents: \"one listing spells the segment agent-pool\")",
@@ -125,6 +139,12 @@ checks! {
         "an action not allowed in the resource's state is refused (4xx)";
     TFE_REGISTRY_DOWNLOAD = "tfe.registry-download", Tfe, "tfe-api-facts 3.3",
         "a registry download answers 204 with X-Terraform-Get (or a redirect to it)";
+    TFE_REGISTRY_PAGING = "tfe.registry-paging", Tfe, "tfe-api-facts 3.3",
+        "registry lists and search page with `offset`/`limit`: `limit=1` answers at most one module with `meta.limit` 1, and `offset=1` moves past the first module (`meta.current_offset` 1). TFE level: the spec names the parameters, not what they do nor where an answer holds its modules";
+    TFE_REGISTRY_FILTERS = "tfe.registry-filters", Tfe, "tfe-api-facts 3.3; TFE registry API docs",
+        "`provider=P` lists only modules whose `provider` is P, `verified=true` only modules with `verified: true` (TFE level, as for paging)";
+    TFE_REGISTRY_SHAPE = "tfe.registry-shape", Tfe, "tfe-api-facts 3.3",
+        "registry answers have the protocol's plain JSON shapes: versions `{modules:[{versions:[{version}]}]}`; one module `{id: ns/name/provider/version, namespace, name, provider, version}`; lists and search `{meta:{limit, current_offset}, modules:[{namespace, name, provider, version}]}`";
     TFE_READ_AFTER_WRITE = "tfe.read-after-write", Tfe, "tfe-api-facts 6.4",
         "a show after an update echoes every attribute the update sent (write-only ones, absent from the show, aside)";
 }

@@ -1,0 +1,479 @@
+//! The registry read protocol ("Registry modules, read endpoints"): pure judgments on its
+//! answers. Nothing here sends a request; `crate::registry_checks` sends them and records the
+//! results.
+//!
+//! The spec names no member of a registry answer. The core judgments read only what the spec's
+//! words give: the values of the path (the namespace, name, provider and version a request
+//! names, which the spec's "Identifiers used in paths" table calls exactly that), found as JSON
+//! strings, and, where an answer has objects, the members named like those identifiers. The
+//! exact TFE shapes (`modules`, `meta.limit`, `id` = `ns/name/provider/version`) are judged
+//! only by the `tfe.*` checks (tfe-api-facts 3.3).
+
+use serde_json::{Map, Value};
+
+/// A module version of the registry, as the run knows it: the one it published, or the one
+/// `--module` gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleRef {
+    /// The namespace (the organization, for a private module).
+    pub namespace: String,
+    /// The module name.
+    pub name: String,
+    /// The provider.
+    pub provider: String,
+    /// The version.
+    pub version: String,
+}
+
+impl ModuleRef {
+    /// `namespace/name/provider`, the module's source address in the registry.
+    pub fn source(&self) -> String {
+        format!("{}/{}/{}", self.namespace, self.name, self.provider)
+    }
+}
+
+impl std::fmt::Display for ModuleRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.source(), self.version)
+    }
+}
+
+/// Every object of `doc` (at any depth, `doc` itself included), depth first.
+fn objects(doc: &Value) -> Vec<&Map<String, Value>> {
+    let mut out = Vec::new();
+    let mut stack = vec![doc];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                out.push(map);
+                stack.extend(map.values().rev());
+            }
+            Value::Array(items) => stack.extend(items.iter().rev()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Every string value of `doc`, at any depth.
+fn strings(doc: &Value) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut stack = vec![doc];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => out.push(s.as_str()),
+            Value::Object(map) => stack.extend(map.values()),
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// True when some string of `doc` is exactly `text`.
+fn has_string(doc: &Value, text: &str) -> bool {
+    strings(doc).contains(&text)
+}
+
+/// The objects of `doc` whose `name` is the module's name (the spec's identifier `name`).
+fn named<'a>(doc: &'a Value, name: &str) -> Vec<&'a Map<String, Value>> {
+    objects(doc)
+        .into_iter()
+        .filter(|o| o.get("name").and_then(Value::as_str) == Some(name))
+        .collect()
+}
+
+fn member<'a>(o: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+    o.get(name).and_then(Value::as_str)
+}
+
+/// Whether an answer holds the module: an object named like it whose `namespace` (when it
+/// has one) is the module's; or, in an answer without such objects, a string that is the
+/// module's name or has it as a `/`-separated segment (`ns/name/provider`).
+pub fn registry_holds_module(doc: &Value, m: &ModuleRef) -> bool {
+    let named = named(doc, &m.name);
+    if !named.is_empty() {
+        return named
+            .iter()
+            .any(|o| member(o, "namespace").is_none_or(|ns| ns == m.namespace));
+    }
+    strings(doc)
+        .iter()
+        .any(|s| *s == m.name || s.split('/').any(|seg| seg == m.name))
+}
+
+/// `registry.read`: the answer is about the module.
+pub fn registry_read(doc: &Value, m: &ModuleRef, pages: usize) -> Result<(), String> {
+    if registry_holds_module(doc, m) {
+        return Ok(());
+    }
+    let read = if pages > 1 {
+        format!(" ({pages} pages read with `offset`)")
+    } else {
+        String::new()
+    };
+    Err(format!(
+        "expected the answer to be about the module `{}`{read}; it names no module `{}` in namespace `{}`",
+        m.source(),
+        m.name,
+        m.namespace
+    ))
+}
+
+/// `registry.versions`: the versions of the module list its version.
+pub fn registry_versions_listed(doc: &Value, m: &ModuleRef) -> Result<(), String> {
+    if has_string(doc, &m.version) {
+        return Ok(());
+    }
+    let listed: Vec<&str> = objects(doc)
+        .into_iter()
+        .filter_map(|o| member(o, "version"))
+        .filter(|v| !v.is_empty())
+        .collect();
+    Err(format!(
+        "expected the versions of `{}` to list its published version `{}`; {}",
+        m.source(),
+        m.version,
+        if listed.is_empty() {
+            "the answer lists no version".to_string()
+        } else {
+            format!("it lists {}", listed.join(", "))
+        }
+    ))
+}
+
+/// `registry.version`: the answer is that version of that module.
+pub fn registry_version_answered(doc: &Value, m: &ModuleRef) -> Result<(), String> {
+    if !registry_holds_module(doc, m) {
+        return Err(format!(
+            "expected the version `{}` of `{}`; the answer names no module `{}`",
+            m.version,
+            m.source(),
+            m.name
+        ));
+    }
+    let stated: Vec<&str> = named(doc, &m.name)
+        .into_iter()
+        .filter_map(|o| member(o, "version"))
+        .collect();
+    if let Some(other) = stated.iter().find(|v| **v != m.version) {
+        return Err(format!(
+            "expected the version `{}` of `{}`; the answer states version `{other}`",
+            m.version,
+            m.source()
+        ));
+    }
+    if stated.is_empty() && !has_string(doc, &m.version) {
+        return Err(format!(
+            "expected the version `{}` of `{}`; the answer does not name that version",
+            m.version,
+            m.source()
+        ));
+    }
+    Ok(())
+}
+
+/// `registry.latest`: the answer is the module with its provider. `list`: the answer lists
+/// the latest version per provider (`…/:namespace/:name`), so it must list the module's
+/// provider among others; otherwise (`…/:namespace/:name/:provider`) it must state no other.
+pub fn registry_latest(doc: &Value, m: &ModuleRef, list: bool) -> Result<(), String> {
+    let providers: Vec<&str> = named(doc, &m.name)
+        .into_iter()
+        .filter(|o| member(o, "namespace").is_none_or(|ns| ns == m.namespace))
+        .filter_map(|o| member(o, "provider"))
+        .collect();
+    let what = if list {
+        format!(
+            "expected the latest versions of `{}/{}` to include the provider `{}`",
+            m.namespace, m.name, m.provider
+        )
+    } else {
+        format!("expected the latest version of `{}`", m.source())
+    };
+    if providers.is_empty() {
+        return if registry_holds_module(doc, m) && has_string(doc, &m.provider) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what}; the answer does not name the module `{}` with the provider `{}`",
+                m.name, m.provider
+            ))
+        };
+    }
+    let ok = if list {
+        providers.contains(&m.provider.as_str())
+    } else {
+        providers.iter().all(|p| *p == m.provider)
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}; the answer states the provider {}",
+            providers
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+}
+
+/// The top-level `modules` array of a registry answer (TFE shape), if any.
+pub fn registry_modules(doc: &Value) -> Option<&Vec<Value>> {
+    doc.get("modules").and_then(Value::as_array)
+}
+
+/// A module item's identity, to tell pages apart: its `id`, else `namespace/name/provider`.
+pub fn registry_item_key(item: &Value) -> String {
+    if let Some(id) = item.get("id").and_then(Value::as_str) {
+        return id.to_string();
+    }
+    let part = |k: &str| {
+        item.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
+    format!(
+        "{}/{}/{}",
+        part("namespace"),
+        part("name"),
+        part("provider")
+    )
+}
+
+/// The offset of the next page, when the answer says there is one (`meta.next_offset`).
+pub fn registry_next_offset(doc: &Value) -> Option<u64> {
+    doc.pointer("/meta/next_offset").and_then(Value::as_u64)
+}
+
+/// `tfe.registry-paging` on one page asked with `offset` and `limit`: at most `limit`
+/// modules, and `meta.limit` / `meta.current_offset` (when present) say what was used.
+pub fn registry_page(doc: &Value, offset: u64, limit: u64) -> Result<(), String> {
+    let Some(modules) = registry_modules(doc) else {
+        return Ok(());
+    };
+    if modules.len() as u64 > limit {
+        return Err(format!(
+            "expected at most {limit} module(s) with `limit={limit}`, received {}",
+            modules.len()
+        ));
+    }
+    if let Some(used) = doc.pointer("/meta/limit").and_then(Value::as_u64) {
+        if used != limit {
+            return Err(format!(
+                "expected `meta.limit` {limit} (the limit used) with `limit={limit}`, received {used}"
+            ));
+        }
+    }
+    if let Some(at) = doc.pointer("/meta/current_offset").and_then(Value::as_u64) {
+        if at != offset {
+            return Err(format!(
+                "expected `meta.current_offset` {offset} with `offset={offset}`, received {at}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `tfe.registry-filters`: every module listed has `member` equal to `wanted`.
+pub fn registry_filtered(
+    doc: &Value,
+    member: &str,
+    wanted: &Value,
+    sent: &str,
+) -> Result<(), String> {
+    let Some(modules) = registry_modules(doc) else {
+        return Ok(());
+    };
+    let others: Vec<String> = modules
+        .iter()
+        .filter(|m| m.get(member) != Some(wanted))
+        .map(|m| {
+            format!(
+                "{} ({member} {})",
+                registry_item_key(m),
+                m.get(member)
+                    .map(Value::to_string)
+                    .unwrap_or_else(|| "absent".into())
+            )
+        })
+        .collect();
+    if others.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected `{sent}` to list only modules whose `{member}` is {wanted}; it lists {}",
+            others.join(", ")
+        ))
+    }
+}
+
+/// Which TFE shape an answer must have (tfe-api-facts 3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegistryShape {
+    /// `…/versions`: `{modules:[{versions:[{version}]}]}`.
+    Versions,
+    /// One module version: `{id, namespace, name, provider, version, …}`.
+    Module,
+    /// A list or search: `{meta:{limit,current_offset}, modules:[{namespace,name,provider,version}]}`.
+    List,
+}
+
+/// `tfe.registry-shape`.
+pub fn registry_shape(doc: &Value, shape: RegistryShape) -> Result<(), String> {
+    let strings_of = |o: &Value, names: &[&str]| -> Result<(), String> {
+        let missing: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| o.get(*n).and_then(Value::as_str).is_none())
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("no string {}", missing.join(", ")))
+        }
+    };
+    let result = match shape {
+        RegistryShape::Versions => match registry_modules(doc).and_then(|m| m.first()) {
+            None => Err("no `modules` array with the module first".to_string()),
+            Some(first) => match first.get("versions").and_then(Value::as_array) {
+                None => Err("`modules[0]` has no `versions` array".to_string()),
+                Some(versions) => versions.iter().enumerate().try_for_each(|(i, v)| {
+                    strings_of(v, &["version"])
+                        .map_err(|e| format!("`modules[0].versions[{i}]`: {e}"))
+                }),
+            },
+        },
+        RegistryShape::Module => {
+            strings_of(doc, &["id", "namespace", "name", "provider", "version"]).and_then(|_| {
+                let part = |k: &str| doc.get(k).and_then(Value::as_str).unwrap_or_default();
+                let id = format!(
+                    "{}/{}/{}/{}",
+                    part("namespace"),
+                    part("name"),
+                    part("provider"),
+                    part("version")
+                );
+                if part("id") == id {
+                    Ok(())
+                } else {
+                    Err(format!("`id` is `{}`, not `{id}`", part("id")))
+                }
+            })
+        }
+        RegistryShape::List => {
+            let meta = match doc.get("meta") {
+                Some(meta)
+                    if meta.get("limit").is_some_and(Value::is_u64)
+                        && meta.get("current_offset").is_some_and(Value::is_u64) =>
+                {
+                    Ok(())
+                }
+                _ => Err("no `meta` with numbers `limit` and `current_offset`".to_string()),
+            };
+            meta.and_then(|_| match registry_modules(doc) {
+                None => Err("no `modules` array".to_string()),
+                Some(modules) => modules.iter().enumerate().try_for_each(|(i, m)| {
+                    strings_of(m, &["namespace", "name", "provider", "version"])
+                        .map_err(|e| format!("`modules[{i}]`: {e}"))
+                }),
+            })
+        }
+    };
+    result.map_err(|e| {
+        let expected = match shape {
+            RegistryShape::Versions => "{\"modules\":[{\"versions\":[{\"version\":…}]}]}",
+            RegistryShape::Module => {
+                "{\"id\":\"ns/name/provider/version\",\"namespace\",\"name\",\"provider\",\"version\",…}"
+            }
+            RegistryShape::List => {
+                "{\"meta\":{\"limit\",\"current_offset\"},\"modules\":[{\"namespace\",\"name\",\"provider\",\"version\"}]}"
+            }
+        };
+        format!("expected the registry protocol's shape {expected}; {e}")
+    })
+}
+
+/// True when the bytes start like a gzip stream (`1f 8b`).
+pub fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.len() > 2 && bytes[0] == 0x1f && bytes[1] == 0x8b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn m() -> ModuleRef {
+        ModuleRef {
+            namespace: "acme".into(),
+            name: "network".into(),
+            provider: "aws".into(),
+            version: "1.0.0".into(),
+        }
+    }
+
+    #[test]
+    fn versions_must_list_the_version() {
+        let ok =
+            json!({"modules":[{"source":"acme/network/aws","versions":[{"version":"1.0.0"}]}]});
+        assert!(registry_versions_listed(&ok, &m()).is_ok());
+        let empty = json!({"modules":[{"source":"acme/network/aws","versions":[]}]});
+        let err = registry_versions_listed(&empty, &m()).unwrap_err();
+        assert!(err.contains("lists no version"), "{err}");
+        assert!(registry_shape(&ok, RegistryShape::Versions).is_ok());
+        assert!(registry_shape(&json!({"versions":["1.0.0"]}), RegistryShape::Versions).is_err());
+    }
+
+    #[test]
+    fn a_version_page_of_another_version_fails() {
+        let doc = |v: &str| json!({"id": format!("acme/network/aws/{v}"), "namespace":"acme","name":"network","provider":"aws","version":v,"versions":["1.0.0", v]});
+        assert!(registry_version_answered(&doc("1.0.0"), &m()).is_ok());
+        let err = registry_version_answered(&doc("1.0.1"), &m()).unwrap_err();
+        assert!(err.contains("states version `1.0.1`"), "{err}");
+        assert!(registry_shape(&doc("1.0.1"), RegistryShape::Module).is_ok());
+        // shape-free answers are judged by the strings they hold
+        assert!(registry_version_answered(&json!(["acme/network/aws", "1.0.0"]), &m()).is_ok());
+    }
+
+    #[test]
+    fn latest_names_the_provider() {
+        let one =
+            |p: &str| json!({"namespace":"acme","name":"network","provider":p,"version":"1.0.0"});
+        assert!(registry_latest(&one("aws"), &m(), false).is_ok());
+        assert!(registry_latest(&one("google"), &m(), false).is_err());
+        let list = json!({"modules":[one("google"), one("aws")]});
+        assert!(registry_latest(&list, &m(), true).is_ok());
+        assert!(registry_latest(&list, &m(), false).is_err());
+    }
+
+    #[test]
+    fn the_module_is_found_by_name_and_namespace() {
+        let list = json!({"modules":[{"namespace":"other","name":"network","provider":"aws"}]});
+        assert!(!registry_holds_module(&list, &m()));
+        let list = json!({"modules":[{"namespace":"acme","name":"network","provider":"aws"}]});
+        assert!(registry_holds_module(&list, &m()));
+        assert!(registry_holds_module(
+            &json!({"source":"acme/network/aws"}),
+            &m()
+        ));
+        assert!(!registry_holds_module(&json!({"modules":[]}), &m()));
+    }
+
+    #[test]
+    fn pages_and_filters() {
+        let page = json!({"meta":{"limit":1,"current_offset":0},"modules":[{"provider":"aws"}]});
+        assert!(registry_page(&page, 0, 1).is_ok());
+        let ignored =
+            json!({"meta":{"limit":15,"current_offset":0},"modules":[{"provider":"aws"}]});
+        assert!(registry_page(&ignored, 0, 1)
+            .unwrap_err()
+            .contains("meta.limit"));
+        assert!(registry_filtered(&page, "provider", &json!("aws"), "provider=aws").is_ok());
+        assert!(registry_filtered(&page, "provider", &json!("zz"), "provider=zz").is_err());
+        assert!(registry_shape(&page, RegistryShape::List).is_err());
+        assert!(is_gzip(&[0x1f, 0x8b, 8]) && !is_gzip(b"PK\x03"));
+    }
+}

@@ -1,0 +1,304 @@
+//! The registry read tests look at what the answers say (versions, one version, the latest,
+//! lists, search, the source a download leads to), and a registry-only target can be tested
+//! with `--module`.
+
+mod support;
+
+use conform::verdict::{TestResult, Verdict};
+
+const GROUP: &str = "registry_modules_read::";
+
+fn not_passed(results: &[TestResult]) -> Vec<String> {
+    results
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .map(|r| format!("{} {:?}\n{}", r.name, r.verdict, r.failure_text()))
+        .collect()
+}
+
+/// The bytes of the source a download test fetched: the answer of its last GET of the object
+/// store (`/v1/object/...`).
+fn source_bytes(result: &TestResult) -> Option<Vec<u8>> {
+    result
+        .exchanges
+        .iter()
+        .rev()
+        .find(|ex| ex.request.url.contains("/v1/object/"))
+        .and_then(|ex| ex.response.as_ref().ok())
+        .map(|r| r.body.clone())
+}
+
+fn downloads(results: &[TestResult]) -> Vec<&TestResult> {
+    let found: Vec<&TestResult> = results
+        .iter()
+        .filter(|r| r.name.contains("::download_"))
+        .collect();
+    assert_eq!(found.len(), 2, "both download forms run");
+    found
+}
+
+#[test]
+fn a_registry_only_target_passes_with_the_module_it_holds() {
+    let results = support::run(
+        &[],
+        &[GROUP],
+        &[
+            "--profile",
+            "tfe",
+            "--reference-shape",
+            "registry-only",
+            "--module",
+            "acme/network/aws/1.0.0",
+        ],
+    );
+    assert_eq!(results.len(), 9, "every registry read test runs");
+    let bad = not_passed(&results);
+    assert!(
+        bad.is_empty(),
+        "{} did not pass:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    // nothing was published: no request left the registry protocol and its archive
+    for r in &results {
+        for ex in &r.exchanges {
+            assert!(
+                ex.request.url.contains("/api/registry/v1/modules")
+                    || ex.request.url.contains("/v1/object/"),
+                "{}: {}",
+                r.name,
+                ex.request.url
+            );
+        }
+    }
+    let seeded = conform_reference::seeded_archive();
+    for r in downloads(&results) {
+        assert!(r.passed.contains(&"registry.download-source"), "{}", r.name);
+        assert_eq!(
+            source_bytes(r).as_deref(),
+            Some(seeded.as_slice()),
+            "{}",
+            r.name
+        );
+        let reason = r.reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.contains("--module") && reason.contains("gzip"),
+            "{reason}"
+        );
+    }
+    for (name, check) in [
+        ("list_versions", "registry.versions"),
+        ("show_version", "registry.version"),
+        ("show_latest", "registry.latest"),
+        ("list_latest", "registry.latest"),
+        ("search", "registry.search"),
+        ("list", "tfe.registry-paging"),
+        ("list_namespace", "tfe.registry-filters"),
+        ("list", "registry.query-accepted"),
+    ] {
+        let r = results
+            .iter()
+            .find(|r| r.name == format!("{GROUP}{name}::registry"))
+            .expect("the test ran");
+        assert!(
+            r.passed.contains(&check),
+            "{name}: {check} did not run: {:?}",
+            r.passed
+        );
+    }
+}
+
+#[test]
+fn every_registry_test_passes_against_the_reference_and_downloads_give_back_the_upload() {
+    let results = support::run(&[], &[GROUP], &["--profile", "tfe"]);
+    let bad = not_passed(&results);
+    assert!(
+        bad.is_empty(),
+        "{} did not pass:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    let uploaded = conform::tarball::config_tarball();
+    for r in downloads(&results) {
+        assert!(r.passed.contains(&"registry.download-source"), "{}", r.name);
+        assert_eq!(
+            source_bytes(r).as_deref(),
+            Some(uploaded.as_slice()),
+            "{}",
+            r.name
+        );
+        assert_eq!(r.reason, None, "{}", r.name);
+    }
+}
+
+/// Each fault of the registry protocol fails exactly its tests, with its check.
+#[test]
+fn each_registry_fault_is_caught_by_exactly_its_tests() {
+    let all = [
+        "list",
+        "list_namespace",
+        "list_latest",
+        "show_latest",
+        "list_versions",
+        "show_version",
+        "download_latest",
+        "download_version",
+        "search",
+    ];
+    let lists = ["list", "list_namespace", "list_latest", "search"];
+    let cases: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "registry-versions-empty",
+            "core",
+            "registry.versions",
+            &["list_versions"],
+        ),
+        (
+            "registry-version-wrong",
+            "core",
+            "registry.version",
+            &["show_version"],
+        ),
+        (
+            "registry-latest-other-provider",
+            "core",
+            "registry.latest",
+            &["show_latest", "list_latest"],
+        ),
+        (
+            "registry-download-wrong-bytes",
+            "core",
+            "registry.download-source",
+            &["download_latest", "download_version"],
+        ),
+        (
+            "registry-query-refused",
+            "core",
+            "registry.query-accepted",
+            &lists,
+        ),
+        (
+            "registry-search-q-only",
+            "core",
+            "registry.search",
+            &["search"],
+        ),
+        (
+            "registry-limit-ignored",
+            "tfe",
+            "tfe.registry-paging",
+            &lists,
+        ),
+        (
+            "registry-filters-ignored",
+            "tfe",
+            "tfe.registry-filters",
+            &["list", "list_namespace", "search"],
+        ),
+        (
+            "registry-reshaped",
+            "tfe",
+            "tfe.registry-shape",
+            &[
+                "list",
+                "list_namespace",
+                "list_latest",
+                "show_latest",
+                "list_versions",
+                "show_version",
+                "search",
+            ],
+        ),
+    ];
+    for (fault, profile, check, expected) in cases {
+        let results = support::run(&[fault], &[GROUP], &["--profile", profile]);
+        for name in all {
+            let test = format!("{GROUP}{name}::registry");
+            let r = results
+                .iter()
+                .find(|r| r.name == test)
+                .expect("the test ran");
+            if expected.contains(&name) {
+                assert_eq!(
+                    r.verdict,
+                    Verdict::Fail,
+                    "{fault}: {test}\n{}",
+                    r.failure_text()
+                );
+                assert!(
+                    support::failed_checks(&results, &test).contains(check),
+                    "{fault}: {test} did not fail {check}\n{}",
+                    r.failure_text()
+                );
+            } else {
+                assert_eq!(
+                    r.verdict,
+                    Verdict::Pass,
+                    "{fault}: {test}\n{}",
+                    r.failure_text()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_search_that_reads_only_q_is_told_apart_from_one_that_does_not_search() {
+    let message = |fault: &str| {
+        let results = support::run(&[fault], &[GROUP], &[]);
+        let search = results
+            .iter()
+            .find(|r| r.name == format!("{GROUP}search::registry"))
+            .expect("the search test ran");
+        search
+            .findings
+            .iter()
+            .find(|f| f.check.id == "registry.search")
+            .map(|f| f.message.clone())
+            .unwrap_or_else(|| panic!("{fault}: no registry.search finding"))
+    };
+    let q_only = message("registry-search-q-only");
+    assert!(
+        q_only.contains("this registry reads `q`, not the spec's `query`"),
+        "{q_only}"
+    );
+    let hidden = message("registry-hides-modules");
+    assert!(hidden.contains("does not work either"), "{hidden}");
+    assert!(!hidden.contains("this registry reads `q`"), "{hidden}");
+}
+
+#[test]
+fn a_source_on_another_origin_is_not_followed_and_not_failed() {
+    let results = support::run(
+        &["registry-source-elsewhere"],
+        &[GROUP],
+        &["--profile", "tfe"],
+    );
+    let bad = not_passed(&results);
+    assert!(
+        bad.is_empty(),
+        "{} did not pass:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    for r in downloads(&results) {
+        assert!(
+            !r.passed.contains(&"registry.download-source"),
+            "{}",
+            r.name
+        );
+        assert!(
+            r.exchanges
+                .iter()
+                .all(|ex| !ex.request.url.contains("example.invalid")),
+            "{}: a request went to the other origin",
+            r.name
+        );
+        let reason = r.reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.contains("not followed, not failed")
+                && reason.contains("archive.example.invalid"),
+            "{reason}"
+        );
+    }
+}
