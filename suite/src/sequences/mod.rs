@@ -297,7 +297,10 @@ async fn shrink(
             }
             chunk /= 2;
         }
-        for i in 0..best.steps.len() {
+        // `best` may get shorter on the way (a simpler operation can leave a later one with
+        // nothing to act on): the bound is read again for every index.
+        let mut i = 0;
+        while i < best.steps.len() {
             let ops = best.executed();
             for simpler in ops[i].simpler() {
                 if started.elapsed() > budget {
@@ -320,6 +323,7 @@ async fn shrink(
                     break;
                 }
             }
+            i += 1;
         }
         if !changed {
             break;
