@@ -244,3 +244,143 @@ fn a_policy_set_delete_that_does_not_delete_shrinks_to_create_delete_read() {
     assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
     assert_eq!(r.findings[0].check.id, "delete.then-gone");
 }
+
+// ------------------------------------------------------------ helpers
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use conform::harness::{load_catalog, Session};
+
+/// What a run of sequence families gave: the results, and what the run's ledger still held
+/// when the sequences were done (before teardown): what their own cleanup left.
+struct SequenceRun {
+    results: Vec<TestResult>,
+    left: Vec<String>,
+}
+
+/// Runs the sequence families whose names start with one of `prefixes` with the command-line
+/// `args` (`--organization` included, as the harness passes it on), with a poll budget.
+fn run_families(args: &[&str], prefixes: &[&str], poll: Duration) -> SequenceRun {
+    let mut argv = vec!["conform"];
+    argv.extend(args);
+    let cli = Cli::try_parse_from(argv).expect("arguments parse");
+    let (catalog, schemas) = load_catalog(&cli.run).expect("catalog loads");
+    let families: Vec<_> = catalog
+        .families
+        .iter()
+        .filter(|f| {
+            let name = conform::sequences::test_name(f);
+            prefixes.is_empty() || prefixes.iter().any(|p| name.starts_with(p))
+        })
+        .cloned()
+        .collect();
+    assert!(!families.is_empty(), "no family matches {prefixes:?}");
+    let mut session = Session::open(&cli.run, catalog, schemas).expect("session opens");
+    Arc::get_mut(&mut session.ctx)
+        .expect("the context is not shared yet")
+        .poll_budget = poll;
+    let results = session.run_sequences(&families);
+    let left = session
+        .ctx
+        .fixtures
+        .made()
+        .iter()
+        .map(|m| format!("{} {}", m.kind, m.id))
+        .collect();
+    session.close();
+    SequenceRun { results, left }
+}
+
+// ------------------------------------------------------------ a service without a runner
+
+#[test]
+fn without_a_runner_run_actions_are_judged_by_the_state_the_run_is_in() {
+    // Runs never leave `pending`: apply and discard are refused (409) and the run's
+    // `actions.is-confirmable` / `is-discardable` stay false. The sequence waits for a plan
+    // (within the poll budget, once), then judges each action by the state the run shows.
+    let started = std::time::Instant::now();
+    let run = run_families(
+        &[
+            "--reference-shape",
+            "no-runner",
+            "--profile",
+            "tfe",
+            "--seed",
+            "7",
+            "--cases",
+            "512",
+        ],
+        &["sequences::workspaces"],
+        Duration::from_secs(1),
+    );
+    let bad = not_passing(&run.results);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert_eq!(run.results.len(), 1);
+    let r = &run.results[0];
+    for check in ["state.after-action", "tfe.refused-in-wrong-state"] {
+        assert!(
+            r.passed.contains(&check),
+            "{check} was not judged: {:?}",
+            r.passed
+        );
+    }
+    // the poll budget is spent once, not for every run
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(run.left.is_empty(), "left for teardown: {:?}", run.left);
+}
+
+#[test]
+fn without_a_runner_an_action_the_runs_state_does_not_allow_is_still_caught() {
+    let run = run_families(
+        &[
+            "--reference-shape",
+            "no-runner",
+            "--reference-fault",
+            "action-ignores-state",
+            "--profile",
+            "tfe",
+            "--seed",
+            "7",
+            "--cases",
+            "128",
+        ],
+        &["sequences::workspaces"],
+        Duration::from_secs(1),
+    );
+    assert_eq!(run.results.len(), 1);
+    let r = &run.results[0];
+    assert_eq!(r.verdict, Verdict::Fail, "{}", r.failure_text());
+    assert_eq!(
+        r.findings[0].check.id,
+        "tfe.refused-in-wrong-state",
+        "{}",
+        r.failure_text()
+    );
+}
+
+#[test]
+fn a_run_is_planned_on_its_own_and_tells_which_actions_it_allows() {
+    // `planned` is reached through `pending` (a force-executed run without a runner stays
+    // there); the run's `actions` flags say whether apply, discard, cancel are allowed now.
+    let family = conform::sequences::families()
+        .iter()
+        .find(|f| f.name == "workspaces")
+        .unwrap();
+    let runs = family.coll_index("run").unwrap();
+    let state = family.colls[runs].state.as_ref().unwrap();
+    assert!(state.is_eventual("planned"));
+    assert!(state.on_the_way("planned", "pending"));
+    assert!(!state.on_the_way("planned", "applied"));
+    assert!(!state.is_eventual("applied"));
+    let discard = state.actions.iter().find(|a| a.name == "discard").unwrap();
+    assert_eq!(
+        discard.allowed_if.as_deref(),
+        Some("/attributes/actions/is-discardable")
+    );
+}

@@ -1,5 +1,8 @@
 //! Runs one sequence of operations against the target, keeping the model and checking the
 //! properties after every step.
+//!
+//! States the service reaches on its own (a run being planned) are waited for, within the
+//! poll budget, before an action that depends on them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -132,6 +135,31 @@ struct Stop;
 
 type StepResult = Result<(), Stop>;
 
+/// What a family's sequences learn about the target as they go, shared by its cases and by
+/// the runs of shrinking.
+#[derive(Debug, Default)]
+pub struct Learned {
+    /// States the service reaches on its own (see [`super::model::StateDef::eventually`])
+    /// that an item did not reach within the poll budget: later items are read once before an
+    /// action, not waited for (a service without a runner never plans a run).
+    unreached: std::sync::Mutex<BTreeSet<String>>,
+}
+
+impl Learned {
+    fn gave_up_on(&self, state: &str) -> bool {
+        self.unreached
+            .lock()
+            .map(|s| s.contains(state))
+            .unwrap_or(false)
+    }
+
+    fn give_up_on(&self, state: &str) {
+        if let Ok(mut s) = self.unreached.lock() {
+            s.insert(state.to_string());
+        }
+    }
+}
+
 /// One sequence in progress.
 pub struct Run<'a> {
     ctx: &'a Context,
@@ -139,6 +167,7 @@ pub struct Run<'a> {
     profile: Profile,
     org: String,
     ns: String,
+    learned: &'a Learned,
     model: Model,
     unique: u64,
     out: RunOutcome,
@@ -152,13 +181,14 @@ pub struct Run<'a> {
 
 impl<'a> Run<'a> {
     /// A run in the namespace `ns` (an organization name when the family has a namespace).
-    pub fn new(ctx: &'a Context, family: &'a Family, ns: String) -> Self {
+    pub fn new(ctx: &'a Context, family: &'a Family, ns: String, learned: &'a Learned) -> Self {
         Self {
             ctx,
             family,
             profile: ctx.profile,
             org: ns.clone(),
             ns,
+            learned,
             model: Model::default(),
             unique: 0,
             out: RunOutcome::default(),
@@ -654,18 +684,37 @@ impl<'a> Run<'a> {
                     .and_then(Value::as_str)
                     .map(str::to_string),
             };
-            match (&self.model.items[item].state, got) {
+            let it = &mut self.model.items[item];
+            match (it.state.clone(), got) {
                 (_, None) => {}
-                (None, Some(g)) => self.model.items[item].state = Some(g),
+                (None, Some(g)) => {
+                    it.state = Some(g);
+                    it.reached = true;
+                    it.seen = None;
+                }
+                (Some(want), Some(g)) if want == g => {
+                    it.reached = true;
+                    it.seen = None;
+                    self.out.passed.insert(c::STATE_AFTER.id);
+                }
+                // The service has yet to get it there on its own (a run not planned yet).
+                (Some(want), Some(g)) if !it.reached && state.on_the_way(&want, &g) => {
+                    it.seen = Some(g);
+                }
                 (Some(want), Some(g)) => {
-                    let result = if *want == g {
-                        Ok(())
-                    } else {
-                        Err(format!(
-                            "expected {label} to be `{want}` after this sequence's actions, {whence} says `{g}`"
-                        ))
+                    let via = match state.eventually.get(&want) {
+                        Some(via) if !it.reached => {
+                            format!(" (or on its way there: {})", via.join(", "))
+                        }
+                        _ => String::new(),
                     };
-                    self.check(&c::STATE_AFTER, Some(index), result)?;
+                    self.check(
+                        &c::STATE_AFTER,
+                        Some(index),
+                        Err(format!(
+                            "expected {label} to be `{want}`{via} after this sequence's actions, {whence} says `{g}`"
+                        )),
+                    )?;
                 }
             }
         }
@@ -771,6 +820,10 @@ impl<'a> Run<'a> {
             .state
             .as_ref()
             .and_then(|s| s.initial(self.family, &self.model, parent));
+        let reached = match (&coll.state, &state) {
+            (Some(def), Some(s)) => !def.is_eventual(s),
+            _ => true,
+        };
         self.model.items.push(Item {
             coll: op.coll,
             id,
@@ -780,6 +833,8 @@ impl<'a> Run<'a> {
             deleted: false,
             expect: BTreeMap::new(),
             state,
+            reached,
+            seen: None,
             fields,
             step: self.step_no,
         });
@@ -1225,6 +1280,23 @@ impl<'a> Run<'a> {
         let state = coll.state.as_ref().ok_or(Stop)?;
         let action = state.actions.get(a).ok_or(Stop)?;
         let label = self.label(item);
+        // What the item's state allows now: the state the model expects, once the service has
+        // got it there (polled for), and the service's own word where the action has one.
+        let mut allowed_now = None;
+        if self.model.live(item) {
+            let object = self.settle(op, item).await?;
+            let current = self.model.items[item].current_state().map(str::to_string);
+            let model_allows = current
+                .as_deref()
+                .is_some_and(|s| leads_to(action, s).is_some());
+            if let Some(pointer) = action.allowed_if.as_deref().filter(|_| model_allows) {
+                let object = match object {
+                    Some(object) => Some(object),
+                    None => self.read_item(op, item, "a read before the action").await?,
+                };
+                allowed_now = object.and_then(|o| o.pointer(pointer).and_then(Value::as_bool));
+            }
+        }
         let index = if action.upload {
             let Some(url) = self.model.items[item].fields.get("upload").cloned() else {
                 return self.check(
@@ -1260,15 +1332,11 @@ impl<'a> Run<'a> {
             return self.expect_gone(&c::TFE_NOT_FOUND_AFTER_DELETE, index, item);
         }
         let success = self.ex(index).is_success();
-        let current = self.model.items[item].state.clone();
-        let next = current.as_deref().map(|s| match action.transition {
-            Some(transition) => transition(s).map(str::to_string),
-            None => action
-                .from
-                .iter()
-                .any(|f| f == s)
-                .then(|| action.to.clone()),
-        });
+        let current = self.model.items[item].current_state().map(str::to_string);
+        let vetoed = allowed_now == Some(false);
+        let next = current
+            .as_deref()
+            .map(|s| leads_to(action, s).filter(|_| !vetoed));
         match next {
             Some(Some(to)) => {
                 self.expect_success(
@@ -1280,30 +1348,124 @@ impl<'a> Run<'a> {
                         current.unwrap_or_default()
                     ),
                 )?;
-                self.model.items[item].state = Some(to);
+                let it = &mut self.model.items[item];
+                it.reached = !state.is_eventual(&to);
+                it.state = Some(to);
+                it.seen = None;
             }
             Some(None) if action.refused_elsewhere => {
                 let status = self.ex(index).status();
+                let why = match (vetoed, action.allowed_if.as_deref()) {
+                    (true, Some(pointer)) => format!(" (where {pointer} is false)"),
+                    _ => String::new(),
+                };
                 let result = match status {
                     Some(s) if (400..500).contains(&s) => Ok(()),
                     other => Err(format!(
-                        "expected {} of {label} in state `{}` to be refused (4xx), received {other:?}",
+                        "expected {} of {label} in state `{}`{why} to be refused (4xx), received {other:?}",
                         action.name,
                         current.unwrap_or_default()
                     )),
                 };
                 self.check(&c::TFE_WRONG_STATE, Some(index), result)?;
                 if success {
-                    self.model.items[item].state = None;
+                    self.forget_state(item);
                 }
             }
             _ => {
                 if success {
-                    self.model.items[item].state = None;
+                    self.forget_state(item);
                 }
             }
         }
         Ok(())
+    }
+
+    /// The model no longer knows the item's state: the next read tells.
+    fn forget_state(&mut self, item: usize) {
+        let it = &mut self.model.items[item];
+        it.state = None;
+        it.reached = true;
+        it.seen = None;
+    }
+
+    /// An item expected in a state the service reaches on its own (a run to be planned) that
+    /// no read has shown there yet: reads it until it is there, within the poll budget. Once
+    /// an item of the family did not get there in time, later ones are read once, not waited
+    /// for (a service without a runner: the action is then judged by the state the service
+    /// shows, which is consistent with the model). Answers the resource object last read.
+    async fn settle(&mut self, op: &Op, item: usize) -> Result<Option<Value>, Stop> {
+        let it = &self.model.items[item];
+        let Some(want) = it.state.clone().filter(|_| !it.reached) else {
+            return Ok(None);
+        };
+        let coll = self.coll(it.coll);
+        if coll.show.is_none() || coll.show_list {
+            return Ok(None);
+        }
+        let wait = !self.learned.gave_up_on(&want);
+        let deadline = std::time::Instant::now() + self.ctx.poll_budget;
+        let mut delay = std::time::Duration::from_millis(50);
+        loop {
+            let object = self.read_item(op, item, "a read before the action").await?;
+            if self.model.items[item].reached {
+                return Ok(object);
+            }
+            if !wait || std::time::Instant::now() + delay > deadline {
+                if wait {
+                    self.learned.give_up_on(&want);
+                }
+                return Ok(object);
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(std::time::Duration::from_secs(1));
+        }
+    }
+
+    /// Reads an item through its show and compares it with the model (`whence` names the
+    /// read in messages); answers its resource object (`None`: it has no plain show).
+    async fn read_item(
+        &mut self,
+        op: &Op,
+        item: usize,
+        whence: &str,
+    ) -> Result<Option<Value>, Stop> {
+        let coll = self.coll(self.model.items[item].coll);
+        let Some(show) = coll.show.as_deref().filter(|_| !coll.show_list) else {
+            return Ok(None);
+        };
+        let show = super::model::get(show);
+        let env = self.env(Some(item), self.model.items[item].parent, None);
+        let index = self.send_route(&show, &env, op.api_v2, "").await?;
+        let label = self.label(item);
+        self.expect_success(
+            &c::CREATE_THEN_SHOW,
+            index,
+            &format!("show {label}, made in step {}", self.model.items[item].step),
+        )?;
+        let doc = self.single(index)?;
+        self.same_id(
+            index,
+            &doc,
+            item,
+            &c::SHOW_SAME_ID,
+            &format!("a show of {label}"),
+        )?;
+        let data = doc.get("data").cloned().unwrap_or(Value::Null);
+        self.compare(index, item, &data, whence)?;
+        Ok(Some(data))
+    }
+}
+
+/// The state an action leads to from `from` (`None`: the model does not allow it there).
+fn leads_to(action: &super::model::ActionDef, from: &str) -> Option<String> {
+    match action.transition {
+        Some(transition) => transition(from).map(str::to_string),
+        None => action
+            .from
+            .iter()
+            .any(|f| f == from)
+            .then(|| action.to.clone()),
     }
 }
 
@@ -1331,6 +1493,14 @@ impl Run<'_> {
             Some(i) => self.model.items[i].deleted = false,
             None => {
                 let id = self.model.items[o].id.clone();
+                let state = coll
+                    .state
+                    .as_ref()
+                    .and_then(|s| s.initial(self.family, &self.model, parent));
+                let reached = match (&coll.state, &state) {
+                    (Some(def), Some(s)) => !def.is_eventual(s),
+                    _ => true,
+                };
                 self.model.items.push(Item {
                     coll: op.coll,
                     id,
@@ -1339,10 +1509,9 @@ impl Run<'_> {
                     other,
                     deleted: false,
                     expect: BTreeMap::new(),
-                    state: coll
-                        .state
-                        .as_ref()
-                        .and_then(|s| s.initial(self.family, &self.model, parent)),
+                    state,
+                    reached,
+                    seen: None,
                     fields: BTreeMap::new(),
                     step: self.step_no,
                 });
@@ -1376,7 +1545,7 @@ impl Run<'_> {
                 && read
                     .only_state
                     .as_deref()
-                    .is_none_or(|s| run.model.items[i].state.as_deref().is_none_or(|st| st == s))
+                    .is_none_or(|s| run.model.items[i].current_state().is_none_or(|st| st == s))
         };
         let expected: Vec<usize> = self
             .model
@@ -1435,7 +1604,7 @@ impl Run<'_> {
             let should = listed(self, i);
             let unknown = self.model.live(i)
                 && read.only_state.is_some()
-                && self.model.items[i].state.is_none();
+                && self.model.items[i].current_state().is_none();
             if unknown || holds == should {
                 continue;
             }

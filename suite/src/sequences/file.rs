@@ -119,6 +119,8 @@ struct StateFile {
     #[serde(default)]
     read: Option<String>,
     #[serde(default)]
+    eventually: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
     actions: Vec<ActionFile>,
 }
 
@@ -142,6 +144,8 @@ struct ActionFile {
     refused_elsewhere: bool,
     #[serde(default)]
     transition: Option<String>,
+    #[serde(default)]
+    allowed_if: Option<String>,
 }
 
 const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -361,13 +365,30 @@ fn state(s: &StateFile, kinds: &BTreeSet<&str>) -> Result<StateDef, String> {
             to: a.to.clone().unwrap_or_default(),
             refused_elsewhere: a.refused_elsewhere,
             transition,
+            allowed_if: a.allowed_if.clone(),
         });
+    }
+    if let Some(p) = s
+        .actions
+        .iter()
+        .filter_map(|a| a.allowed_if.as_deref())
+        .find(|p| !p.starts_with('/'))
+    {
+        return Err(format!(
+            "`allowed_if = \"{p}\"` is not a JSON pointer (one starts with `/`)"
+        ));
+    }
+    if let Some((to, _)) = s.eventually.iter().find(|(_, via)| via.is_empty()) {
+        return Err(format!(
+            "state: `eventually.{to}` lists no state a read may show on the way there"
+        ));
     }
     Ok(StateDef {
         pointer: s.pointer.clone(),
         initial,
         read,
         actions,
+        eventually: s.eventually.clone(),
     })
 }
 
@@ -385,4 +406,52 @@ fn check_route(route: &Route, key: &str) -> Result<(), String> {
             .map_err(|e| format!("`{key}`: body is not JSON: {e}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    const THINGS: &str = r#"
+family = "things"
+
+[[collections]]
+kind = "thing"
+create = { method = "POST", path = "/organizations/{org}/things", body = '{"data":{"type":"things","attributes":{"name":"{ns}-t{unique}"}}}' }
+show = "/things/{id}"
+"#;
+
+    const STATE: &str = "[collections.state]\npointer = \"/attributes/status\"\ninitial = \"a\"\n";
+
+    #[test]
+    fn eventual_states_and_action_flags_are_read() {
+        let text = format!(
+            "{THINGS}{STATE}eventually = {{ b = [\"a\", \"a2\"] }}\n\n\
+             [[collections.state.actions]]\nname = \"go\"\npath = \"/things/{{id}}/go\"\n\
+             allowed_if = \"/attributes/actions/can-go\"\nfrom = [\"b\"]\nto = \"c\"\n"
+        );
+        let f = parse("things", &text).unwrap();
+        let state = f.colls[0].state.as_ref().unwrap();
+        assert!(state.is_eventual("b") && !state.is_eventual("c"));
+        assert!(state.on_the_way("b", "a2") && !state.on_the_way("b", "c"));
+        assert_eq!(
+            state.actions[0].allowed_if.as_deref(),
+            Some("/attributes/actions/can-go")
+        );
+        let e = parse(
+            "things",
+            &format!("{THINGS}{STATE}eventually = {{ b = [] }}\n"),
+        )
+        .unwrap_err();
+        assert!(e.contains("`eventually.b` lists no state"), "{e}");
+        let e = parse(
+            "things",
+            &text.replace("\"/attributes/actions/can-go\"", "\"can-go\""),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("`allowed_if = \"can-go\"` is not a JSON pointer"),
+            "{e}"
+        );
+    }
 }

@@ -27,7 +27,7 @@ use crate::checks::Finding;
 use crate::runner::Context;
 use crate::target::Exchange;
 use crate::verdict::{TestResult, Verdict};
-use engine::{Op, OpKind, Run, RunOutcome};
+use engine::{Learned, Op, OpKind, Run, RunOutcome};
 use model::Family;
 
 /// The test-name group of the sequence tests.
@@ -227,8 +227,14 @@ impl Namespaces<'_> {
     }
 }
 
-async fn run_ops(ctx: &Context, family: &Family, ns: String, ops: &[Op]) -> RunOutcome {
-    Run::new(ctx, family, ns).execute(ops).await
+async fn run_ops(
+    ctx: &Context,
+    family: &Family,
+    learned: &Learned,
+    ns: String,
+    ops: &[Op],
+) -> RunOutcome {
+    Run::new(ctx, family, ns, learned).execute(ops).await
 }
 
 struct Shrunk {
@@ -246,6 +252,7 @@ struct Shrunk {
 async fn shrink(
     ctx: &Context,
     family: &Family,
+    learned: &Learned,
     names: &mut Namespaces<'_>,
     first: RunOutcome,
     budget: Duration,
@@ -278,7 +285,7 @@ async fn shrink(
                     break 'outer;
                 }
                 runs += 1;
-                let outcome = run_ops(ctx, family, names.next(), &candidate).await;
+                let outcome = run_ops(ctx, family, learned, names.next(), &candidate).await;
                 if let Some(why) = outcome.unreachable.clone() {
                     unreachable = Some(why);
                     break 'outer;
@@ -310,7 +317,7 @@ async fn shrink(
                 let mut candidate = ops.clone();
                 candidate[i] = simpler;
                 runs += 1;
-                let outcome = run_ops(ctx, family, names.next(), &candidate).await;
+                let outcome = run_ops(ctx, family, learned, names.next(), &candidate).await;
                 if let Some(why) = outcome.unreachable.clone() {
                     unreachable = Some(why);
                     break 'outer;
@@ -354,6 +361,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             started,
         );
     }
+    let learned = Learned::default();
     let base = config.seed.unwrap_or_else(random_seed);
     let mut seed = base;
     let mut passed: BTreeSet<&'static str> = BTreeSet::new();
@@ -369,7 +377,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             case,
             attempt: 0,
         };
-        let outcome = run_ops(ctx, family, names.next(), &ops).await;
+        let outcome = run_ops(ctx, family, &learned, names.next(), &ops).await;
         passed.extend(outcome.passed.iter().copied());
         for note in &outcome.notes {
             if !notes.iter().any(|(n, _)| n.check.id == note.check.id) {
@@ -427,7 +435,15 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
         if outcome.failure.is_none() {
             continue;
         }
-        let shrunk = shrink(ctx, family, &mut names, outcome, config.shrink_budget).await;
+        let shrunk = shrink(
+            ctx,
+            family,
+            &learned,
+            &mut names,
+            outcome,
+            config.shrink_budget,
+        )
+        .await;
         let text = render(family, seed, case, config, &shrunk);
         let out = shrunk.outcome;
         let mut findings = Vec::new();

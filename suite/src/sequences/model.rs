@@ -95,6 +95,11 @@ pub struct ActionDef {
     /// Instead of `from` / `to`: the state the action leads to from a state (`None`: not
     /// allowed there), for states that combine flags (a user suspended and an administrator).
     pub transition: Option<TransitionFn>,
+    /// A boolean in the resource object by which the service says whether the action is
+    /// allowed now (TFE's `/attributes/actions/is-discardable`). Read before the action where
+    /// the model allows it: `false` makes it refused by the item's state (a run that waits for
+    /// a runner that never comes cannot be discarded).
+    pub allowed_if: Option<String>,
 }
 
 /// The state a new item starts in.
@@ -119,9 +124,27 @@ pub struct StateDef {
     pub read: Option<ReadFn>,
     /// The actions.
     pub actions: Vec<ActionDef>,
+    /// States the service reaches on its own, some time after the request that leads there
+    /// (a run is planned once a runner has planned it): each with the states a read may show
+    /// on the way (`planned` through `pending`, `plan_queued`, `planning`).
+    pub eventually: BTreeMap<String, Vec<String>>,
 }
 
 impl StateDef {
+    /// Whether a read showing `seen` is consistent with an item expected in `want` that has
+    /// not been seen there yet.
+    pub fn on_the_way(&self, want: &str, seen: &str) -> bool {
+        self.eventually
+            .get(want)
+            .is_some_and(|via| via.iter().any(|s| s == seen))
+    }
+
+    /// Whether the service reaches `state` on its own (an item expected there is polled for
+    /// it before an action whose outcome depends on it).
+    pub fn is_eventual(&self, state: &str) -> bool {
+        self.eventually.contains_key(state)
+    }
+
     /// The state a new item under `parent` starts in (`None`: not known).
     pub fn initial(&self, family: &Family, model: &Model, parent: Option<usize>) -> Option<String> {
         match &self.initial {
@@ -263,6 +286,11 @@ pub struct Item {
     pub expect: BTreeMap<String, String>,
     /// The state it should be in (`None`: not known).
     pub state: Option<String>,
+    /// A read has shown it in `state` (false while the service has yet to get it to a state
+    /// it reaches on its own, see [`StateDef::eventually`]).
+    pub reached: bool,
+    /// While not `reached`: the state the last read showed on the way there.
+    pub seen: Option<String>,
     /// Remembered fields of the create answer.
     pub fields: BTreeMap<String, String>,
     /// The step that made it (1-based).
@@ -274,6 +302,18 @@ pub struct Item {
 pub struct Model {
     /// Every item made, in order.
     pub items: Vec<Item>,
+}
+
+impl Item {
+    /// The state the item is in as far as the model knows: the expected one once a read has
+    /// shown it, else the one last seen on the way there (`None`: not known).
+    pub fn current_state(&self) -> Option<&str> {
+        if self.reached {
+            self.state.as_deref()
+        } else {
+            self.seen.as_deref()
+        }
+    }
 }
 
 impl Model {
