@@ -1,8 +1,12 @@
 //! Runs one sequence of operations against the target, keeping the model and checking the
 //! properties after every step.
 //!
-//! States the service reaches on its own (a run being planned) are waited for, within the
-//! poll budget, before an action that depends on them.
+//! A sequence works in an organization of its own, made at its start and deleted at its end,
+//! or inside an organization the user gives, which holds others' items too: there its lists
+//! are judged on the items named with its prefix, a page walk that the others' items moved is
+//! confirmed on a list that stands still before it is reported, and its own items are deleted
+//! one by one at its end. States the service reaches on its own (a run being planned) are
+//! waited for, within the poll budget, before an action that depends on them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -167,6 +171,9 @@ pub struct Run<'a> {
     profile: Profile,
     org: String,
     ns: String,
+    /// The sequence works inside an organization given with `--organization`, which holds
+    /// other items than its own and which it must leave as it found it.
+    given: bool,
     learned: &'a Learned,
     model: Model,
     unique: u64,
@@ -180,14 +187,26 @@ pub struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// A run in the namespace `ns` (an organization name when the family has a namespace).
-    pub fn new(ctx: &'a Context, family: &'a Family, ns: String, learned: &'a Learned) -> Self {
+    /// A run in the namespace `ns`: an organization of its own named `ns` when the family has
+    /// a namespace, or, when `organization` is given, that organization with `ns` as the
+    /// prefix of every name the sequence gives.
+    pub fn new(
+        ctx: &'a Context,
+        family: &'a Family,
+        ns: String,
+        organization: Option<String>,
+        learned: &'a Learned,
+    ) -> Self {
+        let given = family.namespace && organization.is_some();
         Self {
             ctx,
             family,
             profile: ctx.profile,
-            org: ns.clone(),
+            org: organization
+                .filter(|_| family.namespace)
+                .unwrap_or_else(|| ns.clone()),
             ns,
+            given,
             learned,
             model: Model::default(),
             unique: 0,
@@ -201,7 +220,7 @@ impl<'a> Run<'a> {
 
     /// Runs the operations, then deletes what the sequence made.
     pub async fn execute(mut self, ops: &[Op]) -> RunOutcome {
-        if self.family.namespace {
+        if self.family.namespace && !self.given {
             self.setup().await;
         }
         if self.out.error.is_none() && self.out.unreachable.is_none() {
@@ -217,7 +236,11 @@ impl<'a> Run<'a> {
                     text,
                     exchanges: std::mem::take(&mut self.current),
                 });
-                if result.is_err() || self.out.failure.is_some() || self.out.unreachable.is_some() {
+                if result.is_err()
+                    || self.out.failure.is_some()
+                    || self.out.unreachable.is_some()
+                    || self.out.error.is_some()
+                {
                     break;
                 }
             }
@@ -264,34 +287,48 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Deletes the namespace organization (or, for the organizations family, every
-    /// organization the sequence made). Each is in the run's ledger from its create on, so
-    /// teardown (or `conform sweep`) deletes what this cannot.
+    /// The request that deletes an item at the end of the sequence: its collection's
+    /// `cleanup` (things an organization's deletion does not take along, such as users), and,
+    /// inside a given organization, the `delete` of every item of the organization's own
+    /// collections (their children go with them).
+    fn cleanup_request(&self, index: usize) -> Option<(Method, url::Url, Auth)> {
+        let item = &self.model.items[index];
+        let coll = self.coll(item.coll);
+        if coll.relation {
+            return None;
+        }
+        let route = coll.cleanup.as_ref().or(coll
+            .delete
+            .as_ref()
+            .filter(|_| self.given && coll.parent.is_none()))?;
+        let env = self.env(Some(index), item.parent, None);
+        let url = self.ctx.target.api_url(&env.fill(&route.path));
+        let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::DELETE);
+        let auth = if coll.admin { Auth::Admin } else { Auth::User };
+        Some((method, url, auth))
+    }
+
+    /// Deletes what the sequence made: the items [`Run::cleanup_request`] names (each is in
+    /// the run's ledger from its create on), whatever the model says of them (a deleted item
+    /// answers 404, which counts as gone; a failed sequence's model may be wrong), then the
+    /// sequence's own organization (or, for the organizations family, every organization the
+    /// sequence made). What is not gone is left in the ledger: teardown (or `conform sweep`)
+    /// deletes it.
     async fn cleanup(&mut self) {
         for i in 0..self.model.items.len() {
-            let coll = self.coll(self.model.items[i].coll);
-            let Some(route) = coll.cleanup.as_ref().filter(|_| self.model.live(i)) else {
+            let Some((method, url, auth)) = self.cleanup_request(i) else {
                 continue;
             };
-            let env = self.env(Some(i), self.model.items[i].parent, None);
-            let url = self.ctx.target.api_url(&env.fill(&route.path));
-            let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::DELETE);
-            let auth = if coll.admin { Auth::Admin } else { Auth::User };
-            let ex = self
-                .ctx
-                .target
-                .send(Request::new(method.clone(), url.clone(), auth))
-                .await;
-            if !(ex.is_success() || ex.status() == Some(404)) {
-                self.ctx.fixtures.note_made(crate::fixtures::Made {
-                    kind: coll.kind.clone(),
-                    id: self.model.items[i].id.clone(),
-                    delete: Some((method, url, auth)),
-                });
+            let ex = self.ctx.target.send(Request::new(method, url, auth)).await;
+            if ex.is_success() || ex.status() == Some(404) {
+                let item = &self.model.items[i];
+                self.ctx
+                    .fixtures
+                    .note_gone(&self.coll(item.coll).kind, &item.id);
             }
         }
         let names: Vec<String> = if self.family.namespace {
-            if self.out.setup.is_empty() || self.out.error.is_some() {
+            if self.given || self.out.setup.is_empty() || self.out.error.is_some() {
                 return;
             }
             vec![self.org.clone()]
@@ -369,6 +406,22 @@ impl<'a> Run<'a> {
             None if self.family.namespace => format!(" of organization {}", self.org),
             None => String::new(),
         }
+    }
+
+    /// Whether a list of the collection holds others' items as well as the sequence's: a list
+    /// of the given organization's own items (its path names `{org}`).
+    fn shared_list(&self, coll: &super::model::Coll, parent: Option<usize>) -> bool {
+        self.given && parent.is_none() && coll.list.as_deref().is_some_and(|l| l.contains("{org}"))
+    }
+
+    /// Whether a list item carries a name the sequence gives (`{ns}-…`, at the collection's
+    /// `name_pointer`), which no other sequence's names start with.
+    fn own_named(&self, coll: &super::model::Coll, object: &Value) -> bool {
+        let prefix = format!("{}-", self.ns.trim_end_matches('-'));
+        object
+            .pointer(&coll.name_pointer)
+            .and_then(Value::as_str)
+            .is_some_and(|name| name.starts_with(&prefix))
     }
 
     /// The step in words, or `None` when the operation has nothing to act on now.
@@ -756,6 +809,9 @@ impl<'a> Run<'a> {
         if coll.relation {
             return self.link(op, index, parent, other);
         }
+        if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
+            return self.blocked_at(index);
+        }
         if duplicate {
             let status = self.ex(index).status();
             let result = match status {
@@ -775,45 +831,63 @@ impl<'a> Run<'a> {
             index,
             &format!("create {}", coll.kind),
         )?;
-        let doc = self.single(index)?;
-        let id = c::document_id(&doc).map(str::to_string);
-        let result = id
-            .as_ref()
+        let doc = self.document(index)?;
+        // Into the model (and, where the sequence's cleanup deletes it, the run's ledger)
+        // before anything else is checked: what was made is deleted again, even when a check
+        // of its create answer ends the sequence.
+        let id = crate::fixtures::value_string(doc.pointer(&coll.id_pointer));
+        let item = id.map(|id| self.adopt(op, id, &doc, parent, other));
+        let result = c::envelope_single(&self.ctx.schemas, &doc);
+        self.check(&c::ENVELOPE_SINGLE, Some(index), result)?;
+        let result = c::document_id(&doc)
             .map(|_| ())
             .ok_or_else(|| "expected the create answer to hold data.id".to_string());
         self.check(&c::CREATE_RETURNS_ID, Some(index), result)?;
         self.status(index, crate::catalog::Kind::Create)?;
-        let id = if coll.id_pointer == "/data/id" {
-            id
-        } else {
-            let found = crate::fixtures::value_string(doc.pointer(&coll.id_pointer));
-            let result = found.as_ref().map(|_| ()).ok_or_else(|| {
+        if coll.id_pointer != "/data/id" {
+            let result = item.map(|_| ()).ok_or_else(|| {
                 format!(
                     "expected the create answer to hold the {} id at {}",
                     coll.kind, coll.id_pointer
                 )
             });
             self.check(&c::CREATE_RETURNS_ID, Some(index), result)?;
-            found
-        };
-        let Some(id) = id else { return Err(Stop) };
+        }
+        let Some(item) = item else { return Err(Stop) };
+        let data = doc.get("data").cloned().unwrap_or(Value::Null);
+        self.compare(index, item, &data, "the create answer")
+    }
+
+    /// Takes a made item into the model: the guard's ids, the run's ledger (an organization
+    /// of the organizations family; an item the sequence's cleanup deletes), its remembered
+    /// fields and its initial state. Answers its index.
+    fn adopt(
+        &mut self,
+        op: &Op,
+        id: String,
+        doc: &Value,
+        parent: Option<usize>,
+        other: Option<usize>,
+    ) -> usize {
+        let coll = self.coll(op.coll);
         self.ctx.target.guard().allow(&id);
-        if let Some(name) = crate::fixtures::value_string(doc.pointer("/data/attributes/name")) {
-            self.ctx.target.guard().allow(&name);
+        let name = crate::fixtures::value_string(doc.pointer("/data/attributes/name"));
+        if let Some(name) = &name {
+            self.ctx.target.guard().allow(name);
         }
         if !self.family.namespace {
             // the organizations family: its items are organizations of their own
             self.remember_organization(id.clone());
         }
         let mut fields = BTreeMap::new();
-        for (name, pointer) in &coll.remember {
+        for (field, pointer) in &coll.remember {
             if let Some(v) = crate::fixtures::value_string(doc.pointer(pointer)) {
                 // The fields a sequence remembers go into later paths (a module's provider,
                 // a version): they are this run's own, as the fixtures' fields are.
                 if !v.contains('/') {
                     self.ctx.target.guard().allow(&v);
                 }
-                fields.insert(name.clone(), v);
+                fields.insert(field.clone(), v);
             }
         }
         let state = coll
@@ -827,7 +901,7 @@ impl<'a> Run<'a> {
         self.model.items.push(Item {
             coll: op.coll,
             id,
-            name: crate::fixtures::value_string(doc.pointer("/data/attributes/name")),
+            name,
             parent,
             other,
             deleted: false,
@@ -839,8 +913,37 @@ impl<'a> Run<'a> {
             step: self.step_no,
         });
         let item = self.model.items.len() - 1;
-        let data = doc.get("data").cloned().unwrap_or(Value::Null);
-        self.compare(index, item, &data, "the create answer")
+        if let Some(delete) = self.cleanup_request(item) {
+            self.ctx.fixtures.note_made(crate::fixtures::Made {
+                kind: coll.kind.clone(),
+                id: self.model.items[item].id.clone(),
+                delete: Some(delete),
+            });
+        }
+        item
+    }
+
+    /// A 404, 405 or 501 to a request that names no item: the route is missing.
+    fn missing_route(&self, index: usize) -> bool {
+        matches!(self.ex(index).status(), Some(404 | 405 | 501))
+    }
+
+    /// The organizations family before it made anything: a request that finds its route
+    /// missing (a server with one organization, which cannot create organizations) blocks the
+    /// family, as a sequence's organization that cannot be made does; the endpoint tests of
+    /// that route judge it, once.
+    fn blocked_at(&mut self, index: usize) -> StepResult {
+        self.out.setup.push(index);
+        let ex = self.ex(index);
+        let path = url::Url::parse(&ex.request.url)
+            .map(|u| u.path().to_string())
+            .unwrap_or_default();
+        self.out.error = Some(format!(
+            "{} {path} answered {}: the family cannot make organizations of its own",
+            ex.request.method,
+            ex.status().unwrap_or_default()
+        ));
+        Err(Stop)
     }
 
     async fn show(&mut self, op: &Op) -> StepResult {
@@ -1056,12 +1159,16 @@ impl<'a> Run<'a> {
             if self.model.find(op.coll, id).is_some() {
                 continue;
             }
-            let foreign = match &coll.foreign {
-                Foreign::Fail => false,
-                Foreign::OutsidePrefix => !id.starts_with(&self.ns),
-                Foreign::Named(name) => {
-                    object.pointer("/attributes/name").and_then(Value::as_str)
-                        == Some(name.as_str())
+            let foreign = if self.shared_list(coll, parent) {
+                !self.own_named(coll, object)
+            } else {
+                match &coll.foreign {
+                    Foreign::Fail => false,
+                    Foreign::OutsidePrefix => !id.starts_with(&self.ns),
+                    Foreign::Named(name) => {
+                        object.pointer("/attributes/name").and_then(Value::as_str)
+                            == Some(name.as_str())
+                    }
                 }
             };
             if !foreign {
@@ -1095,6 +1202,9 @@ impl<'a> Run<'a> {
                 "",
             )
             .await?;
+        if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
+            return self.blocked_at(index);
+        }
         self.expect_success(
             &c::ENDPOINT_SUCCEEDS,
             index,
@@ -1115,17 +1225,24 @@ impl<'a> Run<'a> {
         let coll = self.coll(op.coll);
         let parent = self.target_parent(op).ok_or(Stop)?;
         let env = self.env(None, parent, None);
-        let size = usize::from(op.page_size.max(1));
+        let shared = self.shared_list(coll, parent);
+        let mut size = usize::from(op.page_size.max(1));
         let expected = self.model.of(op.coll).len();
-        let max_pages = expected / size + 3;
+        let mut max_pages = expected / size + 3;
+        let mut complete = true;
+        let mut resized = false;
         let mut seen: Vec<(String, usize)> = Vec::new();
         let mut all = Vec::new();
         let mut last = None;
         let list = super::model::get(coll.list.as_deref().ok_or(Stop)?);
-        for page in 1..=max_pages {
+        let mut page = 1;
+        while page <= max_pages {
             let query = format!("page={page}&page_size={size}");
             let index = self.send_route(&list, &env, op.api_v2, &query).await?;
             last = Some(index);
+            if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
+                return self.blocked_at(index);
+            }
             self.expect_success(
                 &c::PAGING_ACCEPTED,
                 index,
@@ -1146,17 +1263,34 @@ impl<'a> Run<'a> {
                 Ok(())
             };
             self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
+            if shared && page == 1 {
+                // The list holds others' items too: walk it all, in at most about
+                // SHARED_WALK_PAGES pages (a larger page size for a long list).
+                match total_count(&doc) {
+                    Some(total) if !resized && total.div_ceil(size) > SHARED_WALK_PAGES => {
+                        resized = true;
+                        size = total.div_ceil(SHARED_WALK_PAGES).min(100);
+                        continue;
+                    }
+                    Some(total) => max_pages = max_pages.max(total.div_ceil(size) + 3),
+                    None => max_pages = max_pages.max(SHARED_WALK_CAP),
+                }
+            }
             for it in &items {
                 if let Some(id) = it.get("id").and_then(Value::as_str) {
                     if let Some((_, first)) = seen.iter().find(|(s, _)| s == id) {
-                        let first = *first;
-                        self.check(
-                            &c::TFE_PAGE_SIZE,
-                            Some(index),
-                            Err(format!(
-                                "expected the pages to partition the list; {id} is on page {first} and again on page {page} (page_size {size})"
-                            )),
-                        )?;
+                        // Inside a given organization others' items may move the list under
+                        // the walk: a repeated item is judged after it (see below).
+                        if !shared {
+                            let first = *first;
+                            self.check(
+                                &c::TFE_PAGE_SIZE,
+                                Some(index),
+                                Err(format!(
+                                    "expected the pages to partition the list; {id} is on page {first} and again on page {page} (page_size {size})"
+                                )),
+                            )?;
+                        }
                     }
                     seen.push((id.to_string(), page));
                 }
@@ -1170,17 +1304,183 @@ impl<'a> Run<'a> {
             if !more || count == 0 {
                 break;
             }
+            if shared && page == max_pages {
+                // stopped with pages left: what it did not reach is not judged
+                complete = false;
+            }
+            page += 1;
         }
         let index = last.ok_or(Stop)?;
         let pages = seen.iter().map(|(_, p)| *p).max().unwrap_or(1);
         let missing_before = self.out.failure.is_none();
-        let result = self.compare_list(op, parent, index, &all, true, &c::TFE_PAGE_SIZE);
+        let result = if shared {
+            self.judge_shared_walk(op, parent, index, &list, &env, size, &seen, &all, complete)
+                .await
+        } else {
+            self.compare_list(op, parent, index, &all, complete, &c::TFE_PAGE_SIZE)
+        };
         if missing_before {
             if let Some(f) = &mut self.out.failure {
                 f.message = format!("{} (a walk of {pages} page(s) of {size})", f.message);
             }
         }
         result
+    }
+
+    /// Inside a given organization, the list of the organization's items holds others' items
+    /// too: only the sequence's own (by their name's prefix) are judged. Others' items may
+    /// come and go during the walk and move the sequence's items across page boundaries, so a
+    /// repeated or missing item of its own is confirmed first, on a list that stands still
+    /// (see [`Run::confirm_paging`]); a walk the list moved under is judged as incomplete.
+    #[allow(clippy::too_many_arguments)]
+    async fn judge_shared_walk(
+        &mut self,
+        op: &Op,
+        parent: Option<usize>,
+        index: usize,
+        list: &Route,
+        env: &Env,
+        size: usize,
+        seen: &[(String, usize)],
+        all: &[Value],
+        complete: bool,
+    ) -> StepResult {
+        let coll = self.coll(op.coll);
+        let own = |run: &Self, id: &str| {
+            run.model.find(op.coll, id).is_some()
+                || all.iter().any(|o| {
+                    o.get("id").and_then(Value::as_str) == Some(id) && run.own_named(coll, o)
+                })
+        };
+        let mut repeated = None;
+        for (i, (id, page)) in seen.iter().enumerate() {
+            if let Some((_, again)) = seen[i + 1..].iter().find(|(s, _)| s == id) {
+                if own(self, id) {
+                    repeated = Some((id.clone(), *page, *again));
+                    break;
+                }
+            }
+        }
+        let missing = self
+            .model
+            .live_of(op.coll)
+            .into_iter()
+            .filter(|&i| self.model.items[i].parent == parent)
+            .map(|i| self.model.items[i].id.clone())
+            .find(|id| !seen.iter().any(|(s, _)| s == id))
+            .filter(|_| complete);
+        let Some(suspect) = repeated
+            .as_ref()
+            .map(|(id, _, _)| id.clone())
+            .or_else(|| missing.clone())
+        else {
+            return self.compare_list(op, parent, index, all, complete, &c::TFE_PAGE_SIZE);
+        };
+        match self
+            .confirm_paging(list, env, op.api_v2, size, &suspect)
+            .await?
+        {
+            Some(why) => {
+                if let Some((id, first, again)) = repeated {
+                    self.check(
+                        &c::TFE_PAGE_SIZE,
+                        Some(index),
+                        Err(format!(
+                            "expected the pages to partition the list; {id} is on page {first} and again on page {again} (page_size {size}); {why}"
+                        )),
+                    )?;
+                    return self.compare_list(op, parent, index, all, complete, &c::TFE_PAGE_SIZE);
+                }
+                let result = self.compare_list(op, parent, index, all, true, &c::TFE_PAGE_SIZE);
+                if let Some(f) = &mut self.out.failure {
+                    f.message = format!("{}; {why}", f.message);
+                }
+                result
+            }
+            None => self.compare_list(op, parent, index, all, false, &c::TFE_PAGE_SIZE),
+        }
+    }
+
+    /// Whether the service pages a list wrongly around the item `id` while the list stands
+    /// still: reads the whole list, then the pages of `size` around the one that should hold
+    /// the item, then the whole list again; when both whole reads agree, `Some(what is
+    /// wrong)`, or `None` when the pages hold the item once, where they should (the walk that
+    /// suspected it saw the list move). Lists that keep moving (three tries) or cannot be read
+    /// whole are not judged (`None`).
+    async fn confirm_paging(
+        &mut self,
+        list: &Route,
+        env: &Env,
+        api_v2: bool,
+        size: usize,
+        id: &str,
+    ) -> Result<Option<String>, Stop> {
+        for _ in 0..3 {
+            let Some(before) = self.read_whole(list, env, api_v2).await? else {
+                return Ok(None);
+            };
+            let at = before.iter().position(|i| i == id);
+            let mut on = Vec::new();
+            let mut expected = 0;
+            if let Some(p) = at {
+                expected = p / size + 1;
+                let pages = before.len().div_ceil(size).max(1);
+                for page in expected.saturating_sub(1).max(1)..=(expected + 1).min(pages) {
+                    let query = format!("page={page}&page_size={size}");
+                    let index = self.send_route(list, env, api_v2, &query).await?;
+                    if !self.ex(index).is_success() {
+                        return Ok(None);
+                    }
+                    let doc = self.document(index)?;
+                    if page_ids(&doc).iter().any(|i| i == id) {
+                        on.push(page);
+                    }
+                }
+            }
+            let after = self.read_whole(list, env, api_v2).await?;
+            if after.as_ref() != Some(&before) {
+                continue;
+            }
+            return Ok(match at {
+                None => Some(format!(
+                    "a read of the whole list, while it stood still, does not hold {id} either"
+                )),
+                Some(_) if on == [expected] => None,
+                Some(p) => Some(format!(
+                    "read again while the list stood still, {id} (item {} of {}) is on page(s) {on:?} of size {size}, where it belongs on page {expected} alone",
+                    p + 1,
+                    before.len()
+                )),
+            });
+        }
+        Ok(None)
+    }
+
+    /// The ids of a whole list, read in pages of 100 (`None`: it could not be read, or it is
+    /// longer than 20 such pages).
+    async fn read_whole(
+        &mut self,
+        list: &Route,
+        env: &Env,
+        api_v2: bool,
+    ) -> Result<Option<Vec<String>>, Stop> {
+        let mut ids = Vec::new();
+        for page in 1..=20 {
+            let query = format!("page={page}&page_size=100");
+            let index = self.send_route(list, env, api_v2, &query).await?;
+            if !self.ex(index).is_success() {
+                return Ok(None);
+            }
+            let doc = self.document(index)?;
+            let got = page_ids(&doc);
+            let count = got.len();
+            ids.extend(got);
+            let more = next_page(&doc).unwrap_or(count == 100);
+            if !more || count == 0 {
+                return Ok(Some(ids));
+            }
+        }
+        Ok(None)
     }
 
     async fn update(&mut self, op: &Op) -> StepResult {
@@ -1678,6 +1978,34 @@ fn with_query(path: &str, query: &str) -> String {
     } else {
         format!("{path}?{query}")
     }
+}
+
+/// About how many pages a walk over a given organization's list takes at most: a longer list
+/// is walked with a larger page size (up to 100).
+const SHARED_WALK_PAGES: usize = 20;
+
+/// The most pages a walk over a given organization's list takes when the list does not say
+/// how long it is (`meta.pagination.total-count`); a walk stopped there is incomplete.
+const SHARED_WALK_CAP: usize = 200;
+
+/// `meta.pagination.total-count` of a list document.
+fn total_count(doc: &Value) -> Option<usize> {
+    doc.pointer("/meta/pagination/total-count")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+}
+
+/// The ids of a list document's items.
+fn page_ids(doc: &Value) -> Vec<String> {
+    doc.get("data")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|o| crate::fixtures::value_string(o.get("id")))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Whether a list document says there is a next page: `Some(true/false)` from

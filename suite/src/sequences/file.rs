@@ -63,6 +63,8 @@ struct CollFile {
     #[serde(default)]
     foreign: Foreign,
     #[serde(default)]
+    name_pointer: Option<String>,
+    #[serde(default)]
     update: Option<UpdateFile>,
     #[serde(default)]
     delete: Option<Route>,
@@ -195,6 +197,23 @@ pub fn parse(name: &str, text: &str) -> Result<Family, String> {
             .map(|w| index(w, "with", &c.kind))
             .transpose()?;
         check_route(&c.create, "create").map_err(at)?;
+        if file.namespace {
+            for (key, body) in [
+                ("create", c.create.body.as_deref()),
+                (
+                    "create_alt",
+                    c.create_alt.as_ref().and_then(|r| r.body.as_deref()),
+                ),
+                ("update", c.update.as_ref().and_then(|u| u.body.as_deref())),
+            ] {
+                names_in_namespace(key, body).map_err(at)?;
+            }
+        }
+        if let Some(p) = c.name_pointer.as_deref().filter(|p| !p.starts_with('/')) {
+            return Err(at(format!(
+                "`name_pointer = \"{p}\"` is not a JSON pointer (one starts with `/`)"
+            )));
+        }
         for (key, r) in [
             ("create_alt", &c.create_alt),
             ("delete", &c.delete),
@@ -259,6 +278,10 @@ pub fn parse(name: &str, text: &str) -> Result<Family, String> {
             delete: c.delete.clone(),
             unknown_id: c.unknown_id.clone(),
             foreign: c.foreign.clone(),
+            name_pointer: c
+                .name_pointer
+                .clone()
+                .unwrap_or_else(|| "/attributes/name".into()),
             remember: c
                 .remember
                 .iter()
@@ -392,6 +415,25 @@ fn state(s: &StateFile, kinds: &BTreeSet<&str>) -> Result<StateDef, String> {
     })
 }
 
+/// In a family with a namespace, every `"name"` and `"email"` a body gives starts with
+/// `{ns}-`: that prefix keeps a sequence's items apart from everything else in the
+/// organization it works in (other sequences, other people's items in a given organization).
+fn names_in_namespace(key: &str, body: Option<&str>) -> Result<(), String> {
+    let Some(body) = body else { return Ok(()) };
+    for field in ["\"name\":\"", "\"email\":\""] {
+        for (at, _) in body.match_indices(field) {
+            let value = &body[at + field.len()..];
+            if !value.starts_with("{ns}-") {
+                let shown: String = value.chars().take_while(|c| *c != '"').collect();
+                return Err(format!(
+                    "`{key}`: {field}{shown}\" does not start with `{{ns}}-` (the sequence's name prefix keeps its items apart from everything else in the organization)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_route(route: &Route, key: &str) -> Result<(), String> {
     if !METHODS.contains(&route.method.as_str()) {
         return Err(format!(
@@ -422,6 +464,29 @@ show = "/things/{id}"
 "#;
 
     const STATE: &str = "[collections.state]\npointer = \"/attributes/status\"\ninitial = \"a\"\n";
+
+    #[test]
+    fn names_in_a_namespace_start_with_its_prefix() {
+        let f = parse("things", THINGS).unwrap();
+        assert_eq!(f.colls[0].name_pointer, "/attributes/name");
+        let e = parse("things", &THINGS.replace("{ns}-t{unique}", "t{unique}")).unwrap_err();
+        assert!(
+            e.contains(
+                "collection `thing`: `create`: \"name\":\"t{unique}\" does not start with `{ns}-`"
+            ),
+            "{e}"
+        );
+        // the organizations family names organizations, not items of one: `{ns}` ends in `-`
+        let orgs = THINGS.replace("{ns}-t{unique}", "{ns}{unique}");
+        assert!(parse("things", &orgs).is_err());
+        assert!(parse("things", &format!("namespace = false\n{orgs}")).is_ok());
+        let e = parse(
+            "things",
+            &format!("{THINGS}name_pointer = \"attributes/name\"\n"),
+        )
+        .unwrap_err();
+        assert!(e.contains("not a JSON pointer"), "{e}");
+    }
 
     #[test]
     fn eventual_states_and_action_flags_are_read() {

@@ -6,7 +6,8 @@
 //! every item a sequence made, whether it is deleted, the attributes an update sent and the
 //! state its actions should have left it in.
 //!
-//! Templates take `{org}` (the sequence's organization), `{ns}` (its name prefix),
+//! Templates take `{org}` (the sequence's organization: its own, or the one given with
+//! `--organization`), `{ns}` (its name prefix),
 //! `{unique}` (a counter unique in the sequence), `{id}` and `{name}` (the item), `{parent}`
 //! and `{parent_name}` (its parent), `{other}` (the item of the collection's `with`).
 
@@ -214,6 +215,10 @@ pub struct Coll {
     pub unknown_id: String,
     /// Items of lists the sequence did not make.
     pub foreign: Foreign,
+    /// Where a list item shows the name the sequence gave it (`{ns}-…`; default
+    /// `/attributes/name`): inside a given organization, items of the organization's lists
+    /// whose name does not start with the sequence's prefix belong to others.
+    pub name_pointer: String,
     /// Fields kept from the create answer: (name, JSON pointer).
     pub remember: Vec<(String, String)>,
     /// The state machine, if any.
@@ -254,7 +259,8 @@ pub struct Coll {
 pub struct Family {
     /// Test name suffix.
     pub name: String,
-    /// Sequences work in a fresh organization (else the collection is organizations).
+    /// Sequences work in an organization: one of their own each, or the one given with
+    /// `--organization` (false: the collection is organizations).
     pub namespace: bool,
     /// The collections.
     pub colls: Vec<Coll>,
