@@ -247,6 +247,7 @@ impl Session {
             settings.require.iter().cloned().collect(),
         ));
         let sequences = SequenceConfig {
+            organization: settings.organization.clone(),
             cases: args.sequence_cases().unwrap_or(sequences::DEFAULT_CASES),
             seed: args.seed,
             ..SequenceConfig::default()

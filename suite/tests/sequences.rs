@@ -244,3 +244,514 @@ fn a_policy_set_delete_that_does_not_delete_shrinks_to_create_delete_read() {
     assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
     assert_eq!(r.findings[0].check.id, "delete.then-gone");
 }
+
+// ------------------------------------------------------------ inside a given organization
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Parser;
+use conform::harness::{load_catalog, Session};
+use serde_json::Value;
+
+/// What a run of sequence families gave: the results, and what the run's ledger still held
+/// when the sequences were done (before teardown): what their own cleanup left.
+struct SequenceRun {
+    results: Vec<TestResult>,
+    left: Vec<String>,
+}
+
+/// Runs the sequence families whose names start with one of `prefixes` with the command-line
+/// `args` (`--organization` included, as the harness passes it on), with a poll budget.
+fn run_families(args: &[&str], prefixes: &[&str], poll: Duration) -> SequenceRun {
+    let mut argv = vec!["conform"];
+    argv.extend(args);
+    let cli = Cli::try_parse_from(argv).expect("arguments parse");
+    let (catalog, schemas) = load_catalog(&cli.run).expect("catalog loads");
+    let families: Vec<_> = catalog
+        .families
+        .iter()
+        .filter(|f| {
+            let name = conform::sequences::test_name(f);
+            prefixes.is_empty() || prefixes.iter().any(|p| name.starts_with(p))
+        })
+        .cloned()
+        .collect();
+    assert!(!families.is_empty(), "no family matches {prefixes:?}");
+    let mut session = Session::open(&cli.run, catalog, schemas).expect("session opens");
+    session.sequences.organization = session.settings.organization.clone();
+    Arc::get_mut(&mut session.ctx)
+        .expect("the context is not shared yet")
+        .poll_budget = poll;
+    let results = session.run_sequences(&families);
+    let left = session
+        .ctx
+        .fixtures
+        .made()
+        .iter()
+        .map(|m| format!("{} {}", m.kind, m.id))
+        .collect();
+    session.close();
+    SequenceRun { results, left }
+}
+
+/// A TCP proxy in front of `upstream` that records `METHOD path` of every request it passes
+/// on (HTTP/1.1 with `content-length` bodies, as the suite sends them).
+async fn recording_proxy(upstream: std::net::SocketAddr) -> (String, Arc<Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let seen = log.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
+                continue;
+            };
+            let (mut client_read, mut client_write) = client.into_split();
+            let (mut server_read, mut server_write) = server.into_split();
+            tokio::spawn(async move {
+                let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+            });
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let (mut buf, mut body_left) = (Vec::<u8>::new(), 0usize);
+                let mut chunk = vec![0u8; 64 * 1024];
+                loop {
+                    let n = match client_read.read(&mut chunk).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    if server_write.write_all(&chunk[..n]).await.is_err() {
+                        break;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    loop {
+                        if body_left > 0 {
+                            let k = body_left.min(buf.len());
+                            buf.drain(..k);
+                            body_left -= k;
+                            if body_left > 0 {
+                                break;
+                            }
+                        }
+                        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                            break;
+                        };
+                        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+                        let mut lines = head.lines();
+                        let mut first = lines.next().unwrap_or_default().split(' ');
+                        let method = first.next().unwrap_or_default();
+                        let path = first.next().unwrap_or_default();
+                        let path = path.split('?').next().unwrap_or_default();
+                        seen.lock().unwrap().push(format!("{method} {path}"));
+                        body_left = lines
+                            .filter_map(|l| l.split_once(':'))
+                            .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
+                            .and_then(|(_, v)| v.trim().parse().ok())
+                            .unwrap_or(0);
+                        buf.drain(..end + 4);
+                    }
+                }
+            });
+        }
+    });
+    (format!("http://{addr}"), log)
+}
+
+/// A JSON:API request to the reference, past the proxy; answers the document.
+async fn call(root: &str, token: &str, method: reqwest::Method, path: &str, body: &str) -> Value {
+    let client = reqwest::Client::new();
+    let mut request = client
+        .request(method, format!("{root}/api/v2{path}"))
+        .bearer_auth(token);
+    if !body.is_empty() {
+        request = request
+            .header("content-type", "application/vnd.api+json")
+            .body(body.to_string());
+    }
+    let answer = request.send().await.unwrap();
+    let status = answer.status();
+    let doc: Value = answer.json().await.unwrap_or(Value::Null);
+    assert!(status.is_success(), "{path} answered {status}: {doc}");
+    doc
+}
+
+/// The names (`attributes.name`, else the id) of a list of the organization `acme`.
+async fn names(root: &str, token: &str, path: &str) -> Vec<String> {
+    let doc = call(
+        root,
+        token,
+        reqwest::Method::GET,
+        &format!(
+            "{path}{}page_size=100",
+            if path.contains('?') { '&' } else { '?' }
+        ),
+        "",
+    )
+    .await;
+    let mut out: Vec<String> = doc["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            o.pointer("/attributes/name")
+                .or_else(|| o.get("id"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Everything someone else keeps in `acme` that a run inside it may list but never change.
+const OTHERS: &[(&str, &str)] = &[
+    (
+        "/organizations/acme/workspaces",
+        r#"{"data":{"type":"workspaces","attributes":{"name":"production"}}}"#,
+    ),
+    (
+        "/organizations/acme/teams",
+        r#"{"data":{"type":"teams","attributes":{"name":"platform","visibility":"secret"}}}"#,
+    ),
+    (
+        "/organizations/acme/agent-pools",
+        r#"{"data":{"type":"agent-pools","attributes":{"name":"datacenter"}}}"#,
+    ),
+    (
+        "/organizations/acme/policy-sets",
+        r#"{"data":{"type":"policy-sets","attributes":{"name":"guardrails","kind":"sentinel"}}}"#,
+    ),
+    (
+        "/organizations/acme/registry-modules",
+        r#"{"data":{"type":"registry-modules","attributes":{"name":"network","provider":"aws","registry-name":"private"}}}"#,
+    ),
+];
+
+/// The lists of `acme` a run inside it must leave as it found them.
+const ACME_LISTS: &[&str] = &[
+    "/organizations/acme/workspaces",
+    "/organizations/acme/teams",
+    "/organizations/acme/agent-pools",
+    "/organizations/acme/policy-sets",
+    "/organizations/acme/registry-modules",
+    "/organizations/acme/organization-memberships",
+];
+
+#[test]
+fn inside_a_given_organization_every_family_passes_and_leaves_it_as_it_was() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let config = conform_reference::Config {
+        shapes: vec![conform_reference::Shape::OneOrganization],
+        ..Default::default()
+    };
+    let (token, admin) = (config.token.clone(), config.admin_token.clone());
+    let running = rt.block_on(conform_reference::start(config)).unwrap();
+    let root = running.root_url();
+    let upstream = root.trim_start_matches("http://").parse().unwrap();
+    let (proxy, log) = rt.block_on(recording_proxy(upstream));
+    let before = rt.block_on(async {
+        for (path, body) in OTHERS {
+            call(&root, &token, reqwest::Method::POST, path, body).await;
+        }
+        let mut all = Vec::new();
+        for path in ACME_LISTS {
+            all.push(names(&root, &token, path).await);
+        }
+        all
+    });
+    let reports = std::env::temp_dir().join(format!("conform-seq-given-{}", std::process::id()));
+    let run = run_families(
+        &[
+            "--target",
+            &proxy,
+            "--token",
+            &token,
+            "--admin-token",
+            &admin,
+            "--organization",
+            "acme",
+            "--prefix",
+            "conform-given",
+            "--reports",
+            reports.to_str().unwrap(),
+            "--profile",
+            "tfe",
+            "--seed",
+            "11",
+            "--cases",
+            "16",
+        ],
+        &[],
+        Duration::from_secs(2),
+    );
+    let _ = std::fs::remove_dir_all(&reports);
+
+    // every family with a namespace passes inside `acme`; the organizations family, which
+    // cannot make organizations on this server, is blocked by that (not failed)
+    assert_eq!(run.results.len(), conform::sequences::FAMILIES.len());
+    for r in &run.results {
+        if r.name == "sequences::organizations" {
+            assert_eq!(r.verdict, Verdict::Blocked, "{}", r.failure_text());
+            let blocker = r.blocked_by.as_ref().expect("a blocker");
+            assert!(blocker.request.contains("/organizations"), "{blocker:?}");
+            assert_eq!(blocker.answer, "404");
+            assert!(
+                blocker
+                    .see
+                    .as_deref()
+                    .is_some_and(|t| t.starts_with("organizations::")),
+                "{blocker:?}"
+            );
+        } else {
+            assert_eq!(r.verdict, Verdict::Pass, "{} {}", r.name, r.failure_text());
+        }
+    }
+    // each sequence deleted what it made: nothing was left for teardown
+    assert!(run.left.is_empty(), "left for teardown: {:?}", run.left);
+
+    let log = log.lock().unwrap().clone();
+    assert!(log.len() > 1000, "{} requests", log.len());
+    let acme = |line: &String| {
+        let path = line.split_once(' ').map(|(_, p)| p).unwrap_or_default();
+        let path = path.strip_prefix("/api/v2").unwrap_or(path);
+        path == "/organizations/acme" || path == "/admin/organizations/acme"
+    };
+    let changes: Vec<&String> = log
+        .iter()
+        .filter(|l| !l.starts_with("GET ") && acme(l))
+        .collect();
+    assert!(changes.is_empty(), "requests that change acme: {changes:?}");
+    // the sequences made their items inside `acme` and deleted them one by one
+    for made in [
+        "workspaces",
+        "teams",
+        "agent-pools",
+        "policy-sets",
+        "registry-modules",
+    ] {
+        let path = format!("/organizations/acme/{made}");
+        assert!(
+            log.iter()
+                .any(|l| l.starts_with("POST ") && l.ends_with(&path)),
+            "no POST {path}"
+        );
+    }
+    assert!(log
+        .iter()
+        .any(|l| l.starts_with("DELETE ") && l.contains("/workspaces/")));
+
+    let after = rt.block_on(async {
+        let mut all = Vec::new();
+        for path in ACME_LISTS {
+            all.push(names(&root, &token, path).await);
+        }
+        let users = names(&root, &admin, "/admin/users?q=conform-given").await;
+        let org = call(
+            &root,
+            &token,
+            reqwest::Method::GET,
+            "/organizations/acme",
+            "",
+        )
+        .await;
+        (all, users, org)
+    });
+    assert_eq!(
+        after.0, before,
+        "acme holds what it held before the run, nothing else"
+    );
+    assert!(after.1.is_empty(), "users left: {:?}", after.1);
+    assert_eq!(
+        after
+            .2
+            .pointer("/data/attributes/email")
+            .and_then(Value::as_str),
+        Some("acme@reference.test")
+    );
+    running.shutdown();
+}
+
+#[test]
+fn inside_a_given_organization_a_list_holding_an_extra_item_is_still_caught() {
+    let run = run_families(
+        &[
+            "--reference-shape",
+            "one-organization",
+            "--reference-fault",
+            "list-holds-extra",
+            "--organization",
+            "acme",
+            "--profile",
+            "core",
+            "--seed",
+            "7",
+            "--cases",
+            "64",
+        ],
+        &["sequences::workspaces", "sequences::teams"],
+        Duration::from_secs(2),
+    );
+    assert_eq!(run.results.len(), 2);
+    for r in &run.results {
+        assert_eq!(r.verdict, Verdict::Fail, "{} {}", r.name, r.failure_text());
+        assert_eq!(r.findings[0].check.id, "list.exact", "{}", r.failure_text());
+        let text = r.reason.clone().unwrap_or_default();
+        assert!(text.contains("/organizations/acme/"), "{text}");
+        assert!(!text.contains("(setup)"), "{text}");
+    }
+    assert!(run.left.is_empty(), "left for teardown: {:?}", run.left);
+}
+
+#[test]
+fn inside_a_given_organization_page_walks_that_drop_or_repeat_an_item_are_still_caught() {
+    // Others' items move the given organization's lists under a walk (the families run at the
+    // same time in `acme`): a suspect walk is confirmed on a list that stands still.
+    for fault in ["page-drops-item", "page-repeats-item"] {
+        let run = run_families(
+            &[
+                "--reference-shape",
+                "one-organization",
+                "--reference-fault",
+                fault,
+                "--organization",
+                "acme",
+                "--profile",
+                "tfe",
+                "--seed",
+                "7",
+                "--cases",
+                "64",
+            ],
+            &[
+                "sequences::workspaces",
+                "sequences::teams",
+                "sequences::agents",
+            ],
+            Duration::from_secs(2),
+        );
+        assert_eq!(run.results.len(), 3, "{fault}");
+        let caught: Vec<&TestResult> = run
+            .results
+            .iter()
+            .filter(|r| r.verdict == Verdict::Fail)
+            .collect();
+        assert!(
+            !caught.is_empty(),
+            "{fault}: {}",
+            not_passing(&run.results).join("\n")
+        );
+        for r in caught {
+            assert_eq!(
+                r.findings[0].check.id,
+                "tfe.page-size",
+                "{fault}: {}",
+                r.failure_text()
+            );
+            let text = r.reason.clone().unwrap_or_default();
+            assert!(
+                text.contains("while the list stood still"),
+                "{fault}: {text}"
+            );
+        }
+        assert!(
+            run.left.is_empty(),
+            "{fault}: left for teardown: {:?}",
+            run.left
+        );
+    }
+}
+
+// ------------------------------------------------------------ a service without a runner
+
+#[test]
+fn without_a_runner_run_actions_are_judged_by_the_state_the_run_is_in() {
+    // Runs never leave `pending`: apply and discard are refused (409) and the run's
+    // `actions.is-confirmable` / `is-discardable` stay false. The sequence waits for a plan
+    // (within the poll budget, once), then judges each action by the state the run shows.
+    let started = std::time::Instant::now();
+    let run = run_families(
+        &[
+            "--reference-shape",
+            "no-runner",
+            "--profile",
+            "tfe",
+            "--seed",
+            "7",
+            "--cases",
+            "512",
+        ],
+        &["sequences::workspaces"],
+        Duration::from_secs(1),
+    );
+    let bad = not_passing(&run.results);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert_eq!(run.results.len(), 1);
+    let r = &run.results[0];
+    for check in ["state.after-action", "tfe.refused-in-wrong-state"] {
+        assert!(
+            r.passed.contains(&check),
+            "{check} was not judged: {:?}",
+            r.passed
+        );
+    }
+    // the poll budget is spent once, not for every run
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(run.left.is_empty(), "left for teardown: {:?}", run.left);
+}
+
+#[test]
+fn without_a_runner_an_action_the_runs_state_does_not_allow_is_still_caught() {
+    let run = run_families(
+        &[
+            "--reference-shape",
+            "no-runner",
+            "--reference-fault",
+            "action-ignores-state",
+            "--profile",
+            "tfe",
+            "--seed",
+            "7",
+            "--cases",
+            "128",
+        ],
+        &["sequences::workspaces"],
+        Duration::from_secs(1),
+    );
+    assert_eq!(run.results.len(), 1);
+    let r = &run.results[0];
+    assert_eq!(r.verdict, Verdict::Fail, "{}", r.failure_text());
+    assert_eq!(
+        r.findings[0].check.id,
+        "tfe.refused-in-wrong-state",
+        "{}",
+        r.failure_text()
+    );
+}
+
+#[test]
+fn a_run_is_planned_on_its_own_and_tells_which_actions_it_allows() {
+    // `planned` is reached through `pending` (a force-executed run without a runner stays
+    // there); the run's `actions` flags say whether apply, discard, cancel are allowed now.
+    let family = conform::sequences::families()
+        .iter()
+        .find(|f| f.name == "workspaces")
+        .unwrap();
+    let runs = family.coll_index("run").unwrap();
+    let state = family.colls[runs].state.as_ref().unwrap();
+    assert!(state.is_eventual("planned"));
+    assert!(state.on_the_way("planned", "pending"));
+    assert!(!state.on_the_way("planned", "applied"));
+    assert!(!state.is_eventual("applied"));
+    let discard = state.actions.iter().find(|a| a.name == "discard").unwrap();
+    assert_eq!(
+        discard.allowed_if.as_deref(),
+        Some("/attributes/actions/is-discardable")
+    );
+}

@@ -1,5 +1,12 @@
 //! Runs one sequence of operations against the target, keeping the model and checking the
 //! properties after every step.
+//!
+//! A sequence works in an organization of its own, made at its start and deleted at its end,
+//! or inside an organization the user gives, which holds others' items too: there its lists
+//! are judged on the items named with its prefix, a page walk that the others' items moved is
+//! confirmed on a list that stands still before it is reported, and its own items are deleted
+//! one by one at its end. States the service reaches on its own (a run being planned) are
+//! waited for, within the poll budget, before an action that depends on them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -132,6 +139,31 @@ struct Stop;
 
 type StepResult = Result<(), Stop>;
 
+/// What a family's sequences learn about the target as they go, shared by its cases and by
+/// the runs of shrinking.
+#[derive(Debug, Default)]
+pub struct Learned {
+    /// States the service reaches on its own (see [`super::model::StateDef::eventually`])
+    /// that an item did not reach within the poll budget: later items are read once before an
+    /// action, not waited for (a service without a runner never plans a run).
+    unreached: std::sync::Mutex<BTreeSet<String>>,
+}
+
+impl Learned {
+    fn gave_up_on(&self, state: &str) -> bool {
+        self.unreached
+            .lock()
+            .map(|s| s.contains(state))
+            .unwrap_or(false)
+    }
+
+    fn give_up_on(&self, state: &str) {
+        if let Ok(mut s) = self.unreached.lock() {
+            s.insert(state.to_string());
+        }
+    }
+}
+
 /// One sequence in progress.
 pub struct Run<'a> {
     ctx: &'a Context,
@@ -139,6 +171,10 @@ pub struct Run<'a> {
     profile: Profile,
     org: String,
     ns: String,
+    /// The sequence works inside an organization given with `--organization`, which holds
+    /// other items than its own and which it must leave as it found it.
+    given: bool,
+    learned: &'a Learned,
     model: Model,
     unique: u64,
     out: RunOutcome,
@@ -151,14 +187,27 @@ pub struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// A run in the namespace `ns` (an organization name when the family has a namespace).
-    pub fn new(ctx: &'a Context, family: &'a Family, ns: String) -> Self {
+    /// A run in the namespace `ns`: an organization of its own named `ns` when the family has
+    /// a namespace, or, when `organization` is given, that organization with `ns` as the
+    /// prefix of every name the sequence gives.
+    pub fn new(
+        ctx: &'a Context,
+        family: &'a Family,
+        ns: String,
+        organization: Option<String>,
+        learned: &'a Learned,
+    ) -> Self {
+        let given = family.namespace && organization.is_some();
         Self {
             ctx,
             family,
             profile: ctx.profile,
-            org: ns.clone(),
+            org: organization
+                .filter(|_| family.namespace)
+                .unwrap_or_else(|| ns.clone()),
             ns,
+            given,
+            learned,
             model: Model::default(),
             unique: 0,
             out: RunOutcome::default(),
@@ -171,7 +220,7 @@ impl<'a> Run<'a> {
 
     /// Runs the operations, then deletes what the sequence made.
     pub async fn execute(mut self, ops: &[Op]) -> RunOutcome {
-        if self.family.namespace {
+        if self.family.namespace && !self.given {
             self.setup().await;
         }
         if self.out.error.is_none() && self.out.unreachable.is_none() {
@@ -187,7 +236,11 @@ impl<'a> Run<'a> {
                     text,
                     exchanges: std::mem::take(&mut self.current),
                 });
-                if result.is_err() || self.out.failure.is_some() || self.out.unreachable.is_some() {
+                if result.is_err()
+                    || self.out.failure.is_some()
+                    || self.out.unreachable.is_some()
+                    || self.out.error.is_some()
+                {
                     break;
                 }
             }
@@ -234,34 +287,48 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Deletes the namespace organization (or, for the organizations family, every
-    /// organization the sequence made). Each is in the run's ledger from its create on, so
-    /// teardown (or `conform sweep`) deletes what this cannot.
+    /// The request that deletes an item at the end of the sequence: its collection's
+    /// `cleanup` (things an organization's deletion does not take along, such as users), and,
+    /// inside a given organization, the `delete` of every item of the organization's own
+    /// collections (their children go with them).
+    fn cleanup_request(&self, index: usize) -> Option<(Method, url::Url, Auth)> {
+        let item = &self.model.items[index];
+        let coll = self.coll(item.coll);
+        if coll.relation {
+            return None;
+        }
+        let route = coll.cleanup.as_ref().or(coll
+            .delete
+            .as_ref()
+            .filter(|_| self.given && coll.parent.is_none()))?;
+        let env = self.env(Some(index), item.parent, None);
+        let url = self.ctx.target.api_url(&env.fill(&route.path));
+        let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::DELETE);
+        let auth = if coll.admin { Auth::Admin } else { Auth::User };
+        Some((method, url, auth))
+    }
+
+    /// Deletes what the sequence made: the items [`Run::cleanup_request`] names (each is in
+    /// the run's ledger from its create on), whatever the model says of them (a deleted item
+    /// answers 404, which counts as gone; a failed sequence's model may be wrong), then the
+    /// sequence's own organization (or, for the organizations family, every organization the
+    /// sequence made). What is not gone is left in the ledger: teardown (or `conform sweep`)
+    /// deletes it.
     async fn cleanup(&mut self) {
         for i in 0..self.model.items.len() {
-            let coll = self.coll(self.model.items[i].coll);
-            let Some(route) = coll.cleanup.as_ref().filter(|_| self.model.live(i)) else {
+            let Some((method, url, auth)) = self.cleanup_request(i) else {
                 continue;
             };
-            let env = self.env(Some(i), self.model.items[i].parent, None);
-            let url = self.ctx.target.api_url(&env.fill(&route.path));
-            let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::DELETE);
-            let auth = if coll.admin { Auth::Admin } else { Auth::User };
-            let ex = self
-                .ctx
-                .target
-                .send(Request::new(method.clone(), url.clone(), auth))
-                .await;
-            if !(ex.is_success() || ex.status() == Some(404)) {
-                self.ctx.fixtures.note_made(crate::fixtures::Made {
-                    kind: coll.kind.clone(),
-                    id: self.model.items[i].id.clone(),
-                    delete: Some((method, url, auth)),
-                });
+            let ex = self.ctx.target.send(Request::new(method, url, auth)).await;
+            if ex.is_success() || ex.status() == Some(404) {
+                let item = &self.model.items[i];
+                self.ctx
+                    .fixtures
+                    .note_gone(&self.coll(item.coll).kind, &item.id);
             }
         }
         let names: Vec<String> = if self.family.namespace {
-            if self.out.setup.is_empty() || self.out.error.is_some() {
+            if self.given || self.out.setup.is_empty() || self.out.error.is_some() {
                 return;
             }
             vec![self.org.clone()]
@@ -339,6 +406,22 @@ impl<'a> Run<'a> {
             None if self.family.namespace => format!(" of organization {}", self.org),
             None => String::new(),
         }
+    }
+
+    /// Whether a list of the collection holds others' items as well as the sequence's: a list
+    /// of the given organization's own items (its path names `{org}`).
+    fn shared_list(&self, coll: &super::model::Coll, parent: Option<usize>) -> bool {
+        self.given && parent.is_none() && coll.list.as_deref().is_some_and(|l| l.contains("{org}"))
+    }
+
+    /// Whether a list item carries a name the sequence gives (`{ns}-…`, at the collection's
+    /// `name_pointer`), which no other sequence's names start with.
+    fn own_named(&self, coll: &super::model::Coll, object: &Value) -> bool {
+        let prefix = format!("{}-", self.ns.trim_end_matches('-'));
+        object
+            .pointer(&coll.name_pointer)
+            .and_then(Value::as_str)
+            .is_some_and(|name| name.starts_with(&prefix))
     }
 
     /// The step in words, or `None` when the operation has nothing to act on now.
@@ -656,18 +739,37 @@ impl<'a> Run<'a> {
                     .and_then(Value::as_str)
                     .map(str::to_string),
             };
-            match (&self.model.items[item].state, got) {
+            let it = &mut self.model.items[item];
+            match (it.state.clone(), got) {
                 (_, None) => {}
-                (None, Some(g)) => self.model.items[item].state = Some(g),
+                (None, Some(g)) => {
+                    it.state = Some(g);
+                    it.reached = true;
+                    it.seen = None;
+                }
+                (Some(want), Some(g)) if want == g => {
+                    it.reached = true;
+                    it.seen = None;
+                    self.out.passed.insert(c::STATE_AFTER.id);
+                }
+                // The service has yet to get it there on its own (a run not planned yet).
+                (Some(want), Some(g)) if !it.reached && state.on_the_way(&want, &g) => {
+                    it.seen = Some(g);
+                }
                 (Some(want), Some(g)) => {
-                    let result = if *want == g {
-                        Ok(())
-                    } else {
-                        Err(format!(
-                            "expected {label} to be `{want}` after this sequence's actions, {whence} says `{g}`"
-                        ))
+                    let via = match state.eventually.get(&want) {
+                        Some(via) if !it.reached => {
+                            format!(" (or on its way there: {})", via.join(", "))
+                        }
+                        _ => String::new(),
                     };
-                    self.check(&c::STATE_AFTER, Some(index), result)?;
+                    self.check(
+                        &c::STATE_AFTER,
+                        Some(index),
+                        Err(format!(
+                            "expected {label} to be `{want}`{via} after this sequence's actions, {whence} says `{g}`"
+                        )),
+                    )?;
                 }
             }
         }
@@ -709,6 +811,9 @@ impl<'a> Run<'a> {
         if coll.relation {
             return self.link(op, index, parent, other);
         }
+        if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
+            return self.blocked_at(index);
+        }
         if duplicate {
             let status = self.ex(index).status();
             let result = match status {
@@ -728,66 +833,119 @@ impl<'a> Run<'a> {
             index,
             &format!("create {}", coll.kind),
         )?;
-        let doc = self.single(index)?;
-        let id = c::document_id(&doc);
-        let result = id
-            .as_ref()
+        let doc = self.document(index)?;
+        // Into the model (and, where the sequence's cleanup deletes it, the run's ledger)
+        // before anything else is checked: what was made is deleted again, even when a check
+        // of its create answer ends the sequence.
+        let id = crate::fixtures::value_string(doc.pointer(&coll.id_pointer));
+        let item = id.map(|id| self.adopt(op, id, &doc, parent, other));
+        let result = c::envelope_single(&self.ctx.schemas, &doc);
+        self.check(&c::ENVELOPE_SINGLE, Some(index), result)?;
+        let result = c::document_id(&doc)
             .map(|_| ())
             .ok_or_else(|| "expected the create answer to hold data.id".to_string());
         self.check(&c::CREATE_RETURNS_ID, Some(index), result)?;
         self.status(index, crate::catalog::Kind::Create)?;
-        let id = if coll.id_pointer == "/data/id" {
-            id
-        } else {
-            let found = crate::fixtures::value_string(doc.pointer(&coll.id_pointer));
-            let result = found.as_ref().map(|_| ()).ok_or_else(|| {
+        if coll.id_pointer != "/data/id" {
+            let result = item.map(|_| ()).ok_or_else(|| {
                 format!(
                     "expected the create answer to hold the {} id at {}",
                     coll.kind, coll.id_pointer
                 )
             });
             self.check(&c::CREATE_RETURNS_ID, Some(index), result)?;
-            found
-        };
-        let Some(id) = id else { return Err(Stop) };
+        }
+        let Some(item) = item else { return Err(Stop) };
+        let data = doc.get("data").cloned().unwrap_or(Value::Null);
+        self.compare(index, item, &data, "the create answer")
+    }
+
+    /// Takes a made item into the model: the guard's ids, the run's ledger (an organization
+    /// of the organizations family; an item the sequence's cleanup deletes), its remembered
+    /// fields and its initial state. Answers its index.
+    fn adopt(
+        &mut self,
+        op: &Op,
+        id: String,
+        doc: &Value,
+        parent: Option<usize>,
+        other: Option<usize>,
+    ) -> usize {
+        let coll = self.coll(op.coll);
         self.ctx.target.guard().allow(&id);
-        if let Some(name) = crate::fixtures::value_string(doc.pointer("/data/attributes/name")) {
-            self.ctx.target.guard().allow(&name);
+        let name = crate::fixtures::value_string(doc.pointer("/data/attributes/name"));
+        if let Some(name) = &name {
+            self.ctx.target.guard().allow(name);
         }
         if !self.family.namespace {
             // the organizations family: its items are organizations of their own
             self.remember_organization(id.clone());
         }
         let mut fields = BTreeMap::new();
-        for (name, pointer) in &coll.remember {
+        for (field, pointer) in &coll.remember {
             if let Some(v) = crate::fixtures::value_string(doc.pointer(pointer)) {
                 // The fields a sequence remembers go into later paths (a module's provider,
                 // a version): they are this run's own, as the fixtures' fields are.
                 if !v.contains('/') {
                     self.ctx.target.guard().allow(&v);
                 }
-                fields.insert(name.clone(), v);
+                fields.insert(field.clone(), v);
             }
         }
         let state = coll
             .state
             .as_ref()
             .and_then(|s| s.initial(self.family, &self.model, parent));
+        let reached = match (&coll.state, &state) {
+            (Some(def), Some(s)) => !def.is_eventual(s),
+            _ => true,
+        };
         self.model.items.push(Item {
             coll: op.coll,
             id,
-            name: crate::fixtures::value_string(doc.pointer("/data/attributes/name")),
+            name,
             parent,
             other,
             deleted: false,
             expect: BTreeMap::new(),
             state,
+            reached,
+            seen: None,
             fields,
             step: self.step_no,
         });
         let item = self.model.items.len() - 1;
-        let data = doc.get("data").cloned().unwrap_or(Value::Null);
-        self.compare(index, item, &data, "the create answer")
+        if let Some(delete) = self.cleanup_request(item) {
+            self.ctx.fixtures.note_made(crate::fixtures::Made {
+                kind: coll.kind.clone(),
+                id: self.model.items[item].id.clone(),
+                delete: Some(delete),
+            });
+        }
+        item
+    }
+
+    /// A 404, 405 or 501 to a request that names no item: the route is missing.
+    fn missing_route(&self, index: usize) -> bool {
+        matches!(self.ex(index).status(), Some(404 | 405 | 501))
+    }
+
+    /// The organizations family before it made anything: a request that finds its route
+    /// missing (a server with one organization, which cannot create organizations) blocks the
+    /// family, as a sequence's organization that cannot be made does; the endpoint tests of
+    /// that route judge it, once.
+    fn blocked_at(&mut self, index: usize) -> StepResult {
+        self.out.setup.push(index);
+        let ex = self.ex(index);
+        let path = url::Url::parse(&ex.request.url)
+            .map(|u| u.path().to_string())
+            .unwrap_or_default();
+        self.out.error = Some(format!(
+            "{} {path} answered {}: the family cannot make organizations of its own",
+            ex.request.method,
+            ex.status().unwrap_or_default()
+        ));
+        Err(Stop)
     }
 
     async fn show(&mut self, op: &Op) -> StepResult {
@@ -1003,12 +1161,16 @@ impl<'a> Run<'a> {
             if self.model.find(op.coll, id).is_some() {
                 continue;
             }
-            let foreign = match &coll.foreign {
-                Foreign::Fail => false,
-                Foreign::OutsidePrefix => !id.starts_with(&self.ns),
-                Foreign::Named(name) => {
-                    object.pointer("/attributes/name").and_then(Value::as_str)
-                        == Some(name.as_str())
+            let foreign = if self.shared_list(coll, parent) {
+                !self.own_named(coll, object)
+            } else {
+                match &coll.foreign {
+                    Foreign::Fail => false,
+                    Foreign::OutsidePrefix => !id.starts_with(&self.ns),
+                    Foreign::Named(name) => {
+                        object.pointer("/attributes/name").and_then(Value::as_str)
+                            == Some(name.as_str())
+                    }
                 }
             };
             if !foreign {
@@ -1042,6 +1204,9 @@ impl<'a> Run<'a> {
                 "",
             )
             .await?;
+        if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
+            return self.blocked_at(index);
+        }
         self.expect_success(
             &c::ENDPOINT_SUCCEEDS,
             index,
@@ -1062,17 +1227,24 @@ impl<'a> Run<'a> {
         let coll = self.coll(op.coll);
         let parent = self.target_parent(op).ok_or(Stop)?;
         let env = self.env(None, parent, None);
-        let size = usize::from(op.page_size.max(1));
+        let shared = self.shared_list(coll, parent);
+        let mut size = usize::from(op.page_size.max(1));
         let expected = self.model.of(op.coll).len();
-        let max_pages = expected / size + 3;
+        let mut max_pages = expected / size + 3;
+        let mut complete = true;
+        let mut resized = false;
         let mut seen: Vec<(String, usize)> = Vec::new();
         let mut all = Vec::new();
         let mut last = None;
         let list = super::model::get(coll.list.as_deref().ok_or(Stop)?);
-        for page in 1..=max_pages {
+        let mut page = 1;
+        while page <= max_pages {
             let query = format!("page={page}&page_size={size}");
             let index = self.send_route(&list, &env, op.api_v2, &query).await?;
             last = Some(index);
+            if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
+                return self.blocked_at(index);
+            }
             self.expect_success(
                 &c::PAGING_ACCEPTED,
                 index,
@@ -1093,17 +1265,34 @@ impl<'a> Run<'a> {
                 Ok(())
             };
             self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
+            if shared && page == 1 {
+                // The list holds others' items too: walk it all, in at most about
+                // SHARED_WALK_PAGES pages (a larger page size for a long list).
+                match total_count(&doc) {
+                    Some(total) if !resized && total.div_ceil(size) > SHARED_WALK_PAGES => {
+                        resized = true;
+                        size = total.div_ceil(SHARED_WALK_PAGES).min(100);
+                        continue;
+                    }
+                    Some(total) => max_pages = max_pages.max(total.div_ceil(size) + 3),
+                    None => max_pages = max_pages.max(SHARED_WALK_CAP),
+                }
+            }
             for it in &items {
                 if let Some(id) = it.get("id").and_then(Value::as_str) {
                     if let Some((_, first)) = seen.iter().find(|(s, _)| s == id) {
-                        let first = *first;
-                        self.check(
-                            &c::TFE_PAGE_SIZE,
-                            Some(index),
-                            Err(format!(
-                                "expected the pages to partition the list; {id} is on page {first} and again on page {page} (page_size {size})"
-                            )),
-                        )?;
+                        // Inside a given organization others' items may move the list under
+                        // the walk: a repeated item is judged after it (see below).
+                        if !shared {
+                            let first = *first;
+                            self.check(
+                                &c::TFE_PAGE_SIZE,
+                                Some(index),
+                                Err(format!(
+                                    "expected the pages to partition the list; {id} is on page {first} and again on page {page} (page_size {size})"
+                                )),
+                            )?;
+                        }
                     }
                     seen.push((id.to_string(), page));
                 }
@@ -1117,17 +1306,183 @@ impl<'a> Run<'a> {
             if !more || count == 0 {
                 break;
             }
+            if shared && page == max_pages {
+                // stopped with pages left: what it did not reach is not judged
+                complete = false;
+            }
+            page += 1;
         }
         let index = last.ok_or(Stop)?;
         let pages = seen.iter().map(|(_, p)| *p).max().unwrap_or(1);
         let missing_before = self.out.failure.is_none();
-        let result = self.compare_list(op, parent, index, &all, true, &c::TFE_PAGE_SIZE);
+        let result = if shared {
+            self.judge_shared_walk(op, parent, index, &list, &env, size, &seen, &all, complete)
+                .await
+        } else {
+            self.compare_list(op, parent, index, &all, complete, &c::TFE_PAGE_SIZE)
+        };
         if missing_before {
             if let Some(f) = &mut self.out.failure {
                 f.message = format!("{} (a walk of {pages} page(s) of {size})", f.message);
             }
         }
         result
+    }
+
+    /// Inside a given organization, the list of the organization's items holds others' items
+    /// too: only the sequence's own (by their name's prefix) are judged. Others' items may
+    /// come and go during the walk and move the sequence's items across page boundaries, so a
+    /// repeated or missing item of its own is confirmed first, on a list that stands still
+    /// (see [`Run::confirm_paging`]); a walk the list moved under is judged as incomplete.
+    #[allow(clippy::too_many_arguments)]
+    async fn judge_shared_walk(
+        &mut self,
+        op: &Op,
+        parent: Option<usize>,
+        index: usize,
+        list: &Route,
+        env: &Env,
+        size: usize,
+        seen: &[(String, usize)],
+        all: &[Value],
+        complete: bool,
+    ) -> StepResult {
+        let coll = self.coll(op.coll);
+        let own = |run: &Self, id: &str| {
+            run.model.find(op.coll, id).is_some()
+                || all.iter().any(|o| {
+                    o.get("id").and_then(Value::as_str) == Some(id) && run.own_named(coll, o)
+                })
+        };
+        let mut repeated = None;
+        for (i, (id, page)) in seen.iter().enumerate() {
+            if let Some((_, again)) = seen[i + 1..].iter().find(|(s, _)| s == id) {
+                if own(self, id) {
+                    repeated = Some((id.clone(), *page, *again));
+                    break;
+                }
+            }
+        }
+        let missing = self
+            .model
+            .live_of(op.coll)
+            .into_iter()
+            .filter(|&i| self.model.items[i].parent == parent)
+            .map(|i| self.model.items[i].id.clone())
+            .find(|id| !seen.iter().any(|(s, _)| s == id))
+            .filter(|_| complete);
+        let Some(suspect) = repeated
+            .as_ref()
+            .map(|(id, _, _)| id.clone())
+            .or_else(|| missing.clone())
+        else {
+            return self.compare_list(op, parent, index, all, complete, &c::TFE_PAGE_SIZE);
+        };
+        match self
+            .confirm_paging(list, env, op.api_v2, size, &suspect)
+            .await?
+        {
+            Some(why) => {
+                if let Some((id, first, again)) = repeated {
+                    self.check(
+                        &c::TFE_PAGE_SIZE,
+                        Some(index),
+                        Err(format!(
+                            "expected the pages to partition the list; {id} is on page {first} and again on page {again} (page_size {size}); {why}"
+                        )),
+                    )?;
+                    return self.compare_list(op, parent, index, all, complete, &c::TFE_PAGE_SIZE);
+                }
+                let result = self.compare_list(op, parent, index, all, true, &c::TFE_PAGE_SIZE);
+                if let Some(f) = &mut self.out.failure {
+                    f.message = format!("{}; {why}", f.message);
+                }
+                result
+            }
+            None => self.compare_list(op, parent, index, all, false, &c::TFE_PAGE_SIZE),
+        }
+    }
+
+    /// Whether the service pages a list wrongly around the item `id` while the list stands
+    /// still: reads the whole list, then the pages of `size` around the one that should hold
+    /// the item, then the whole list again; when both whole reads agree, `Some(what is
+    /// wrong)`, or `None` when the pages hold the item once, where they should (the walk that
+    /// suspected it saw the list move). Lists that keep moving (three tries) or cannot be read
+    /// whole are not judged (`None`).
+    async fn confirm_paging(
+        &mut self,
+        list: &Route,
+        env: &Env,
+        api_v2: bool,
+        size: usize,
+        id: &str,
+    ) -> Result<Option<String>, Stop> {
+        for _ in 0..3 {
+            let Some(before) = self.read_whole(list, env, api_v2).await? else {
+                return Ok(None);
+            };
+            let at = before.iter().position(|i| i == id);
+            let mut on = Vec::new();
+            let mut expected = 0;
+            if let Some(p) = at {
+                expected = p / size + 1;
+                let pages = before.len().div_ceil(size).max(1);
+                for page in expected.saturating_sub(1).max(1)..=(expected + 1).min(pages) {
+                    let query = format!("page={page}&page_size={size}");
+                    let index = self.send_route(list, env, api_v2, &query).await?;
+                    if !self.ex(index).is_success() {
+                        return Ok(None);
+                    }
+                    let doc = self.document(index)?;
+                    if page_ids(&doc).iter().any(|i| i == id) {
+                        on.push(page);
+                    }
+                }
+            }
+            let after = self.read_whole(list, env, api_v2).await?;
+            if after.as_ref() != Some(&before) {
+                continue;
+            }
+            return Ok(match at {
+                None => Some(format!(
+                    "a read of the whole list, while it stood still, does not hold {id} either"
+                )),
+                Some(_) if on == [expected] => None,
+                Some(p) => Some(format!(
+                    "read again while the list stood still, {id} (item {} of {}) is on page(s) {on:?} of size {size}, where it belongs on page {expected} alone",
+                    p + 1,
+                    before.len()
+                )),
+            });
+        }
+        Ok(None)
+    }
+
+    /// The ids of a whole list, read in pages of 100 (`None`: it could not be read, or it is
+    /// longer than 20 such pages).
+    async fn read_whole(
+        &mut self,
+        list: &Route,
+        env: &Env,
+        api_v2: bool,
+    ) -> Result<Option<Vec<String>>, Stop> {
+        let mut ids = Vec::new();
+        for page in 1..=20 {
+            let query = format!("page={page}&page_size=100");
+            let index = self.send_route(list, env, api_v2, &query).await?;
+            if !self.ex(index).is_success() {
+                return Ok(None);
+            }
+            let doc = self.document(index)?;
+            let got = page_ids(&doc);
+            let count = got.len();
+            ids.extend(got);
+            let more = next_page(&doc).unwrap_or(count == 100);
+            if !more || count == 0 {
+                return Ok(Some(ids));
+            }
+        }
+        Ok(None)
     }
 
     async fn update(&mut self, op: &Op) -> StepResult {
@@ -1227,6 +1582,23 @@ impl<'a> Run<'a> {
         let state = coll.state.as_ref().ok_or(Stop)?;
         let action = state.actions.get(a).ok_or(Stop)?;
         let label = self.label(item);
+        // What the item's state allows now: the state the model expects, once the service has
+        // got it there (polled for), and the service's own word where the action has one.
+        let mut allowed_now = None;
+        if self.model.live(item) {
+            let object = self.settle(op, item).await?;
+            let current = self.model.items[item].current_state().map(str::to_string);
+            let model_allows = current
+                .as_deref()
+                .is_some_and(|s| leads_to(action, s).is_some());
+            if let Some(pointer) = action.allowed_if.as_deref().filter(|_| model_allows) {
+                let object = match object {
+                    Some(object) => Some(object),
+                    None => self.read_item(op, item, "a read before the action").await?,
+                };
+                allowed_now = object.and_then(|o| o.pointer(pointer).and_then(Value::as_bool));
+            }
+        }
         let index = if action.upload {
             let Some(url) = self.model.items[item].fields.get("upload").cloned() else {
                 return self.check(
@@ -1262,15 +1634,11 @@ impl<'a> Run<'a> {
             return self.expect_gone(&c::TFE_NOT_FOUND_AFTER_DELETE, index, item);
         }
         let success = self.ex(index).is_success();
-        let current = self.model.items[item].state.clone();
-        let next = current.as_deref().map(|s| match action.transition {
-            Some(transition) => transition(s).map(str::to_string),
-            None => action
-                .from
-                .iter()
-                .any(|f| f == s)
-                .then(|| action.to.clone()),
-        });
+        let current = self.model.items[item].current_state().map(str::to_string);
+        let vetoed = allowed_now == Some(false);
+        let next = current
+            .as_deref()
+            .map(|s| leads_to(action, s).filter(|_| !vetoed));
         match next {
             Some(Some(to)) => {
                 self.expect_success(
@@ -1282,30 +1650,124 @@ impl<'a> Run<'a> {
                         current.unwrap_or_default()
                     ),
                 )?;
-                self.model.items[item].state = Some(to);
+                let it = &mut self.model.items[item];
+                it.reached = !state.is_eventual(&to);
+                it.state = Some(to);
+                it.seen = None;
             }
             Some(None) if action.refused_elsewhere => {
                 let status = self.ex(index).status();
+                let why = match (vetoed, action.allowed_if.as_deref()) {
+                    (true, Some(pointer)) => format!(" (where {pointer} is false)"),
+                    _ => String::new(),
+                };
                 let result = match status {
                     Some(s) if (400..500).contains(&s) => Ok(()),
                     other => Err(format!(
-                        "expected {} of {label} in state `{}` to be refused (4xx), received {other:?}",
+                        "expected {} of {label} in state `{}`{why} to be refused (4xx), received {other:?}",
                         action.name,
                         current.unwrap_or_default()
                     )),
                 };
                 self.check(&c::TFE_WRONG_STATE, Some(index), result)?;
                 if success {
-                    self.model.items[item].state = None;
+                    self.forget_state(item);
                 }
             }
             _ => {
                 if success {
-                    self.model.items[item].state = None;
+                    self.forget_state(item);
                 }
             }
         }
         Ok(())
+    }
+
+    /// The model no longer knows the item's state: the next read tells.
+    fn forget_state(&mut self, item: usize) {
+        let it = &mut self.model.items[item];
+        it.state = None;
+        it.reached = true;
+        it.seen = None;
+    }
+
+    /// An item expected in a state the service reaches on its own (a run to be planned) that
+    /// no read has shown there yet: reads it until it is there, within the poll budget. Once
+    /// an item of the family did not get there in time, later ones are read once, not waited
+    /// for (a service without a runner: the action is then judged by the state the service
+    /// shows, which is consistent with the model). Answers the resource object last read.
+    async fn settle(&mut self, op: &Op, item: usize) -> Result<Option<Value>, Stop> {
+        let it = &self.model.items[item];
+        let Some(want) = it.state.clone().filter(|_| !it.reached) else {
+            return Ok(None);
+        };
+        let coll = self.coll(it.coll);
+        if coll.show.is_none() || coll.show_list {
+            return Ok(None);
+        }
+        let wait = !self.learned.gave_up_on(&want);
+        let deadline = std::time::Instant::now() + self.ctx.poll_budget;
+        let mut delay = std::time::Duration::from_millis(50);
+        loop {
+            let object = self.read_item(op, item, "a read before the action").await?;
+            if self.model.items[item].reached {
+                return Ok(object);
+            }
+            if !wait || std::time::Instant::now() + delay > deadline {
+                if wait {
+                    self.learned.give_up_on(&want);
+                }
+                return Ok(object);
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(std::time::Duration::from_secs(1));
+        }
+    }
+
+    /// Reads an item through its show and compares it with the model (`whence` names the
+    /// read in messages); answers its resource object (`None`: it has no plain show).
+    async fn read_item(
+        &mut self,
+        op: &Op,
+        item: usize,
+        whence: &str,
+    ) -> Result<Option<Value>, Stop> {
+        let coll = self.coll(self.model.items[item].coll);
+        let Some(show) = coll.show.as_deref().filter(|_| !coll.show_list) else {
+            return Ok(None);
+        };
+        let show = super::model::get(show);
+        let env = self.env(Some(item), self.model.items[item].parent, None);
+        let index = self.send_route(&show, &env, op.api_v2, "").await?;
+        let label = self.label(item);
+        self.expect_success(
+            &c::CREATE_THEN_SHOW,
+            index,
+            &format!("show {label}, made in step {}", self.model.items[item].step),
+        )?;
+        let doc = self.single(index)?;
+        self.same_id(
+            index,
+            &doc,
+            item,
+            &c::SHOW_SAME_ID,
+            &format!("a show of {label}"),
+        )?;
+        let data = doc.get("data").cloned().unwrap_or(Value::Null);
+        self.compare(index, item, &data, whence)?;
+        Ok(Some(data))
+    }
+}
+
+/// The state an action leads to from `from` (`None`: the model does not allow it there).
+fn leads_to(action: &super::model::ActionDef, from: &str) -> Option<String> {
+    match action.transition {
+        Some(transition) => transition(from).map(str::to_string),
+        None => action
+            .from
+            .iter()
+            .any(|f| f == from)
+            .then(|| action.to.clone()),
     }
 }
 
@@ -1333,6 +1795,14 @@ impl Run<'_> {
             Some(i) => self.model.items[i].deleted = false,
             None => {
                 let id = self.model.items[o].id.clone();
+                let state = coll
+                    .state
+                    .as_ref()
+                    .and_then(|s| s.initial(self.family, &self.model, parent));
+                let reached = match (&coll.state, &state) {
+                    (Some(def), Some(s)) => !def.is_eventual(s),
+                    _ => true,
+                };
                 self.model.items.push(Item {
                     coll: op.coll,
                     id,
@@ -1341,10 +1811,9 @@ impl Run<'_> {
                     other,
                     deleted: false,
                     expect: BTreeMap::new(),
-                    state: coll
-                        .state
-                        .as_ref()
-                        .and_then(|s| s.initial(self.family, &self.model, parent)),
+                    state,
+                    reached,
+                    seen: None,
                     fields: BTreeMap::new(),
                     step: self.step_no,
                 });
@@ -1378,7 +1847,7 @@ impl Run<'_> {
                 && read
                     .only_state
                     .as_deref()
-                    .is_none_or(|s| run.model.items[i].state.as_deref().is_none_or(|st| st == s))
+                    .is_none_or(|s| run.model.items[i].current_state().is_none_or(|st| st == s))
         };
         let expected: Vec<usize> = self
             .model
@@ -1437,7 +1906,7 @@ impl Run<'_> {
             let should = listed(self, i);
             let unknown = self.model.live(i)
                 && read.only_state.is_some()
-                && self.model.items[i].state.is_none();
+                && self.model.items[i].current_state().is_none();
             if unknown || holds == should {
                 continue;
             }
@@ -1511,6 +1980,34 @@ fn with_query(path: &str, query: &str) -> String {
     } else {
         format!("{path}?{query}")
     }
+}
+
+/// About how many pages a walk over a given organization's list takes at most: a longer list
+/// is walked with a larger page size (up to 100).
+const SHARED_WALK_PAGES: usize = 20;
+
+/// The most pages a walk over a given organization's list takes when the list does not say
+/// how long it is (`meta.pagination.total-count`); a walk stopped there is incomplete.
+const SHARED_WALK_CAP: usize = 200;
+
+/// `meta.pagination.total-count` of a list document.
+fn total_count(doc: &Value) -> Option<usize> {
+    doc.pointer("/meta/pagination/total-count")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+}
+
+/// The ids of a list document's items.
+fn page_ids(doc: &Value) -> Vec<String> {
+    doc.get("data")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|o| crate::fixtures::value_string(o.get("id")))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Whether a list document says there is a next page: `Some(true/false)` from

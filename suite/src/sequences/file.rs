@@ -63,6 +63,8 @@ struct CollFile {
     #[serde(default)]
     foreign: Foreign,
     #[serde(default)]
+    name_pointer: Option<String>,
+    #[serde(default)]
     update: Option<UpdateFile>,
     #[serde(default)]
     delete: Option<Route>,
@@ -119,6 +121,8 @@ struct StateFile {
     #[serde(default)]
     read: Option<String>,
     #[serde(default)]
+    eventually: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
     actions: Vec<ActionFile>,
 }
 
@@ -142,6 +146,8 @@ struct ActionFile {
     refused_elsewhere: bool,
     #[serde(default)]
     transition: Option<String>,
+    #[serde(default)]
+    allowed_if: Option<String>,
 }
 
 const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -191,6 +197,23 @@ pub fn parse(name: &str, text: &str) -> Result<Family, String> {
             .map(|w| index(w, "with", &c.kind))
             .transpose()?;
         check_route(&c.create, "create").map_err(at)?;
+        if file.namespace {
+            for (key, body) in [
+                ("create", c.create.body.as_deref()),
+                (
+                    "create_alt",
+                    c.create_alt.as_ref().and_then(|r| r.body.as_deref()),
+                ),
+                ("update", c.update.as_ref().and_then(|u| u.body.as_deref())),
+            ] {
+                names_in_namespace(key, body).map_err(at)?;
+            }
+        }
+        if let Some(p) = c.name_pointer.as_deref().filter(|p| !p.starts_with('/')) {
+            return Err(at(format!(
+                "`name_pointer = \"{p}\"` is not a JSON pointer (one starts with `/`)"
+            )));
+        }
         for (key, r) in [
             ("create_alt", &c.create_alt),
             ("delete", &c.delete),
@@ -255,6 +278,10 @@ pub fn parse(name: &str, text: &str) -> Result<Family, String> {
             delete: c.delete.clone(),
             unknown_id: c.unknown_id.clone(),
             foreign: c.foreign.clone(),
+            name_pointer: c
+                .name_pointer
+                .clone()
+                .unwrap_or_else(|| "/attributes/name".into()),
             remember: c
                 .remember
                 .iter()
@@ -361,14 +388,50 @@ fn state(s: &StateFile, kinds: &BTreeSet<&str>) -> Result<StateDef, String> {
             to: a.to.clone().unwrap_or_default(),
             refused_elsewhere: a.refused_elsewhere,
             transition,
+            allowed_if: a.allowed_if.clone(),
         });
+    }
+    if let Some(p) = s
+        .actions
+        .iter()
+        .filter_map(|a| a.allowed_if.as_deref())
+        .find(|p| !p.starts_with('/'))
+    {
+        return Err(format!(
+            "`allowed_if = \"{p}\"` is not a JSON pointer (one starts with `/`)"
+        ));
+    }
+    if let Some((to, _)) = s.eventually.iter().find(|(_, via)| via.is_empty()) {
+        return Err(format!(
+            "state: `eventually.{to}` lists no state a read may show on the way there"
+        ));
     }
     Ok(StateDef {
         pointer: s.pointer.clone(),
         initial,
         read,
         actions,
+        eventually: s.eventually.clone(),
     })
+}
+
+/// In a family with a namespace, every `"name"` and `"email"` a body gives starts with
+/// `{ns}-`: that prefix keeps a sequence's items apart from everything else in the
+/// organization it works in (other sequences, other people's items in a given organization).
+fn names_in_namespace(key: &str, body: Option<&str>) -> Result<(), String> {
+    let Some(body) = body else { return Ok(()) };
+    for field in ["\"name\":\"", "\"email\":\""] {
+        for (at, _) in body.match_indices(field) {
+            let value = &body[at + field.len()..];
+            if !value.starts_with("{ns}-") {
+                let shown: String = value.chars().take_while(|c| *c != '"').collect();
+                return Err(format!(
+                    "`{key}`: {field}{shown}\" does not start with `{{ns}}-` (the sequence's name prefix keeps its items apart from everything else in the organization)"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_route(route: &Route, key: &str) -> Result<(), String> {
@@ -385,4 +448,75 @@ fn check_route(route: &Route, key: &str) -> Result<(), String> {
             .map_err(|e| format!("`{key}`: body is not JSON: {e}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    const THINGS: &str = r#"
+family = "things"
+
+[[collections]]
+kind = "thing"
+create = { method = "POST", path = "/organizations/{org}/things", body = '{"data":{"type":"things","attributes":{"name":"{ns}-t{unique}"}}}' }
+show = "/things/{id}"
+"#;
+
+    const STATE: &str = "[collections.state]\npointer = \"/attributes/status\"\ninitial = \"a\"\n";
+
+    #[test]
+    fn names_in_a_namespace_start_with_its_prefix() {
+        let f = parse("things", THINGS).unwrap();
+        assert_eq!(f.colls[0].name_pointer, "/attributes/name");
+        let e = parse("things", &THINGS.replace("{ns}-t{unique}", "t{unique}")).unwrap_err();
+        assert!(
+            e.contains(
+                "collection `thing`: `create`: \"name\":\"t{unique}\" does not start with `{ns}-`"
+            ),
+            "{e}"
+        );
+        // the organizations family names organizations, not items of one: `{ns}` ends in `-`
+        let orgs = THINGS.replace("{ns}-t{unique}", "{ns}{unique}");
+        assert!(parse("things", &orgs).is_err());
+        assert!(parse("things", &format!("namespace = false\n{orgs}")).is_ok());
+        let e = parse(
+            "things",
+            &format!("{THINGS}name_pointer = \"attributes/name\"\n"),
+        )
+        .unwrap_err();
+        assert!(e.contains("not a JSON pointer"), "{e}");
+    }
+
+    #[test]
+    fn eventual_states_and_action_flags_are_read() {
+        let text = format!(
+            "{THINGS}{STATE}eventually = {{ b = [\"a\", \"a2\"] }}\n\n\
+             [[collections.state.actions]]\nname = \"go\"\npath = \"/things/{{id}}/go\"\n\
+             allowed_if = \"/attributes/actions/can-go\"\nfrom = [\"b\"]\nto = \"c\"\n"
+        );
+        let f = parse("things", &text).unwrap();
+        let state = f.colls[0].state.as_ref().unwrap();
+        assert!(state.is_eventual("b") && !state.is_eventual("c"));
+        assert!(state.on_the_way("b", "a2") && !state.on_the_way("b", "c"));
+        assert_eq!(
+            state.actions[0].allowed_if.as_deref(),
+            Some("/attributes/actions/can-go")
+        );
+        let e = parse(
+            "things",
+            &format!("{THINGS}{STATE}eventually = {{ b = [] }}\n"),
+        )
+        .unwrap_err();
+        assert!(e.contains("`eventually.b` lists no state"), "{e}");
+        let e = parse(
+            "things",
+            &text.replace("\"/attributes/actions/can-go\"", "\"can-go\""),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("`allowed_if = \"can-go\"` is not a JSON pointer"),
+            "{e}"
+        );
+    }
 }

@@ -9,6 +9,12 @@
 //! operations), because every candidate is an async run against the live target in its own
 //! organization that must be deleted afterwards, the loop needs a wall-clock bound, and a
 //! target that goes away while shrinking must end as an `error`, not as a pass or a failure.
+//!
+//! Where the user gives an organization ([`SequenceConfig::organization`], `--organization`),
+//! the families with a namespace work inside it instead of in organizations of their own:
+//! every name a sequence gives starts with its own prefix (`{ns}-`, unique per family, case
+//! and attempt), the lists of the organization's items are judged on the sequence's items
+//! alone, and the sequence deletes what it made one by one. The organization is never changed.
 
 pub mod engine;
 pub mod file;
@@ -27,7 +33,7 @@ use crate::checks::Finding;
 use crate::runner::Context;
 use crate::target::Exchange;
 use crate::verdict::{TestResult, Verdict};
-use engine::{Op, OpKind, Run, RunOutcome};
+use engine::{Learned, Op, OpKind, Run, RunOutcome};
 use model::Family;
 
 /// The test-name group of the sequence tests.
@@ -47,6 +53,11 @@ pub struct SequenceConfig {
     pub max_len: usize,
     /// Wall-clock bound of shrinking one failure.
     pub shrink_budget: Duration,
+    /// The existing organization to work in (`--organization`): families with a namespace
+    /// make their items there, apart from everything else by their names' `{ns}-` prefix, and
+    /// delete them again, instead of making (and deleting) an organization per sequence. The
+    /// organization itself is never changed. `None`: an organization of its own per sequence.
+    pub organization: Option<String>,
 }
 
 impl Default for SequenceConfig {
@@ -56,6 +67,7 @@ impl Default for SequenceConfig {
             seed: None,
             max_len: 20,
             shrink_budget: Duration::from_secs(20),
+            organization: None,
         }
     }
 }
@@ -209,13 +221,38 @@ struct Namespaces<'a> {
     attempt: u32,
 }
 
+/// The part of a sequence's name prefix that names its family: the first three characters of
+/// the name, followed by the family's place in the run's catalog and `i` when another family
+/// of the catalog starts with the same three (so that two families never share a prefix).
+fn family_tag(ctx: &Context, family: &Family) -> String {
+    let short = |name: &str| -> String {
+        name.chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .take(3)
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let tag = short(&family.name);
+    let families = &ctx.catalog.families;
+    let shared = families
+        .iter()
+        .any(|f| f.name != family.name && short(&f.name) == tag);
+    match families.iter().position(|f| f.name == family.name) {
+        Some(at) if shared => format!("{tag}{at}i"),
+        _ => tag,
+    }
+}
+
 impl Namespaces<'_> {
+    /// A new name prefix, unique in the run per family, case and attempt. No prefix is the
+    /// start of another followed by `-` (a sequence's names are `{ns}-…`), so that a sequence
+    /// can tell its items from those of every other sequence by their names.
     fn next(&mut self) -> String {
         self.attempt += 1;
         let base = format!(
             "{}-sq{}{}x{}",
             self.ctx.fixtures.prefix(),
-            &self.family.name[..3.min(self.family.name.len())],
+            family_tag(self.ctx, self.family),
             self.case,
             self.attempt
         );
@@ -227,8 +264,16 @@ impl Namespaces<'_> {
     }
 }
 
-async fn run_ops(ctx: &Context, family: &Family, ns: String, ops: &[Op]) -> RunOutcome {
-    Run::new(ctx, family, ns).execute(ops).await
+async fn run_ops(
+    ctx: &Context,
+    family: &Family,
+    config: &SequenceConfig,
+    learned: &Learned,
+    ns: String,
+    ops: &[Op],
+) -> RunOutcome {
+    let given = config.organization.clone().filter(|_| family.namespace);
+    Run::new(ctx, family, ns, given, learned).execute(ops).await
 }
 
 struct Shrunk {
@@ -246,10 +291,12 @@ struct Shrunk {
 async fn shrink(
     ctx: &Context,
     family: &Family,
+    config: &SequenceConfig,
+    learned: &Learned,
     names: &mut Namespaces<'_>,
     first: RunOutcome,
-    budget: Duration,
 ) -> Shrunk {
+    let budget = config.shrink_budget;
     let started = Instant::now();
     let check = first.failure.as_ref().map(|f| f.check.id);
     let from = first.steps.len();
@@ -278,7 +325,7 @@ async fn shrink(
                     break 'outer;
                 }
                 runs += 1;
-                let outcome = run_ops(ctx, family, names.next(), &candidate).await;
+                let outcome = run_ops(ctx, family, config, learned, names.next(), &candidate).await;
                 if let Some(why) = outcome.unreachable.clone() {
                     unreachable = Some(why);
                     break 'outer;
@@ -297,7 +344,10 @@ async fn shrink(
             }
             chunk /= 2;
         }
-        for i in 0..best.steps.len() {
+        // `best` may get shorter on the way (a simpler operation can leave a later one with
+        // nothing to act on): the bound is read again for every index.
+        let mut i = 0;
+        while i < best.steps.len() {
             let ops = best.executed();
             for simpler in ops[i].simpler() {
                 if started.elapsed() > budget {
@@ -307,7 +357,7 @@ async fn shrink(
                 let mut candidate = ops.clone();
                 candidate[i] = simpler;
                 runs += 1;
-                let outcome = run_ops(ctx, family, names.next(), &candidate).await;
+                let outcome = run_ops(ctx, family, config, learned, names.next(), &candidate).await;
                 if let Some(why) = outcome.unreachable.clone() {
                     unreachable = Some(why);
                     break 'outer;
@@ -320,6 +370,7 @@ async fn shrink(
                     break;
                 }
             }
+            i += 1;
         }
         if !changed {
             break;
@@ -350,6 +401,28 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             started,
         );
     }
+    let given = config.organization.as_deref().filter(|_| family.namespace);
+    if let Some(org) = given {
+        // Inside a given organization the sequence deletes what it made, one by one.
+        let stays = family.colls.iter().find(|c| {
+            c.parent.is_none() && !c.relation && c.delete.is_none() && c.cleanup.is_none()
+        });
+        if let Some(coll) = stays {
+            return result(
+                &name,
+                Verdict::Skipped,
+                Some(format!(
+                    "inside the given organization `{org}`: the items of collection `{}` could not be deleted again (it has neither `delete` nor `cleanup`)",
+                    coll.kind
+                )),
+                Vec::new(),
+                BTreeSet::new(),
+                Vec::new(),
+                started,
+            );
+        }
+    }
+    let learned = Learned::default();
     let base = config.seed.unwrap_or_else(random_seed);
     let mut seed = base;
     let mut passed: BTreeSet<&'static str> = BTreeSet::new();
@@ -365,7 +438,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             case,
             attempt: 0,
         };
-        let outcome = run_ops(ctx, family, names.next(), &ops).await;
+        let outcome = run_ops(ctx, family, config, &learned, names.next(), &ops).await;
         passed.extend(outcome.passed.iter().copied());
         for note in &outcome.notes {
             if !notes.iter().any(|(n, _)| n.check.id == note.check.id) {
@@ -388,15 +461,21 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             );
         }
         if let Some(why) = outcome.error.clone() {
-            // The sequence's organization could not be made: blocked by that request, which
-            // the organizations tests judge.
+            // The sequence's organization (or, for the organizations family, its first
+            // organization) could not be made: blocked by that request, which the
+            // organizations tests judge.
             let failed_setup = outcome
                 .setup
                 .iter()
                 .filter_map(|i| outcome.exchanges.get(*i))
                 .find(|ex| !ex.is_success() && ex.status().is_some_and(|s| s != 429));
             if let Some(ex) = failed_setup {
-                let blocker = ctx.blocker("its own organization".into(), ex, None);
+                let needed = if family.namespace {
+                    "its own organization"
+                } else {
+                    "organizations of its own"
+                };
+                let blocker = ctx.blocker(needed.into(), ex, None);
                 let mut blocked = result(
                     &name,
                     Verdict::Blocked,
@@ -423,7 +502,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
         if outcome.failure.is_none() {
             continue;
         }
-        let shrunk = shrink(ctx, family, &mut names, outcome, config.shrink_budget).await;
+        let shrunk = shrink(ctx, family, config, &learned, &mut names, outcome).await;
         let text = render(family, seed, case, config, &shrunk);
         let out = shrunk.outcome;
         let mut findings = Vec::new();

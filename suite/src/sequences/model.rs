@@ -6,7 +6,8 @@
 //! every item a sequence made, whether it is deleted, the attributes an update sent and the
 //! state its actions should have left it in.
 //!
-//! Templates take `{org}` (the sequence's organization), `{ns}` (its name prefix),
+//! Templates take `{org}` (the sequence's organization: its own, or the one given with
+//! `--organization`), `{ns}` (its name prefix),
 //! `{unique}` (a counter unique in the sequence), `{id}` and `{name}` (the item), `{parent}`
 //! and `{parent_name}` (its parent), `{other}` (the item of the collection's `with`).
 
@@ -95,6 +96,11 @@ pub struct ActionDef {
     /// Instead of `from` / `to`: the state the action leads to from a state (`None`: not
     /// allowed there), for states that combine flags (a user suspended and an administrator).
     pub transition: Option<TransitionFn>,
+    /// A boolean in the resource object by which the service says whether the action is
+    /// allowed now (TFE's `/attributes/actions/is-discardable`). Read before the action where
+    /// the model allows it: `false` makes it refused by the item's state (a run that waits for
+    /// a runner that never comes cannot be discarded).
+    pub allowed_if: Option<String>,
 }
 
 /// The state a new item starts in.
@@ -119,9 +125,27 @@ pub struct StateDef {
     pub read: Option<ReadFn>,
     /// The actions.
     pub actions: Vec<ActionDef>,
+    /// States the service reaches on its own, some time after the request that leads there
+    /// (a run is planned once a runner has planned it): each with the states a read may show
+    /// on the way (`planned` through `pending`, `plan_queued`, `planning`).
+    pub eventually: BTreeMap<String, Vec<String>>,
 }
 
 impl StateDef {
+    /// Whether a read showing `seen` is consistent with an item expected in `want` that has
+    /// not been seen there yet.
+    pub fn on_the_way(&self, want: &str, seen: &str) -> bool {
+        self.eventually
+            .get(want)
+            .is_some_and(|via| via.iter().any(|s| s == seen))
+    }
+
+    /// Whether the service reaches `state` on its own (an item expected there is polled for
+    /// it before an action whose outcome depends on it).
+    pub fn is_eventual(&self, state: &str) -> bool {
+        self.eventually.contains_key(state)
+    }
+
     /// The state a new item under `parent` starts in (`None`: not known).
     pub fn initial(&self, family: &Family, model: &Model, parent: Option<usize>) -> Option<String> {
         match &self.initial {
@@ -191,6 +215,10 @@ pub struct Coll {
     pub unknown_id: String,
     /// Items of lists the sequence did not make.
     pub foreign: Foreign,
+    /// Where a list item shows the name the sequence gave it (`{ns}-…`; default
+    /// `/attributes/name`): inside a given organization, items of the organization's lists
+    /// whose name does not start with the sequence's prefix belong to others.
+    pub name_pointer: String,
     /// Fields kept from the create answer: (name, JSON pointer).
     pub remember: Vec<(String, String)>,
     /// The state machine, if any.
@@ -231,7 +259,8 @@ pub struct Coll {
 pub struct Family {
     /// Test name suffix.
     pub name: String,
-    /// Sequences work in a fresh organization (else the collection is organizations).
+    /// Sequences work in an organization: one of their own each, or the one given with
+    /// `--organization` (false: the collection is organizations).
     pub namespace: bool,
     /// The collections.
     pub colls: Vec<Coll>,
@@ -263,6 +292,11 @@ pub struct Item {
     pub expect: BTreeMap<String, String>,
     /// The state it should be in (`None`: not known).
     pub state: Option<String>,
+    /// A read has shown it in `state` (false while the service has yet to get it to a state
+    /// it reaches on its own, see [`StateDef::eventually`]).
+    pub reached: bool,
+    /// While not `reached`: the state the last read showed on the way there.
+    pub seen: Option<String>,
     /// Remembered fields of the create answer.
     pub fields: BTreeMap<String, String>,
     /// The step that made it (1-based).
@@ -274,6 +308,18 @@ pub struct Item {
 pub struct Model {
     /// Every item made, in order.
     pub items: Vec<Item>,
+}
+
+impl Item {
+    /// The state the item is in as far as the model knows: the expected one once a read has
+    /// shown it, else the one last seen on the way there (`None`: not known).
+    pub fn current_state(&self) -> Option<&str> {
+        if self.reached {
+            self.state.as_deref()
+        } else {
+            self.seen.as_deref()
+        }
+    }
 }
 
 impl Model {

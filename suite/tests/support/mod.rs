@@ -73,7 +73,9 @@ pub fn run_sequences(faults: &[&str], prefixes: &[&str], args: &[&str]) -> Vec<T
         !families.is_empty(),
         "no sequence family matches {prefixes:?}"
     );
-    let session = Session::open(&cli.run, catalog, schemas).expect("session opens");
+    let mut session = Session::open(&cli.run, catalog, schemas).expect("session opens");
+    // `--organization`: the sequences work inside it (as `Session::open` sets it up)
+    session.sequences.organization = session.settings.organization.clone();
     let results = session.run_sequences(&families);
     session.close();
     results
