@@ -278,20 +278,24 @@ impl Session {
             for case in tests {
                 let (ctx, semaphore, case) = (self.ctx.clone(), semaphore.clone(), case.clone());
                 let (deadline, grace) = (self.deadline, self.grace);
-                handles.push(tokio::spawn(async move {
-                    let started = Instant::now();
-                    let run = async {
-                        let _permit = semaphore.acquire_owned().await;
-                        ctx.run(&case).await
-                    };
-                    within_deadline(&case.name, &case.group, deadline, grace, started, run).await
-                }));
+                let (name, group) = (case.name.clone(), case.group.clone());
+                handles.push((
+                    name,
+                    group,
+                    tokio::spawn(async move {
+                        let started = Instant::now();
+                        let run = async {
+                            let _permit = semaphore.acquire_owned().await;
+                            ctx.run(&case).await
+                        };
+                        within_deadline(&case.name, &case.group, deadline, grace, started, run)
+                            .await
+                    }),
+                ));
             }
             let mut results = Vec::new();
-            for handle in handles {
-                if let Ok(result) = handle.await {
-                    results.push(result);
-                }
+            for (name, group, handle) in handles {
+                results.push(joined(&name, &group, handle.await));
             }
             results
         });
@@ -306,17 +310,19 @@ impl Session {
             for family in families {
                 let family = Arc::clone(family);
                 let (ctx, config) = (self.ctx.clone(), self.sequences.clone());
-                handles.push(tokio::spawn(async move {
-                    let mut result = sequences::run_family(&ctx, &family, &config).await;
-                    crate::runner::not_judged(&mut result, ctx.profile);
-                    result
-                }));
+                let name = sequences::test_name(&family);
+                handles.push((
+                    name,
+                    tokio::spawn(async move {
+                        let mut result = sequences::run_family(&ctx, &family, &config).await;
+                        crate::runner::not_judged(&mut result, ctx.profile);
+                        result
+                    }),
+                ));
             }
             let mut results = Vec::new();
-            for handle in handles {
-                if let Ok(result) = handle.await {
-                    results.push(result);
-                }
+            for (name, handle) in handles {
+                results.push(joined(&name, sequences::GROUP, handle.await));
             }
             results
         });
@@ -530,6 +536,25 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         );
     }
     Ok(ExitCode::from(exit_code(&results, profile)))
+}
+
+/// A test task's result; a task that panicked is an `error` result, never a lost test.
+fn joined(
+    name: &str,
+    group: &str,
+    outcome: Result<TestResult, tokio::task::JoinError>,
+) -> TestResult {
+    outcome.unwrap_or_else(|e| TestResult {
+        name: name.to_string(),
+        group: group.to_string(),
+        verdict: Verdict::Error,
+        reason: Some(format!("the harness broke while running this test: {e}")),
+        findings: Vec::new(),
+        passed: Vec::new(),
+        exchanges: Vec::new(),
+        duration: std::time::Duration::ZERO,
+        blocked_by: None,
+    })
 }
 
 /// Live progress on a terminal sends libtest's own lines to `reports/libtest.log`, unless
