@@ -132,7 +132,7 @@ checks! {
     TFE_PAGINATION_META = "tfe.pagination-meta", Tfe, "tfe-api-facts 0.6, 1.4",
         "a paged list carries meta.pagination";
     TFE_PAGE_SIZE = "tfe.page-size", Tfe, "tfe-api-facts 0.5, 1.4",
-        "with TFE's page[number]/page[size], a page holds at most page[size] items, and the pages of a walk partition the list";
+        "with TFE's `page[number]`/`page[size]`, a page holds at most `page[size]` items, and the pages of a walk partition the list";
     TFE_REQUIRED_FILTER = "tfe.required-filter", Tfe, "tfe-api-facts 1.3",
         "a list without its required filter is answered 400";
     TFE_WRONG_STATE = "tfe.refused-in-wrong-state", Tfe, "tfe-api-facts 0.4, 2.3",
