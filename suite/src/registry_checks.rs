@@ -92,20 +92,7 @@ impl Probe<'_> {
         exchange: Option<usize>,
         result: Result<(), String>,
     ) -> bool {
-        match result {
-            Ok(()) => {
-                self.passed.insert(check.id);
-                true
-            }
-            Err(message) => {
-                self.findings.push(Finding {
-                    check,
-                    message,
-                    exchange,
-                });
-                false
-            }
-        }
+        c::record(self.findings, self.passed, check, exchange, result)
     }
 }
 

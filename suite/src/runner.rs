@@ -353,20 +353,7 @@ impl<'a> TestRun<'a> {
         exchange: Option<usize>,
         result: Result<(), String>,
     ) -> bool {
-        match result {
-            Ok(()) => {
-                self.passed.insert(check.id);
-                true
-            }
-            Err(message) => {
-                self.findings.push(Finding {
-                    check,
-                    message,
-                    exchange,
-                });
-                false
-            }
-        }
+        c::record(&mut self.findings, &mut self.passed, check, exchange, result)
     }
 
     async fn send(&mut self, request: Request) -> usize {

@@ -149,6 +149,31 @@ checks! {
         "a show after an update echoes every attribute the update sent (write-only ones, absent from the show, aside)";
 }
 
+/// Records a check's result into a test's findings or its passed checks; true when it
+/// passed.
+pub fn record(
+    findings: &mut Vec<Finding>,
+    passed: &mut std::collections::BTreeSet<&'static str>,
+    check: &'static Check,
+    exchange: Option<usize>,
+    result: Result<(), String>,
+) -> bool {
+    match result {
+        Ok(()) => {
+            passed.insert(check.id);
+            true
+        }
+        Err(message) => {
+            findings.push(Finding {
+                check,
+                message,
+                exchange,
+            });
+            false
+        }
+    }
+}
+
 /// Looks a check up by id.
 pub fn by_id(id: &str) -> Option<&'static Check> {
     CHECKS.iter().copied().find(|c| c.id == id)
