@@ -353,7 +353,13 @@ impl<'a> TestRun<'a> {
         exchange: Option<usize>,
         result: Result<(), String>,
     ) -> bool {
-        c::record(&mut self.findings, &mut self.passed, check, exchange, result)
+        c::record(
+            &mut self.findings,
+            &mut self.passed,
+            check,
+            exchange,
+            result,
+        )
     }
 
     async fn send(&mut self, request: Request) -> usize {
@@ -511,6 +517,11 @@ impl<'a> TestRun<'a> {
         };
         let main = self.send(request).await;
         if self.ex(main).response.is_ok() && c::route_exists(self.ex(main)).is_err() {
+            // A 404 may mean that a resource the path names is not found, not that the route
+            // is absent: then the test is blocked by that resource, judged at its create.
+            if let Some(blocker) = self.named_resource_missing().await {
+                return Outcome::Blocked(blocker);
+            }
             let result = c::route_exists(self.ex(main));
             // A spelling the spec only mentions is reported, not required at core.
             let check = match self.case.variant {
@@ -747,6 +758,51 @@ impl<'a> TestRun<'a> {
     fn jsonapi_media_type(&mut self, index: usize) {
         let result = c::tfe_media_type(self.ex(index));
         self.check(&c::TFE_MEDIA_TYPE, Some(index), result);
+    }
+
+    /// After a 404: a resource the path names (other than through this very endpoint) that
+    /// its own show, in the canonical form, does not find either.
+    async fn named_resource_missing(&mut self) -> Option<Blocker> {
+        let e = self.endpoint;
+        let kinds: Vec<String> = crate::fixtures::path_params(&self.case.path)
+            .filter_map(|p| match self.ctx.fixtures.param_source(p, Some(e), None) {
+                Ok(crate::fixtures::ParamSource::Field(kind, field)) if field == "id" => Some(kind),
+                _ => None,
+            })
+            .collect();
+        for kind in kinds {
+            let Some((_, show)) = self.ctx.catalog.show_of(&kind) else {
+                continue;
+            };
+            let same_route = show.method == e.method
+                && path_for(&show.path, Variant::Bare) == path_for(&e.path, Variant::Bare);
+            if same_route {
+                continue;
+            }
+            let show = show.clone();
+            let Ok((url, filled)) = self.canonical_url(&show) else {
+                continue;
+            };
+            let index = self
+                .send(Request::new(Method::GET, url, auth_for(&filled)))
+                .await;
+            if self.ex(index).status() == Some(404) {
+                let id = self
+                    .scope
+                    .get(&kind)
+                    .map(|i| i.id.clone())
+                    .unwrap_or_default();
+                let mut blocker = self.ctx.blocker(
+                    format!("the `{kind}` {id} its path names, which is not found"),
+                    self.ex(index),
+                    None,
+                );
+                let prefixed = !self.ctx.target.config.forms.canonical().is_empty();
+                blocker.see = self.ctx.catalog.create_test_of(&kind, prefixed);
+                return Some(blocker);
+            }
+        }
+        None
     }
 
     /// The id of the endpoint's resource when the path names it.

@@ -210,3 +210,17 @@ fn a_given_organization_is_never_changed_and_most_tests_still_pass() {
     );
     assert!(support::with_verdict(&results, Verdict::Unsupported).is_empty());
 }
+
+#[test]
+fn a_404_for_a_resource_that_is_not_found_is_not_a_missing_route() {
+    // With numeric-id, the organization's create answers an id that does not address it: the
+    // invoices route exists, the organization it names does not. The invoices tests are
+    // blocked by the organization, not failed as "the endpoint does not exist".
+    let results = support::run(&["numeric-id"], &["invoices::list::"], &[]);
+    assert!(!results.is_empty());
+    for r in &results {
+        assert_eq!(r.verdict, Verdict::Blocked, "{}", r.failure_text());
+        let see = r.blocked_by.as_ref().and_then(|b| b.see.clone());
+        assert_eq!(see.as_deref(), Some("organizations::create::api-v2"));
+    }
+}

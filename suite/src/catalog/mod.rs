@@ -181,6 +181,19 @@ impl Catalog {
         best.map(|(_, name)| name)
     }
 
+    /// The create test of a resource kind in the canonical path form, where its creation is
+    /// judged (and `create.then-show` with it).
+    pub fn create_test_of(&self, kind: &str, prefixed: bool) -> Option<String> {
+        let variant = if prefixed {
+            Variant::ApiV2
+        } else {
+            Variant::Bare
+        };
+        self.endpoints()
+            .find(|(_, e)| e.kind == Kind::Create && e.resource.as_deref() == Some(kind))
+            .map(|(g, e)| format!("{}::{}::{}", g.group, e.id, variant.as_str()))
+    }
+
     /// The upload test of a resource kind (`configuration_versions::upload::upload`).
     pub fn upload_test_of(&self, kind: &str) -> Option<String> {
         self.endpoints()
