@@ -294,7 +294,36 @@ enum Exclusive {
 
 /// `bare-snake-case`: every attribute name of a JSON:API answer in snake_case.
 async fn snake_case_attributes(res: Response) -> Response {
-    if !content_type(&res).starts_with(JSONAPI) {
+    rewrite_jsonapi(res, |doc| {
+        let snake = |item: &mut Value| {
+            if let Some(attrs) = item.get_mut("attributes").and_then(Value::as_object_mut) {
+                let renamed: serde_json::Map<String, Value> = std::mem::take(attrs)
+                    .into_iter()
+                    .map(|(k, v)| (k.replace('-', "_"), v))
+                    .collect();
+                *attrs = renamed;
+            }
+        };
+        match doc.get_mut("data") {
+            Some(Value::Array(items)) => items.iter_mut().for_each(snake),
+            Some(item) => snake(item),
+            None => {}
+        }
+    })
+    .await
+}
+
+/// Rewrites the document of a JSON:API answer (one no larger than [`REWRITE_LIMIT`]); any
+/// other answer passes unchanged.
+async fn rewrite_jsonapi(res: Response, rewrite: impl FnOnce(&mut Value)) -> Response {
+    let declared = res
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if !content_type(&res).starts_with(JSONAPI)
+        || declared.is_some_and(|n| n > REWRITE_LIMIT as u64)
+    {
         return res;
     }
     let (parts, body) = res.into_parts();
@@ -304,20 +333,7 @@ async fn snake_case_attributes(res: Response) -> Response {
     let Ok(mut doc) = serde_json::from_slice::<Value>(&bytes) else {
         return Response::from_parts(parts, Body::from(bytes));
     };
-    let snake = |item: &mut Value| {
-        if let Some(attrs) = item.get_mut("attributes").and_then(Value::as_object_mut) {
-            let renamed: serde_json::Map<String, Value> = std::mem::take(attrs)
-                .into_iter()
-                .map(|(k, v)| (k.replace('-', "_"), v))
-                .collect();
-            *attrs = renamed;
-        }
-    };
-    match doc.get_mut("data") {
-        Some(Value::Array(items)) => items.iter_mut().for_each(snake),
-        Some(item) => snake(item),
-        None => {}
-    }
+    rewrite(&mut doc);
     let mut res = Response::from_parts(parts, Body::from(doc.to_string()));
     res.headers_mut().remove(header::CONTENT_LENGTH);
     res
@@ -378,27 +394,7 @@ async fn finish(state: &AppState, method: &Method, bare: &str, res: Response) ->
 /// ([`shapes::ids_to_numbers`]). Applied after the faults: the shaped server is what they
 /// break.
 async fn ids_to_numbers(state: &AppState, res: Response) -> Response {
-    let declared = res
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if !content_type(&res).starts_with(JSONAPI)
-        || declared.is_some_and(|n| n > REWRITE_LIMIT as u64)
-    {
-        return res;
-    }
-    let (parts, body) = res.into_parts();
-    let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
-        .await
-        .unwrap_or_default();
-    let Ok(mut doc) = serde_json::from_slice::<Value>(&bytes) else {
-        return Response::from_parts(parts, Body::from(bytes));
-    };
-    shapes::ids_to_numbers(&mut doc, &mut state.write());
-    let mut res = Response::from_parts(parts, Body::from(doc.to_string()));
-    res.headers_mut().remove(header::CONTENT_LENGTH);
-    res
+    rewrite_jsonapi(res, |doc| shapes::ids_to_numbers(doc, &mut state.write())).await
 }
 
 /// Normalizes errors and applies the answer-rewriting faults.

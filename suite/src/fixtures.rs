@@ -400,12 +400,25 @@ impl Fixtures {
             // A given resource is read-only: a test that must change one makes its own.
             let own = fresh.contains(&kind) && def.create.is_some();
             if let Some(id) = self.given.get(&kind).filter(|_| !own) {
-                let mut instance = given_instance(&kind, id);
-                instance.document = self.read_given(&instance).await;
-                if let Some(fields) = self.given_fields.get(&kind) {
-                    instance.fields.extend(fields.clone());
-                }
-                let instance = Arc::new(instance);
+                // read once per run, shared by every test
+                let cell = {
+                    let mut shared = self
+                        .shared
+                        .lock()
+                        .map_err(|_| FixtureError::Catalog("fixture lock poisoned".into()))?;
+                    shared.entry(format!("given:{kind}")).or_default().clone()
+                };
+                let instance = cell
+                    .get_or_init(|| async {
+                        let mut instance = given_instance(&kind, id);
+                        instance.document = self.read_given(&instance).await;
+                        if let Some(fields) = self.given_fields.get(&kind) {
+                            instance.fields.extend(fields.clone());
+                        }
+                        Ok(Arc::new(instance))
+                    })
+                    .await
+                    .clone()?;
                 scope.insert(instance.clone());
                 return Ok(instance);
             }

@@ -731,6 +731,27 @@ impl<'a> TestRun<'a> {
         Outcome::Blocked(blocker)
     }
 
+    /// The JSON document of a 2xx answer; otherwise a failure of `check`: "expected {what},
+    /// received {status}".
+    fn answered_document(
+        &mut self,
+        index: usize,
+        check: &'static Check,
+        what: &str,
+    ) -> Option<Value> {
+        match (self.ex(index).is_success(), self.ex(index).json()) {
+            (true, Ok(doc)) => Some(doc),
+            _ => {
+                let message = format!(
+                    "expected {what}, received {}",
+                    shown(self.ex(index).status())
+                );
+                self.check(check, Some(index), Err(message));
+                None
+            }
+        }
+    }
+
     /// Parses the main answer as JSON (check `json.body`).
     fn json(&mut self, index: usize) -> Option<Value> {
         match c::json_body(self.ex(index)) {
@@ -1042,16 +1063,9 @@ impl<'a> TestRun<'a> {
             return;
         };
         let index = self.send(first).await;
-        let doc = match (self.ex(index).is_success(), self.ex(index).json()) {
-            (true, Ok(doc)) => doc,
-            _ => {
-                let message = format!(
-                    "expected `page[number]=1&page[size]=1` to be answered with a list, received {}",
-                    shown(self.ex(index).status())
-                );
-                self.check(&c::TFE_PAGE_SIZE, Some(index), Err(message));
-                return;
-            }
+        let what = "`page[number]=1&page[size]=1` to be answered with a list";
+        let Some(doc) = self.answered_document(index, &c::TFE_PAGE_SIZE, what) else {
+            return;
         };
         let meta = self
             .ctx
@@ -1313,16 +1327,9 @@ impl<'a> TestRun<'a> {
         let Some(index) = self.show_resource(&kind).await else {
             return;
         };
-        let shown = match (self.ex(index).is_success(), self.ex(index).json()) {
-            (true, Ok(doc)) => doc,
-            _ => {
-                let message = format!(
-                    "expected the show of the updated {kind} to answer a document, received {}",
-                    shown(self.ex(index).status())
-                );
-                self.check(&c::TFE_READ_AFTER_WRITE, Some(index), Err(message));
-                return;
-            }
+        let what = format!("the show of the updated {kind} to answer a document");
+        let Some(shown) = self.answered_document(index, &c::TFE_READ_AFTER_WRITE, &what) else {
+            return;
         };
         let attributes = shown.pointer("/data/attributes").and_then(Value::as_object);
         let differing: Vec<String> = sent
@@ -1409,7 +1416,7 @@ impl<'a> TestRun<'a> {
     ) -> bool {
         match self.poll_state(state, false).await {
             Ok(index) => self.check(check, Some(index), Ok(())),
-            Err((index, message)) => self.check(check, index, Err(message)),
+            Err(not) => self.check(check, not.index, Err(not.message)),
         }
     }
 
@@ -1419,17 +1426,17 @@ impl<'a> TestRun<'a> {
         &mut self,
         state: &crate::catalog::StateExpect,
         canonical: bool,
-    ) -> Result<usize, (Option<usize>, String)> {
+    ) -> Result<usize, NotReached> {
         let Some((_, show)) = self
             .ctx
             .catalog
             .endpoint(&state.show, &self.case.group)
             .map(|(g, e)| (g.clone(), e.clone()))
         else {
-            return Err((
-                None,
-                format!("catalog: unknown show endpoint {}", state.show),
-            ));
+            return Err(NotReached::harness(format!(
+                "catalog: unknown show endpoint {}",
+                state.show
+            )));
         };
         let wanted = match &state.value {
             Value::String(s) => Value::String(
@@ -1442,7 +1449,7 @@ impl<'a> TestRun<'a> {
         };
         // A precondition is not what the test judges: it is read in the canonical form.
         let (mut url, filled) = if canonical {
-            self.canonical_url(&show).map_err(|e| (None, e))?
+            self.canonical_url(&show).map_err(NotReached::harness)?
         } else {
             let path = self.sibling_path(&show);
             let Ok(filled) = self
@@ -1450,7 +1457,10 @@ impl<'a> TestRun<'a> {
                 .fixtures
                 .fill_path(&path, &self.scope, Some(&show), None)
             else {
-                return Err((None, format!("cannot fill the path of {}", state.show)));
+                return Err(NotReached::harness(format!(
+                    "cannot fill the path of {}",
+                    state.show
+                )));
             };
             (self.sibling_url(&show, &filled), filled)
         };
@@ -1507,16 +1517,17 @@ impl<'a> TestRun<'a> {
                 let last = seen
                     .map(|v| v.to_string())
                     .unwrap_or_else(|| "nothing".into());
-                return Err((
-                    Some(index),
-                    format!(
+                return Err(NotReached {
+                    index: Some(index),
+                    message: format!(
                         "expected {} at {} of {}, last seen {last} (polled for {} s)",
                         wanted,
                         state.pointer,
                         state.show,
                         self.ctx.poll_budget.as_secs()
                     ),
-                ));
+                    last,
+                });
             }
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_secs(1));
@@ -1573,16 +1584,14 @@ impl<'a> TestRun<'a> {
         };
         match self.poll_state(&state, true).await {
             Ok(_) => Ok(()),
-            Err((Some(index), message)) => {
+            Err(NotReached {
+                index: Some(index),
+                last,
+                ..
+            }) => {
                 if let Some(why) = unjudgeable(self.ex(index)) {
                     return Err(Outcome::Error(why));
                 }
-                let last = message
-                    .split_once("last seen ")
-                    .map_or(message.as_str(), |(_, l)| l)
-                    .split(" (polled")
-                    .next()
-                    .unwrap_or_default();
                 Err(Outcome::Blocked(Blocker {
                     needed: format!("{} = {} first", state.pointer, state.value),
                     request: match state.show.contains("::") {
@@ -1593,7 +1602,7 @@ impl<'a> TestRun<'a> {
                     see: None,
                 }))
             }
-            Err((None, message)) => Err(Outcome::Error(message)),
+            Err(not) => Err(Outcome::Error(not.message)),
         }
     }
 
@@ -1754,6 +1763,25 @@ impl<'a> TestRun<'a> {
             }
         }
         Outcome::Done
+    }
+}
+
+/// A state not reached: the last answer read (none when the poll could not start), the
+/// finding's message and the value last seen.
+struct NotReached {
+    index: Option<usize>,
+    message: String,
+    last: String,
+}
+
+impl NotReached {
+    /// The poll could not start (a catalog or path problem).
+    fn harness(message: String) -> Self {
+        Self {
+            index: None,
+            message,
+            last: String::new(),
+        }
     }
 }
 

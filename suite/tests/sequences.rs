@@ -268,18 +268,8 @@ fn run_families(args: &[&str], prefixes: &[&str], poll: Duration) -> SequenceRun
     argv.extend(args);
     let cli = Cli::try_parse_from(argv).expect("arguments parse");
     let (catalog, schemas) = load_catalog(&cli.run).expect("catalog loads");
-    let families: Vec<_> = catalog
-        .families
-        .iter()
-        .filter(|f| {
-            let name = conform::sequences::test_name(f);
-            prefixes.is_empty() || prefixes.iter().any(|p| name.starts_with(p))
-        })
-        .cloned()
-        .collect();
-    assert!(!families.is_empty(), "no family matches {prefixes:?}");
+    let families = support::families_named(&catalog, prefixes);
     let mut session = Session::open(&cli.run, catalog, schemas).expect("session opens");
-    session.sequences.organization = session.settings.organization.clone();
     Arc::get_mut(&mut session.ctx)
         .expect("the context is not shared yet")
         .poll_budget = poll;

@@ -967,19 +967,7 @@ impl<'a> Run<'a> {
             return self.expect_gone(&c::DELETE_THEN_GONE, index, item);
         }
         let label = self.label(item);
-        self.expect_success(
-            &c::CREATE_THEN_SHOW,
-            index,
-            &format!("show {label}, made in step {}", self.model.items[item].step),
-        )?;
-        let doc = self.single(index)?;
-        self.same_id(
-            index,
-            &doc,
-            item,
-            &c::SHOW_SAME_ID,
-            &format!("a show of {label}"),
-        )?;
+        let doc = self.shown(index, item)?;
         self.status(index, crate::catalog::Kind::Show)?;
         let data = doc.get("data").cloned().unwrap_or(Value::Null);
         self.compare(index, item, &data, "the show")?;
@@ -1724,6 +1712,26 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// The document a show of a live item answered: it succeeds, is one resource, and is
+    /// that item.
+    fn shown(&mut self, index: usize, item: usize) -> Result<Value, Stop> {
+        let label = self.label(item);
+        self.expect_success(
+            &c::CREATE_THEN_SHOW,
+            index,
+            &format!("show {label}, made in step {}", self.model.items[item].step),
+        )?;
+        let doc = self.single(index)?;
+        self.same_id(
+            index,
+            &doc,
+            item,
+            &c::SHOW_SAME_ID,
+            &format!("a show of {label}"),
+        )?;
+        Ok(doc)
+    }
+
     /// Reads an item through its show and compares it with the model (`whence` names the
     /// read in messages); answers its resource object (`None`: it has no plain show).
     async fn read_item(
@@ -1739,20 +1747,7 @@ impl<'a> Run<'a> {
         let show = super::model::get(show);
         let env = self.env(Some(item), self.model.items[item].parent, None);
         let index = self.send_route(&show, &env, op.api_v2, "").await?;
-        let label = self.label(item);
-        self.expect_success(
-            &c::CREATE_THEN_SHOW,
-            index,
-            &format!("show {label}, made in step {}", self.model.items[item].step),
-        )?;
-        let doc = self.single(index)?;
-        self.same_id(
-            index,
-            &doc,
-            item,
-            &c::SHOW_SAME_ID,
-            &format!("a show of {label}"),
-        )?;
+        let doc = self.shown(index, item)?;
         let data = doc.get("data").cloned().unwrap_or(Value::Null);
         self.compare(index, item, &data, whence)?;
         Ok(Some(data))

@@ -60,6 +60,19 @@ pub fn run_sequences(faults: &[&str], prefixes: &[&str], args: &[&str]) -> Vec<T
     argv.extend(args.iter().map(|a| a.to_string()));
     let cli = Cli::try_parse_from(argv).expect("arguments parse");
     let (catalog, schemas) = load_catalog(&cli.run).expect("catalog loads");
+    let families = families_named(&catalog, prefixes);
+    let session = Session::open(&cli.run, catalog, schemas).expect("session opens");
+    let results = session.run_sequences(&families);
+    session.close();
+    results
+}
+
+/// The sequence families whose test names start with one of `prefixes` (all when empty); at
+/// least one.
+pub fn families_named(
+    catalog: &conform::catalog::Catalog,
+    prefixes: &[&str],
+) -> Vec<std::sync::Arc<conform::sequences::model::Family>> {
     let families: Vec<_> = catalog
         .families
         .iter()
@@ -73,10 +86,5 @@ pub fn run_sequences(faults: &[&str], prefixes: &[&str], args: &[&str]) -> Vec<T
         !families.is_empty(),
         "no sequence family matches {prefixes:?}"
     );
-    let mut session = Session::open(&cli.run, catalog, schemas).expect("session opens");
-    // `--organization`: the sequences work inside it (as `Session::open` sets it up)
-    session.sequences.organization = session.settings.organization.clone();
-    let results = session.run_sequences(&families);
-    session.close();
-    results
+    families
 }
