@@ -516,6 +516,9 @@ impl<'a> TestRun<'a> {
             Err(e) => return self.fixture_outcome(e).await,
         };
         let main = self.send(request).await;
+        if !self.ex(main).is_success() {
+            self.undo_set_up().await;
+        }
         if self.ex(main).response.is_ok() && c::route_exists(self.ex(main)).is_err() {
             // A 404 may mean that a resource the path names is not found, not that the route
             // is absent: then the test is blocked by that resource, judged at its create.
@@ -718,6 +721,23 @@ impl<'a> TestRun<'a> {
         let needed = format!("its set-up step {reference}");
         let blocker = self.ctx.blocker(needed, self.ex(index), None);
         Err(self.blocked_or_absent(blocker, index).await)
+    }
+
+    /// After a main request that did not succeed: the `after` steps of the `before` endpoints,
+    /// best effort, so that what the set-up changed in the target's session (an
+    /// impersonation) does not outlive the test. A main request that succeeds undoes it
+    /// itself, or the test's own `after` steps do.
+    async fn undo_set_up(&mut self) {
+        let undo: Vec<String> = self
+            .endpoint
+            .before
+            .iter()
+            .filter_map(|b| self.ctx.catalog.endpoint(b, &self.case.group))
+            .flat_map(|(_, b)| b.after.clone())
+            .collect();
+        for step in undo {
+            let _ = self.before_step(&step).await;
+        }
     }
 
     /// Blocked by a failed request, unless that request found no route and this test's whole
