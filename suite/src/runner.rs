@@ -340,6 +340,7 @@ impl<'a> TestRun<'a> {
             reason,
             findings: self.findings,
             passed: self.passed.into_iter().collect(),
+            requests: self.exchanges.len(),
             exchanges: self.exchanges,
             duration,
             blocked_by,

@@ -82,8 +82,11 @@ pub struct TestResult {
     pub findings: Vec<Finding>,
     /// Ids of the checks that ran and passed.
     pub passed: Vec<&'static str>,
-    /// Every request and answer, in order.
+    /// The requests and answers kept as evidence, in order (a sequence family keeps those
+    /// of the sequence it reports).
     pub exchanges: Vec<Exchange>,
+    /// Requests the test sent in all (a sequence family sends many sequences).
+    pub requests: usize,
     /// Wall time of the test.
     pub duration: Duration,
     /// What a `blocked` test could not have, and where that is judged.

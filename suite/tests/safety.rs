@@ -864,3 +864,86 @@ fn older_than_finds_the_debris_of_runs_whose_ledger_is_gone() {
     let (out, _) = run_conform(&["sweep", "--target", &served.url, "--older-than", "soon"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The `curl` lines a failure prints work when pasted into a shell: the user token from
+/// `$CONFORM_TOKEN`, the administrator's from `$CONFORM_ADMIN_TOKEN`.
+#[test]
+fn printed_curl_lines_reproduce_when_pasted_into_a_shell() {
+    let (token, admin) = ("curl-user-token", "curl-admin-token");
+    let served = Served::start(
+        token,
+        admin,
+        &[
+            "wrong-content-type=GET /account/details",
+            "wrong-content-type=GET /admin/users",
+        ],
+    );
+    let dir = scratch("curl");
+    let (out, _) = run_conform(&[
+        "--target",
+        &served.url,
+        "--token",
+        token,
+        "--admin-token",
+        admin,
+        "--profile",
+        "tfe",
+        "--reports",
+        dir.to_str().unwrap(),
+        "--group",
+        "account,admin_users",
+        "api-v2",
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    let lines: Vec<&str> = said
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("reproduce: "))
+        .filter(|l| l.contains("/account/details") || l.contains("/admin/users"))
+        .collect();
+    let user = lines.iter().find(|l| l.contains("/account/details"));
+    let admin_line = lines.iter().find(|l| l.contains("/admin/users"));
+    let (Some(user), Some(admin_line)) = (user, admin_line) else {
+        panic!("no reproduce lines for both requests: {said}");
+    };
+    assert!(admin_line.contains("$CONFORM_ADMIN_TOKEN"), "{admin_line}");
+    for line in [user, admin_line] {
+        let pasted = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{line} -o /dev/null -w '%{{http_code}}'"))
+            .env("CONFORM_TOKEN", token)
+            .env("CONFORM_ADMIN_TOKEN", admin)
+            .output()
+            .expect("sh runs");
+        let status = String::from_utf8_lossy(&pasted.stdout).to_string();
+        assert_eq!(status, "200", "{line}\n{}", text(&pasted));
+    }
+}
+
+/// A sequence family that cannot run here says `ignored` on its libtest line, with why.
+#[test]
+fn a_skipped_sequence_family_says_ignored() {
+    let served = Served::start("seq-user-token", "seq-admin-token", &[]);
+    let dir = scratch("skipped-family");
+    let (out, _) = run_conform(&[
+        "--target",
+        &served.url,
+        "--token",
+        "seq-user-token",
+        "--reports",
+        dir.to_str().unwrap(),
+        "--cases",
+        "1",
+        "--exact",
+        "sequences::admin_users",
+    ]);
+    let said = text(&out);
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("test sequences::admin_users"))
+        .unwrap_or_else(|| panic!("no libtest line: {said}"));
+    assert!(
+        line.contains("ignored") && line.contains("--admin-token"),
+        "{line}"
+    );
+}

@@ -113,21 +113,29 @@ impl Exchange {
         })
     }
 
-    /// A `curl` command that repeats the request (the token stays redacted).
+    /// A `curl` command that repeats the request when pasted into a POSIX shell: the
+    /// credential header reads its token from the environment (`$CONFORM_TOKEN`, or
+    /// `$CONFORM_ADMIN_TOKEN` for administrator requests) in double quotes, so the shell
+    /// expands it; everything else is single-quoted, so nothing else is expanded.
     pub fn curl(&self) -> String {
-        let mut cmd = format!("curl -sS -X {} '{}'", self.request.method, self.request.url);
+        let mut cmd = format!(
+            "curl -sS -X {} {}",
+            self.request.method,
+            single_quoted(&self.request.url)
+        );
         for (k, v) in &self.request.headers {
-            if k.eq_ignore_ascii_case("authorization") {
-                cmd.push_str(&format!(" -H '{k}: Bearer $CONFORM_TOKEN'"));
+            let header = format!("{k}: {v}");
+            if v.contains("$CONFORM_") {
+                cmd.push_str(&format!(" -H \"{header}\""));
             } else {
-                cmd.push_str(&format!(" -H '{k}: {v}'"));
+                cmd.push_str(&format!(" -H {}", single_quoted(&header)));
             }
         }
         if let Some(body) = &self.request.body {
             if body.starts_with('<') {
                 cmd.push_str(" --data-binary @config.tar.gz");
             } else {
-                cmd.push_str(&format!(" --data '{}'", body.replace('\'', "'\\''")));
+                cmd.push_str(&format!(" --data {}", single_quoted(body)));
             }
         }
         cmd
@@ -162,6 +170,11 @@ impl Exchange {
         }
         out
     }
+}
+
+/// `text` as one single-quoted shell word.
+fn single_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 fn clip(body: &[u8]) -> String {

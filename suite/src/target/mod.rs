@@ -25,6 +25,12 @@ pub const MAX_RECONNECTS: u32 = 2;
 /// The JSON:API media type.
 pub const JSONAPI: &str = "application/vnd.api+json";
 
+/// The environment variable a reproduced request reads the user token from.
+pub const TOKEN_VAR: &str = "CONFORM_TOKEN";
+
+/// The environment variable a reproduced administrator request reads its token from.
+pub const ADMIN_TOKEN_VAR: &str = "CONFORM_ADMIN_TOKEN";
+
 /// Which credential a request carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Auth {
@@ -304,13 +310,13 @@ impl Target {
                 Some(bytes.clone())
             }
         };
+        // The token, and the environment variable a pasted `curl` line reads it from.
         let token = match request.auth {
-            Auth::User => self.config.token.as_ref(),
-            Auth::Admin => self
-                .config
-                .admin_token
-                .as_ref()
-                .or(self.config.token.as_ref()),
+            Auth::User => self.config.token.as_ref().map(|t| (t, TOKEN_VAR)),
+            Auth::Admin => match &self.config.admin_token {
+                Some(admin) => Some((admin, ADMIN_TOKEN_VAR)),
+                None => self.config.token.as_ref().map(|t| (t, TOKEN_VAR)),
+            },
             Auth::None => None,
         };
         let mut recorded: Vec<(String, String)> = headers
@@ -318,16 +324,21 @@ impl Target {
             .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
             .collect();
         // A token goes only to the target's own origin.
-        if let Some(token) = token.filter(|_| self.same_origin(&request.url)) {
-            let value = if self.config.auth_scheme.is_empty() {
-                token.expose().to_string()
+        if let Some((token, var)) = token.filter(|_| self.same_origin(&request.url)) {
+            let scheme = &self.config.auth_scheme;
+            let (value, shown) = if scheme.is_empty() {
+                (token.expose().to_string(), format!("${var}"))
             } else {
-                format!("{} {}", self.config.auth_scheme, token.expose())
+                (
+                    format!("{scheme} {}", token.expose()),
+                    format!("{scheme} ${var}"),
+                )
             };
             if let Ok(mut v) = HeaderValue::from_str(&value) {
                 v.set_sensitive(true);
                 headers.insert(self.auth_header.clone(), v);
-                recorded.push((self.auth_header.to_string(), "(redacted)".to_string()));
+                // recorded as the variable that holds it: reports never see the token
+                recorded.push((self.auth_header.to_string(), shown));
             }
         }
         let record = RequestRecord {
