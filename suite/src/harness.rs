@@ -201,8 +201,11 @@ impl Session {
             Some(url) => with_trailing_slash(url.clone()),
             None => runtime.block_on(discover_registry(&probe_target)),
         };
-        let target =
-            Arc::new(Target::new(target_config.clone()).map_err(|e| ConfigError(e.to_string()))?);
+        let target = Arc::new(
+            probe_target
+                .succeeded_by(target_config.clone())
+                .map_err(|e| ConfigError(e.to_string()))?,
+        );
         let info = RunInfo {
             config: settings.describe(&root, &target_config.registry),
             secrets: target.secrets().into_iter().cloned().collect(),

@@ -947,3 +947,50 @@ fn a_skipped_sequence_family_says_ignored() {
         "{line}"
     );
 }
+
+/// `--rate N/s` against a server that answers 429 to the request after N in any second:
+/// never refused. The same server refuses an unpaced run (the fault is real).
+#[test]
+fn a_run_at_the_servers_rate_is_never_refused() {
+    let served = Served::start("rate-user", "rate-admin", &["rate-limit-per-second=20"]);
+    let run = |rate: Option<&str>, name: &str| -> Value {
+        let dir = scratch(name);
+        let mut args = vec![
+            "--target",
+            &served.url,
+            "--token",
+            "rate-user",
+            "--reports",
+            dir.to_str().unwrap(),
+            "--group",
+            "organizations,teams",
+        ];
+        if let Some(rate) = rate {
+            args.extend(["--rate", rate]);
+        }
+        let (out, _) = run_conform(&args);
+        let results = std::fs::read_to_string(dir.join("results.json"))
+            .unwrap_or_else(|_| panic!("results.json: {}", text(&out)));
+        serde_json::from_str(&results).expect("results.json parses")
+    };
+    let paced = run(Some("20/s"), "rate-paced");
+    assert_eq!(
+        paced["figures"]["rate_limited_answers"], 0,
+        "{}",
+        paced["figures"]
+    );
+    assert!(
+        paced["figures"]["requests"].as_u64().unwrap_or(0) > 60,
+        "{}",
+        paced["figures"]
+    );
+    let unpaced = run(None, "rate-unpaced");
+    assert!(
+        unpaced["figures"]["rate_limited_answers"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
+        "{}",
+        unpaced["figures"]
+    );
+}

@@ -12,6 +12,7 @@ pub use secret::{redact, Secret};
 pub use throttle::{parse_rate, requested_wait, Throttle, ThrottleStats, MAX_RETRIES, MAX_WAIT};
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
@@ -171,9 +172,9 @@ pub struct Target {
     auth_header: HeaderName,
     /// The configuration in force.
     pub config: TargetConfig,
-    requests: AtomicU64,
+    requests: Arc<AtomicU64>,
     guard: Guard,
-    throttle: Throttle,
+    throttle: Arc<Throttle>,
 }
 
 impl Target {
@@ -206,11 +207,20 @@ impl Target {
         Ok(Self {
             client,
             auth_header,
-            throttle: Throttle::new(config.rate),
+            throttle: Arc::new(Throttle::new(config.rate)),
             config,
-            requests: AtomicU64::new(0),
+            requests: Arc::new(AtomicU64::new(0)),
             guard: Guard::default(),
         })
+    }
+
+    /// A target with another configuration that shares this one's rate limit, 429 pauses
+    /// and request count: preflight's requests and the run's are one stream to the server.
+    pub fn succeeded_by(&self, config: TargetConfig) -> Result<Self, TargetError> {
+        let mut next = Self::new(config)?;
+        next.throttle = self.throttle.clone();
+        next.requests = self.requests.clone();
+        Ok(next)
     }
 
     /// The blast-radius guard every request passes.

@@ -146,6 +146,9 @@ pub struct Throttle {
     retried: AtomicU64,
 }
 
+/// What a rate window adds to its span, for the varying time a request takes to arrive.
+const WINDOW_MARGIN: Duration = Duration::from_millis(50);
+
 /// A sliding-window limit: at most `capacity` admissions in any span of `span`. For
 /// `--rate N/s` with N >= 1 that is N in any one second, so a server that counts requests
 /// per second never sees more than N from the run, whichever second it counts.
@@ -162,7 +165,9 @@ impl Window {
         let capacity = rate.floor().max(1.0);
         Self {
             capacity: capacity as usize,
-            span: Duration::from_secs_f64(capacity / rate),
+            // a little over the window, so that the way to the server (a few ms that vary)
+            // cannot put two windows' requests into one second at the server
+            span: Duration::from_secs_f64(capacity / rate) + WINDOW_MARGIN,
             admitted: Mutex::new(std::collections::VecDeque::new()),
         }
     }
@@ -349,7 +354,10 @@ mod tests {
         let window = Window::new(0.5);
         let now = Instant::now();
         assert_eq!(window.try_admit(now), None);
-        assert_eq!(window.try_admit(now), Some(now + Duration::from_secs(2)));
+        assert_eq!(
+            window.try_admit(now),
+            Some(now + Duration::from_secs(2) + WINDOW_MARGIN)
+        );
     }
 
     #[tokio::test]
