@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
@@ -102,13 +102,32 @@ fn entry(event: Event, prefix: &str, made: &Made) -> Entry {
     }
 }
 
-/// An open ledger file (append only).
+/// An open ledger file (append only). A line is on disk before [`Ledger::append`] returns,
+/// by group commit: one `fsync` covers every line written while the previous one ran, so
+/// that concurrent tests share syncs instead of queueing one each.
 #[derive(Debug)]
 pub struct Ledger {
     path: PathBuf,
     prefix: String,
     file: Mutex<File>,
+    /// A second handle on the file, for syncing without holding the writers' lock.
+    syncer: File,
+    commits: Mutex<Commits>,
+    committed: Condvar,
     warned: std::sync::atomic::AtomicBool,
+}
+
+/// Where the group commit stands: lines are numbered as they are written.
+#[derive(Debug, Default)]
+struct Commits {
+    /// Lines written to the file so far.
+    written: u64,
+    /// Lines known to be on disk.
+    synced: u64,
+    /// A sync is under way.
+    syncing: bool,
+    /// The last sync failed.
+    failed: Option<String>,
 }
 
 impl Ledger {
@@ -118,10 +137,14 @@ impl Ledger {
             std::fs::create_dir_all(dir)?;
         }
         let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let syncer = file.try_clone()?;
         Ok(Self {
             path: path.to_path_buf(),
             prefix: prefix.to_string(),
             file: Mutex::new(file),
+            syncer,
+            commits: Mutex::new(Commits::default()),
+            committed: Condvar::new(),
             warned: Default::default(),
         })
     }
@@ -141,19 +164,10 @@ impl Ledger {
         self.append(&entry(Event::Deleted, &self.prefix, made));
     }
 
-    /// Appends a line as it is (sweep marks entries of other runs with their own prefix).
+    /// Appends a line as it is (sweep marks entries of other runs with their own prefix);
+    /// returns once it is on disk.
     pub fn append(&self, entry: &Entry) {
-        let result = (|| -> io::Result<()> {
-            let mut line = serde_json::to_string(entry).map_err(io::Error::other)?;
-            line.push('\n');
-            let mut file = self
-                .file
-                .lock()
-                .map_err(|_| io::Error::other("ledger lock poisoned"))?;
-            file.write_all(line.as_bytes())?;
-            file.flush()?;
-            file.sync_data()
-        })();
+        let result = self.write(entry).and_then(|line| self.commit(line));
         if let Err(e) = result {
             if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
                 eprintln!(
@@ -162,6 +176,58 @@ impl Ledger {
                 );
             }
         }
+    }
+
+    /// Writes one line (whole, under the writers' lock); answers its number.
+    fn write(&self, entry: &Entry) -> io::Result<u64> {
+        let mut line = serde_json::to_string(entry).map_err(io::Error::other)?;
+        line.push('\n');
+        let mut file = self
+            .file
+            .lock()
+            .map_err(|_| io::Error::other("ledger lock poisoned"))?;
+        file.write_all(line.as_bytes())?;
+        let mut commits = self.lock_commits()?;
+        commits.written += 1;
+        Ok(commits.written)
+    }
+
+    /// Waits until line `line` is on disk: syncs when no sync is under way (covering every
+    /// line written so far), else waits for the one that is and looks again.
+    fn commit(&self, line: u64) -> io::Result<()> {
+        let mut commits = self.lock_commits()?;
+        loop {
+            if commits.synced >= line {
+                return Ok(());
+            }
+            if let Some(e) = commits.failed.take() {
+                return Err(io::Error::other(e));
+            }
+            if commits.syncing {
+                commits = self
+                    .committed
+                    .wait(commits)
+                    .map_err(|_| io::Error::other("ledger lock poisoned"))?;
+                continue;
+            }
+            commits.syncing = true;
+            let covers = commits.written;
+            drop(commits);
+            let synced = self.syncer.sync_data();
+            commits = self.lock_commits()?;
+            commits.syncing = false;
+            match synced {
+                Ok(()) => commits.synced = commits.synced.max(covers),
+                Err(e) => commits.failed = Some(e.to_string()),
+            }
+            self.committed.notify_all();
+        }
+    }
+
+    fn lock_commits(&self) -> io::Result<std::sync::MutexGuard<'_, Commits>> {
+        self.commits
+            .lock()
+            .map_err(|_| io::Error::other("ledger lock poisoned"))
     }
 }
 
@@ -231,6 +297,34 @@ mod tests {
                 Auth::User,
             )),
         }
+    }
+
+    #[test]
+    fn concurrent_appends_are_all_on_disk_in_whole_lines() {
+        let dir = std::env::temp_dir().join(format!("conform-ledger-gc-{}", std::process::id()));
+        let path = dir.join("ledger.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let ledger = std::sync::Arc::new(Ledger::open(&path, "conform-gc").unwrap());
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let ledger = ledger.clone();
+                std::thread::spawn(move || {
+                    for i in 0..50 {
+                        ledger.created(&made("workspace", &format!("ws-{t}-{i}")));
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let contents = read(&path).unwrap();
+        assert_eq!(contents.entries.len(), 400);
+        assert!(contents.skipped.is_empty());
+        let commits = ledger.commits.lock().unwrap();
+        assert_eq!(commits.synced, 400);
+        assert!(!commits.syncing);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

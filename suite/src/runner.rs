@@ -333,7 +333,7 @@ impl<'a> TestRun<'a> {
                 }
             }
         };
-        TestResult {
+        let result = TestResult {
             name: self.case.name.clone(),
             group: self.case.group.clone(),
             verdict,
@@ -344,7 +344,8 @@ impl<'a> TestRun<'a> {
             exchanges: self.exchanges,
             duration,
             blocked_by,
-        }
+        };
+        result.keep_evidence()
     }
 
     /// Records a check's result; true when it passed.

@@ -134,6 +134,12 @@ impl Blocker {
 }
 
 impl TestResult {
+    /// Keeps of each exchange only what a report shows: called when the test is over.
+    pub fn keep_evidence(mut self) -> Self {
+        self.exchanges.iter_mut().for_each(Exchange::keep_evidence);
+        self
+    }
+
     /// The failure text: each finding with the exchange that shows it.
     pub fn failure_text(&self) -> String {
         let mut out = String::new();

@@ -568,7 +568,7 @@ fn result(
     exchanges: Vec<Exchange>,
     (started, sent): (Instant, usize),
 ) -> TestResult {
-    TestResult {
+    let result = TestResult {
         requests: sent,
         name: name.to_string(),
         group: GROUP.to_string(),
@@ -579,7 +579,8 @@ fn result(
         exchanges,
         duration: started.elapsed(),
         blocked_by: None,
-    }
+    };
+    result.keep_evidence()
 }
 
 /// The failure message: seed, how to reproduce, the minimal sequence as numbered steps with

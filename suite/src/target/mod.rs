@@ -6,7 +6,7 @@ mod guard;
 mod secret;
 mod throttle;
 
-pub use exchange::{Exchange, RequestRecord, ResponseRecord, TransportError};
+pub use exchange::{Exchange, RequestRecord, ResponseRecord, TransportError, REPORT_BODY_BYTES};
 pub use guard::Guard;
 pub use secret::{redact, Secret};
 pub use throttle::{parse_rate, requested_wait, Throttle, ThrottleStats, MAX_RETRIES, MAX_WAIT};
@@ -175,6 +175,8 @@ pub struct Target {
     requests: Arc<AtomicU64>,
     guard: Guard,
     throttle: Arc<Throttle>,
+    /// Held by the one read at a time that buffers an answer beyond the free bytes.
+    large_reads: tokio::sync::Mutex<()>,
 }
 
 impl Target {
@@ -211,6 +213,7 @@ impl Target {
             config,
             requests: Arc::new(AtomicU64::new(0)),
             guard: Guard::default(),
+            large_reads: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -401,7 +404,9 @@ impl Target {
                 builder = builder.body(body.clone());
             }
             let response = match builder.send().await {
-                Ok(response) => read_response(response, self.config.max_body).await,
+                Ok(response) => {
+                    read_response(response, self.config.max_body, &self.large_reads).await
+                }
                 Err(e) => Err(classify(&e)),
             };
             match &response {
@@ -434,9 +439,18 @@ impl Target {
     }
 }
 
+/// Bytes of a body read freely; beyond them a read takes the target's one large-read
+/// permit, so that at most one answer at a time is buffered up to the cap.
+const FREE_READ_BYTES: usize = 256 * 1024;
+
+/// Reads an answer, stopping at `max_body`: a body over the cap (by its Content-Length, or
+/// as it streams) is cut, and only its start is kept, for the report. Memory stays bounded
+/// whatever the target sends: at most [`FREE_READ_BYTES`] per concurrent read, and one
+/// read at a time up to the cap.
 async fn read_response(
     mut response: reqwest::Response,
     max_body: usize,
+    large_reads: &tokio::sync::Mutex<()>,
 ) -> Result<ResponseRecord, TransportError> {
     let status = response.status().as_u16();
     let headers = response
@@ -449,28 +463,49 @@ async fn read_response(
             )
         })
         .collect();
+    // announced over the cap: read only the evidence
+    let cap = match response.content_length() {
+        Some(length) if length > max_body as u64 => REPORT_BODY_BYTES.min(max_body),
+        _ => max_body,
+    };
     let mut body = Vec::new();
-    let mut truncated = false;
+    let mut received = 0usize;
+    let mut truncated = cap < max_body;
+    let mut permit = None;
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {
-                let room = max_body.saturating_sub(body.len());
+                received += chunk.len();
+                if permit.is_none() && body.len() + chunk.len() > FREE_READ_BYTES {
+                    permit = Some(large_reads.lock().await);
+                }
+                let room = cap.saturating_sub(body.len());
                 if chunk.len() > room {
                     body.extend_from_slice(&chunk[..room]);
                     truncated = true;
                     break;
                 }
                 body.extend_from_slice(&chunk);
+                if truncated && body.len() >= cap {
+                    break;
+                }
             }
             Ok(None) => break,
             Err(e) => return Err(classify(&e)),
         }
     }
+    if truncated {
+        // a cut body is not judged, only shown: keep what a report shows
+        body.truncate(REPORT_BODY_BYTES);
+        body.shrink_to_fit();
+    }
+    drop(permit);
     Ok(ResponseRecord {
         status,
         headers,
         body,
         truncated,
+        received,
     })
 }
 
