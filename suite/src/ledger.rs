@@ -46,6 +46,9 @@ pub struct Entry {
     /// The credential the delete needs: `user`, `admin` or `none`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<String>,
+    /// The URL that shows it, to tell whether it is gone (with the delete's credential).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub show: Option<String>,
     /// When (RFC 3339, UTC).
     pub time: String,
 }
@@ -90,6 +93,12 @@ fn entry(event: Event, prefix: &str, made: &Made) -> Entry {
         }
         None => (None, None, None),
     };
+    let show = made.show.as_ref().map(|(url, _)| {
+        let mut url = url.clone();
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        url.to_string()
+    });
     Entry {
         event,
         prefix: prefix.to_string(),
@@ -98,6 +107,7 @@ fn entry(event: Event, prefix: &str, made: &Made) -> Entry {
         method,
         url,
         auth,
+        show,
         time: rfc3339(SystemTime::now()),
     }
 }
@@ -296,6 +306,8 @@ mod tests {
                 url::Url::parse(&format!("http://user:pw@h:1/api/v2/{kind}s/{id}")).unwrap(),
                 Auth::User,
             )),
+            show: None,
+            parents: Vec::new(),
         }
     }
 
@@ -341,6 +353,8 @@ mod tests {
             kind: "run".into(),
             id: "run-1".into(),
             delete: None,
+            show: None,
+            parents: Vec::new(),
         });
         let mut text = std::fs::read(&path).unwrap();
         assert!(!String::from_utf8_lossy(&text).contains("pw"));

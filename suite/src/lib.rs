@@ -18,6 +18,7 @@ pub mod ledger;
 pub mod partition;
 pub mod precision;
 pub mod registry_checks;
+pub mod removal;
 pub mod report;
 pub mod runner;
 pub mod safety;

@@ -1,8 +1,9 @@
 //! `conform sweep`: deletes what runs left behind. From the ledger: every resource created and
-//! not recorded as deleted, newest first (children before their parents), 404 counting as
-//! gone. By prefix (`--older-than`, `--prefix`): organizations whose name starts with the
-//! prefix, for runs whose ledger is lost. Each failure is reported and the sweep goes on;
-//! the exit code is 1 when something could not be deleted.
+//! not recorded as deleted, newest first (children before their parents), each removed as
+//! teardown removes it ([`crate::removal`]: every delete form the catalog knows, and counted
+//! only when shown gone). By prefix (`--older-than`, `--prefix`): organizations whose name
+//! starts with the prefix, for runs whose ledger is lost. Each failure is reported and the
+//! sweep goes on; the exit code is 1 when something could not be deleted.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,8 +18,9 @@ use url::Url;
 use crate::clock::{parse_duration, parse_rfc3339};
 use crate::exit::ExitCodes;
 use crate::ledger::{self, Entry, Event, Ledger};
+use crate::removal::{Removed, Remover};
 use crate::settings::{ConfigError, Settings};
-use crate::target::{Auth, Exchange, Request, Target, TargetConfig};
+use crate::target::{Auth, Request, Target, TargetConfig};
 
 /// Options of `conform sweep`.
 #[derive(Debug, Args)]
@@ -175,6 +177,9 @@ async fn sweep_ledger(
                 ConfigError(format!("cannot append to {}: {e}", args.ledger.display()))
             })?)
         };
+    let catalog = crate::catalog::Catalog::embedded().map_err(|e| ConfigError(e.to_string()))?;
+    let mut remover = Remover::new(target, &catalog);
+    let mut unconfirmed = Vec::new();
     for entry in outstanding.into_iter().rev() {
         let what = format!("{} {} (run {})", entry.kind, entry.id, entry.prefix);
         let (Some(method), Some(url)) = (entry.method.as_deref(), entry.url.as_deref()) else {
@@ -199,50 +204,64 @@ async fn sweep_ledger(
             tally.deleted += 1;
             continue;
         }
-        let ex = target.send(Request::new(method, url, entry.auth())).await;
-        if settle(&what, &ex, tally) {
-            if let Some(journal) = &journal {
-                journal.append(&Entry {
-                    event: Event::Deleted,
-                    time: crate::clock::rfc3339(SystemTime::now()),
-                    ..entry
-                });
-            }
+        let show = entry
+            .show
+            .as_deref()
+            .and_then(|s| Url::parse(s).ok())
+            .or_else(|| {
+                // a ledger written before shows were recorded: the catalog's show of the kind
+                let root = target.config.root.path().trim_end_matches('/');
+                let relative = url.path().strip_prefix(root)?;
+                let path = catalog.show_path_for(&entry.kind, method.as_str(), relative)?;
+                Some(target.url(&path))
+            })
+            .filter(|s| target.same_origin(s))
+            .map(|s| (s, entry.auth()));
+        let removed = remover
+            .remove(
+                &entry.kind,
+                &(method, url, entry.auth()),
+                show.as_ref(),
+                false,
+            )
+            .await;
+        if matches!(removed, Removed::Unconfirmed(_)) {
+            unconfirmed.push((what, entry, removed));
+            continue;
         }
+        settle(&what, removed, entry, journal.as_ref(), tally);
+    }
+    for (what, entry, removed) in unconfirmed {
+        let removed = remover.settle(&entry.kind, removed);
+        settle(&what, removed, entry, journal.as_ref(), tally);
     }
     Ok(())
 }
 
-/// Counts one delete; true when the resource is gone now.
-fn settle(what: &str, ex: &Exchange, tally: &mut Tally) -> bool {
-    match ex.status() {
-        Some(s) if (200..300).contains(&s) => {
-            println!("deleted {what}");
+/// Counts one removal, and records in the ledger what is gone.
+fn settle(what: &str, removed: Removed, entry: Entry, journal: Option<&Ledger>, tally: &mut Tally) {
+    let gone = match removed {
+        Removed::Deleted(by) => {
+            println!("deleted {what}: {by}");
             tally.deleted += 1;
             true
         }
-        Some(404 | 410) => {
+        Removed::Gone => {
             println!("already gone: {what}");
             tally.gone += 1;
             true
         }
-        Some(s) => {
-            tally.failed.push(format!(
-                "{what}: {} {} answered {s}",
-                ex.request.method, ex.request.url
-            ));
+        Removed::Left(why) | Removed::Unconfirmed(why) => {
+            tally.failed.push(format!("{what}: {why}"));
             false
         }
-        None => {
-            let why = ex.response.as_ref().err().map(ToString::to_string);
-            tally.failed.push(format!(
-                "{what}: {} {}: {}",
-                ex.request.method,
-                ex.request.url,
-                why.unwrap_or_default()
-            ));
-            false
-        }
+    };
+    if let (true, Some(journal)) = (gone, journal) {
+        journal.append(&Entry {
+            event: Event::Deleted,
+            time: crate::clock::rfc3339(SystemTime::now()),
+            ..entry
+        });
     }
 }
 
@@ -299,6 +318,14 @@ async fn sweep_organizations(
             break;
         }
     }
+    let catalog = match crate::catalog::Catalog::embedded() {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            tally.failed.push(format!("the catalog does not load: {e}"));
+            return;
+        }
+    };
+    let mut remover = Remover::new(target, &catalog);
     for (name, created) in found {
         let what = format!("organization {name}");
         if let Some(age) = older_than {
@@ -320,9 +347,29 @@ async fn sweep_organizations(
         if let Ok(mut segments) = url.path_segments_mut() {
             segments.push(&name);
         }
-        let ex = target
-            .send(Request::new(Method::DELETE, url, Auth::User))
+        // listed a moment ago: a 404 to its delete is a missing route, not "gone"
+        let show = (url.clone(), Auth::User);
+        let removed = remover
+            .remove(
+                "organization",
+                &(Method::DELETE, url, Auth::User),
+                Some(&show),
+                false,
+            )
             .await;
-        settle(&what, &ex, tally);
+        let removed = remover.settle("organization", removed);
+        match removed {
+            Removed::Deleted(by) => {
+                println!("deleted {what}: {by}");
+                tally.deleted += 1;
+            }
+            Removed::Gone => {
+                println!("already gone: {what}");
+                tally.gone += 1;
+            }
+            Removed::Left(why) | Removed::Unconfirmed(why) => {
+                tally.failed.push(format!("{what}: {why}"));
+            }
+        }
     }
 }

@@ -61,6 +61,10 @@ fn main() {
         ),
         plain("catalog_keeps_the_quirks", catalog_keeps_the_quirks),
         plain(
+            "a_delete_has_every_form_the_catalog_knows",
+            a_delete_has_every_form_the_catalog_knows,
+        ),
+        plain(
             "every_endpoint_has_both_prefix_variants_and_names_are_unique",
             every_endpoint_has_both_prefix_variants_and_names_are_unique,
         ),
@@ -219,5 +223,41 @@ fn every_endpoint_has_both_prefix_variants_and_names_are_unique() {
         (340..=370).contains(&tests.len()),
         "about 350 tests, found {}",
         tests.len()
+    );
+}
+
+/// Teardown and sweep try every delete form: both prefixes and the deprecated form, filled
+/// with the values of the recorded request.
+fn a_delete_has_every_form_the_catalog_knows() {
+    let catalog = Catalog::embedded().expect("the embedded catalog loads");
+    let forms = catalog.forms_of(
+        "DELETE",
+        "/api/v2/organizations/acme/registry-modules/private/acme/net/aws",
+    );
+    let want = [
+        (
+            "DELETE",
+            "/api/v2/organizations/acme/registry-modules/private/acme/net/aws",
+        ),
+        (
+            "DELETE",
+            "/organizations/acme/registry-modules/private/acme/net/aws",
+        ),
+        (
+            "POST",
+            "/api/v2/registry-modules/actions/delete/acme/net/aws",
+        ),
+        ("POST", "/registry-modules/actions/delete/acme/net/aws"),
+    ];
+    for (method, path) in want {
+        assert!(
+            forms.contains(&(method.to_string(), path.to_string())),
+            "{method} {path} missing from {forms:?}"
+        );
+    }
+    assert_eq!(forms[0].1, want[0].1, "the recorded form first");
+    assert_eq!(
+        catalog.show_path_for("team", "DELETE", "/api/v2/teams/team-1"),
+        Some("/api/v2/teams/team-1".to_string())
     );
 }

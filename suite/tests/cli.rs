@@ -331,79 +331,93 @@ fn a_target_that_wants_a_token_and_has_none_exits_2() {
     assert!(text(&out).contains("no token was given"), "{}", text(&out));
 }
 
+/// A server that does not speak the API (HTML or garbage to everything, 404 to everything,
+/// a gigabyte) is refused before any test: exit 2 with one message that says what it
+/// answered, not thousands of failures.
 #[test]
-fn html_garbage_and_huge_answers_fail_tests_that_say_so() {
+fn a_target_that_does_not_speak_the_api_exits_2_before_any_test() {
     let reports = scratch("html");
-    let (html, _) = fake_server(Some(http(
-        "200 OK",
-        "content-type: text/html\r\n",
-        "<html><body>login</body></html>",
-    )));
-    let out = conform(
-        &[
-            "--target",
-            &html,
-            "--token",
-            "test-token-123",
-            "--group",
-            "account",
-        ],
-        &reports,
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        text(&out).contains("is not JSON") && text(&out).contains("<html>"),
-        "{}",
-        text(&out)
-    );
-    let (garbage, _) = fake_server(Some(http(
-        "200 OK",
-        "content-type: application/json\r\n",
-        "{\"data\": [1, 2,",
-    )));
-    let out = conform(
-        &[
-            "--target",
-            &garbage,
-            "--token",
-            "test-token-123",
-            "--group",
-            "account",
-        ],
-        &reports,
-    );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out).contains("is not JSON"), "{}", text(&out));
-    // A body far larger than the cap: the client stops reading at the cap.
     let huge = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
         1u64 << 30,
         " ".repeat(1 << 20)
     );
-    let (big, _) = fake_server(Some(huge.into_bytes()));
-    let started = Instant::now();
+    for (answer, says) in [
+        (
+            http(
+                "200 OK",
+                "content-type: text/html\r\n",
+                "<html><body>login</body></html>",
+            ),
+            "is not JSON",
+        ),
+        (
+            http(
+                "200 OK",
+                "content-type: application/json\r\n",
+                "{\"data\": [1, 2,",
+            ),
+            "is not JSON",
+        ),
+        (
+            http(
+                "200 OK",
+                "content-type: application/json\r\n",
+                "{\"items\": []}",
+            ),
+            "JSON without `data`",
+        ),
+        (
+            http("404 Not Found", "content-type: text/plain\r\n", "not found"),
+            "answered 404",
+        ),
+        (huge.into_bytes(), "larger than the response size cap"),
+    ] {
+        let (addr, _) = fake_server(Some(answer));
+        let started = Instant::now();
+        let out = conform(
+            &[
+                "--target",
+                &addr,
+                "--token",
+                "test-token-123",
+                "--timeout",
+                "3",
+            ],
+            &reports,
+        );
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(said.contains("does not answer like this API"), "{said}");
+        assert!(said.contains(says), "{says}: {said}");
+        assert!(!said.contains("::api-v2"), "no test ran: {said}");
+        assert!(said.lines().count() < 5, "one message: {said}");
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+}
+
+/// What preflight warns of reaches the reports, not only the terminal.
+#[test]
+fn preflight_warnings_are_in_the_reports() {
+    let reports = scratch("preflight-warnings");
     let out = conform(
         &[
-            "--target",
-            &big,
-            "--token",
-            "test-token-123",
+            "--reference-shape",
+            "registry-only",
+            "--module",
+            "acme/network/aws/1.0.0",
             "--group",
-            "account",
-            "--max-body",
-            "65536",
-            "--timeout",
-            "3",
+            "registry_modules_read",
         ],
         &reports,
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        text(&out).contains("larger than the response size cap"),
-        "{}",
-        text(&out)
-    );
-    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let results = std::fs::read_to_string(reports.join("results.json")).expect("results.json");
+    let doc: serde_json::Value = serde_json::from_str(&results).expect("parses");
+    let warnings = doc["warnings"].to_string();
+    assert!(warnings.contains("registry discovery"), "{warnings}");
+    let summary = std::fs::read_to_string(reports.join("summary.md")).expect("summary.md");
+    assert!(summary.contains("registry discovery"), "{summary}");
 }
 
 #[test]
