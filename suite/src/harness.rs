@@ -713,7 +713,7 @@ pub fn nothing_judged(results: &[TestResult]) -> bool {
 
 /// What preflight learned: the path forms the target serves, and what a person should know
 /// (a target that rate-limits already, one that is only a registry).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Preflight {
     /// The path forms served.
     pub forms: PathForms,
@@ -737,7 +737,14 @@ async fn preflight(target: &Target, settings: &Settings) -> Result<Preflight, Co
             format!("/organizations/{}", crate::fixtures::encode_segment(org)),
         );
     }
-    let mut found = Preflight::default();
+    // a form counts only once a read shows it served
+    let mut found = Preflight {
+        forms: PathForms {
+            bare: false,
+            api_v2: false,
+        },
+        warnings: Vec::new(),
+    };
     let mut proven = false;
     let mut rate_limited = false;
     let mut answers = Vec::new();

@@ -1114,6 +1114,40 @@ fn users_an_invitation_made_are_deleted_or_reported() {
     let clean = run(true, "users-admin");
     assert_eq!(clean["leftovers"], serde_json::json!([]));
     assert_eq!(list_users(), before, "a clean run left users behind");
+    // the administrator users family's users: in the ledger from their create on, and gone
+    let dir = scratch("users-sequences");
+    let (out, _) = run_conform(&[
+        "--target",
+        &served.url,
+        "--token",
+        "users-user",
+        "--admin-token",
+        "users-admin",
+        "--reports",
+        dir.to_str().unwrap(),
+        "--cases",
+        "4",
+        "--exact",
+        "sequences::admin_users",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let contents = conform::ledger::read(&dir.join("ledger.jsonl")).expect("ledger");
+    let users = contents
+        .entries
+        .iter()
+        .filter(|e| {
+            e.url
+                .as_deref()
+                .is_some_and(|u| u.contains("/admin/users/"))
+        })
+        .count();
+    assert!(users > 0, "the family's users are not in the ledger");
+    assert!(
+        contents.outstanding().is_empty(),
+        "{:?}",
+        contents.outstanding()
+    );
+    assert_eq!(list_users(), before, "the family left users behind");
     let without = run(false, "users-noadmin");
     let leftovers = without["leftovers"].to_string();
     assert!(leftovers.contains("user "), "{leftovers}");
