@@ -832,9 +832,7 @@ impl Fixtures {
             });
         }
         if let Some(journal) = &self.journal {
-            for made in &gone {
-                journal.deleted(made);
-            }
+            journal.all_deleted(&gone);
         }
     }
 
@@ -877,10 +875,13 @@ impl Fixtures {
                 auth_for(&path),
             ))
         });
-        let show = self.catalog.show_of(kind).and_then(|(_, show)| {
-            let template = crate::catalog::path_for(&show.path, crate::catalog::Variant::Bare);
-            let path = self.fill_path(&template, &local, Some(show), None).ok()?;
-            Some((self.target.api_url(&path), auth_for(&path)))
+        let root = self.target.config.root.path().trim_end_matches('/');
+        let show = delete.as_ref().and_then(|(method, url, auth)| {
+            let relative = url.path().strip_prefix(root)?;
+            let path = self
+                .catalog
+                .show_path_for(kind, method.as_str(), relative)?;
+            Some((self.target.url(&path), *auth))
         });
         let parents = self
             .def(kind)
@@ -928,7 +929,7 @@ impl Fixtures {
             }
         }
         for (item, unsure) in unconfirmed {
-            match remover.settle(&item.kind, unsure) {
+            match remover.settle(item.show.as_ref(), unsure) {
                 Removed::Left(why) => leftovers.push((item, why)),
                 _ => self.journal_gone(&item),
             }
@@ -938,7 +939,7 @@ impl Fixtures {
         for (item, why) in leftovers {
             let went_along = self.parent_gone(&item)
                 && match &item.show {
-                    Some(show) => remover.gone_now(&item.kind, show).await,
+                    Some(show) => remover.gone_now(show).await,
                     None => true,
                 };
             if went_along {

@@ -447,21 +447,21 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         let target = session.ctx.target.clone();
         Progress::start(mode, 0, move || target.request_count())
     };
+    let finisher = Finisher {
+        waivers: waivers.clone(),
+        profile,
+        info: info.clone(),
+        progress: progress.clone(),
+        results: results.clone(),
+    };
+    let (deadline, grace) = (session.deadline, session.grace);
     let mut trials: Vec<Trial> = tests
         .into_iter()
         .map(|case| {
-            let (ctx, results, handle, info, waivers, progress) = (
-                session.ctx.clone(),
-                results.clone(),
-                handle.clone(),
-                info.clone(),
-                waivers.clone(),
-                progress.clone(),
-            );
-            let (deadline, grace) = (session.deadline, session.grace);
+            let (ctx, handle, finisher) = (session.ctx.clone(), handle.clone(), finisher.clone());
             Trial::ignorable_test(case.name.clone(), move || {
                 let started = Instant::now();
-                let mut result = handle.block_on(within_deadline(
+                let result = handle.block_on(within_deadline(
                     &case.name,
                     &case.group,
                     deadline,
@@ -469,53 +469,27 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
                     started,
                     ctx.run(&case),
                 ));
-                if let Some(waivers) = &waivers {
-                    waivers.apply(&mut result, profile);
-                }
-                let outcome = completion(&result, &info);
-                progress.record(result.verdict);
-                if let Ok(mut all) = results.lock() {
-                    all.push(result);
-                }
-                outcome
+                finisher.finish(result)
             })
         })
         .collect();
     for family in families {
-        let (ctx, results, handle, info, config, waivers, progress) = (
-            session.ctx.clone(),
-            results.clone(),
-            handle.clone(),
-            info.clone(),
-            session.sequences.clone(),
-            waivers.clone(),
-            progress.clone(),
-        );
-        let (deadline, grace) = (session.deadline, session.grace);
-        trials.push(Trial::ignorable_test(
-            sequences::test_name(&family),
-            move || {
-                let started = Instant::now();
-                let mut result = handle.block_on(within_deadline(
-                    &sequences::test_name(&family),
-                    sequences::GROUP,
-                    deadline,
-                    grace,
-                    started,
-                    sequences::run_family(&ctx, &family, &config),
-                ));
-                crate::runner::not_judged(&mut result, profile);
-                if let Some(waivers) = &waivers {
-                    waivers.apply(&mut result, profile);
-                }
-                let outcome = completion(&result, &info);
-                progress.record(result.verdict);
-                if let Ok(mut all) = results.lock() {
-                    all.push(result);
-                }
-                outcome
-            },
-        ));
+        let (ctx, handle, finisher) = (session.ctx.clone(), handle.clone(), finisher.clone());
+        let config = session.sequences.clone();
+        let name = sequences::test_name(&family);
+        trials.push(Trial::ignorable_test(name.clone(), move || {
+            let started = Instant::now();
+            let mut result = handle.block_on(within_deadline(
+                &name,
+                sequences::GROUP,
+                deadline,
+                grace,
+                started,
+                sequences::run_family(&ctx, &family, &config),
+            ));
+            crate::runner::not_judged(&mut result, finisher.profile);
+            finisher.finish(result)
+        }));
     }
     trials.retain(|t| !args.libtest.is_filtered_out(t));
     progress.set_total(trials.len());
@@ -566,6 +540,31 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         );
     }
     Ok(ExitCode::from(exit_code(&results, profile)))
+}
+
+/// What every trial does with its result: the waivers, the progress line, the run's list,
+/// and libtest's outcome.
+#[derive(Clone)]
+struct Finisher {
+    waivers: Option<Arc<Waivers>>,
+    profile: Profile,
+    info: RunInfo,
+    progress: Arc<Progress>,
+    results: Arc<Mutex<Vec<TestResult>>>,
+}
+
+impl Finisher {
+    fn finish(&self, mut result: TestResult) -> Result<Completion, Failed> {
+        if let Some(waivers) = &self.waivers {
+            waivers.apply(&mut result, self.profile);
+        }
+        let outcome = completion(&result, &self.info);
+        self.progress.record(result.verdict);
+        if let Ok(mut all) = self.results.lock() {
+            all.push(result);
+        }
+        outcome
+    }
 }
 
 /// Fails (exit 2, before any request) unless the reports folder exists or can be made, and

@@ -174,10 +174,28 @@ impl Ledger {
         self.append(&entry(Event::Deleted, &self.prefix, made));
     }
 
+    /// Records that several resources are gone, in one write: a kill cannot keep some of
+    /// the lines and lose others (an invited user's membership and account go together).
+    pub fn all_deleted(&self, made: &[Made]) {
+        let entries: Vec<Entry> = made
+            .iter()
+            .map(|m| entry(Event::Deleted, &self.prefix, m))
+            .collect();
+        self.append_all(&entries);
+    }
+
     /// Appends a line as it is (sweep marks entries of other runs with their own prefix);
     /// returns once it is on disk.
     pub fn append(&self, entry: &Entry) {
-        let result = self.write(entry).and_then(|line| self.commit(line));
+        self.append_all(std::slice::from_ref(entry));
+    }
+
+    /// Appends lines in one write; returns once they are on disk.
+    fn append_all(&self, entries: &[Entry]) {
+        if entries.is_empty() {
+            return;
+        }
+        let result = self.write(entries).and_then(|line| self.commit(line));
         if let Err(e) = result {
             if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
                 eprintln!(
@@ -188,17 +206,21 @@ impl Ledger {
         }
     }
 
-    /// Writes one line (whole, under the writers' lock); answers its number.
-    fn write(&self, entry: &Entry) -> io::Result<u64> {
-        let mut line = serde_json::to_string(entry).map_err(io::Error::other)?;
-        line.push('\n');
+    /// Writes lines (whole, in one write under the writers' lock); answers the number of
+    /// the last.
+    fn write(&self, entries: &[Entry]) -> io::Result<u64> {
+        let mut text = String::new();
+        for entry in entries {
+            text.push_str(&serde_json::to_string(entry).map_err(io::Error::other)?);
+            text.push('\n');
+        }
         let mut file = self
             .file
             .lock()
             .map_err(|_| io::Error::other("ledger lock poisoned"))?;
-        file.write_all(line.as_bytes())?;
+        file.write_all(text.as_bytes())?;
         let mut commits = self.lock_commits()?;
-        commits.written += 1;
+        commits.written += entries.len() as u64;
         Ok(commits.written)
     }
 

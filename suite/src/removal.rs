@@ -29,11 +29,12 @@ pub enum Removed {
     Unconfirmed(String),
 }
 
-/// Removes resources one by one, learning which kinds' show routes answer.
+/// Removes resources one by one, learning which show routes answer.
 pub struct Remover<'a> {
     target: &'a Target,
     catalog: &'a Catalog,
-    /// Kinds whose show answered 2xx at least once: their 404 means "not there".
+    /// Show routes (the catalog test that judges each) that answered 2xx at least once:
+    /// their 404 means "not there".
     shown: BTreeSet<String>,
 }
 
@@ -58,7 +59,7 @@ impl<'a> Remover<'a> {
         parent_gone: bool,
     ) -> Removed {
         let before = match show {
-            Some(show) => Some(self.get(kind, show).await),
+            Some(show) => Some(self.get(show).await),
             None => None,
         };
         let mut tried = Vec::new();
@@ -82,9 +83,10 @@ impl<'a> Remover<'a> {
             }
         }
         let after = match show {
-            Some(show) => Some(self.get(kind, show).await),
+            Some(show) => Some(self.get(show).await),
             None => None,
         };
+        let proven = show.is_some_and(|show| self.proven(show));
         let show_path = show
             .map(|(url, _)| url.path().to_string())
             .unwrap_or_default();
@@ -100,9 +102,9 @@ impl<'a> Remover<'a> {
                 "{by}, but GET {show_path} {}: not shown gone",
                 other.map_or("had no answer".into(), |s| format!("answered {s}"))
             )),
-            (None, Some(Some(404 | 410))) if self.shown.contains(kind) => Removed::Gone,
+            (None, Some(Some(404 | 410))) if proven => Removed::Gone,
             (None, Some(Some(404 | 410))) => Removed::Unconfirmed(format!(
-                "{tried}; GET {show_path} answered 404 too, and no show of a {kind} answered: gone, or neither route exists here"
+                "{tried}; GET {show_path} answered 404 too, and that route never answered for a {kind}: gone, or neither route exists here"
             )),
             (None, _) if before.is_none() => Removed::Left(format!(
                 "{tried}; there is no show to tell whether it is gone"
@@ -113,9 +115,9 @@ impl<'a> Remover<'a> {
 
     /// The end of a removal pass: an unconfirmed removal is gone when a show of its kind
     /// answered meanwhile (the route exists, so its 404 means "not there"), else left.
-    pub fn settle(&self, kind: &str, removed: Removed) -> Removed {
+    pub fn settle(&self, show: Option<&(Url, Auth)>, removed: Removed) -> Removed {
         match removed {
-            Removed::Unconfirmed(_) if self.shown.contains(kind) => Removed::Gone,
+            Removed::Unconfirmed(_) if show.is_some_and(|show| self.proven(show)) => Removed::Gone,
             Removed::Unconfirmed(why) => Removed::Left(why),
             other => other,
         }
@@ -123,8 +125,8 @@ impl<'a> Remover<'a> {
 
     /// After the pass: true when a resource left behind is shown gone now (it went with a
     /// parent deleted later), by a show route seen answering for its kind.
-    pub async fn gone_now(&mut self, kind: &str, show: &(Url, Auth)) -> bool {
-        matches!(self.get(kind, show).await, Some(404 | 410)) && self.shown.contains(kind)
+    pub async fn gone_now(&mut self, show: &(Url, Auth)) -> bool {
+        matches!(self.get(show).await, Some(404 | 410)) && self.proven(show)
     }
 
     /// The delete forms to try, the recorded one first (only on the target's own origin).
@@ -145,17 +147,31 @@ impl<'a> Remover<'a> {
             .collect()
     }
 
-    /// GETs a show; answers its status, and learns that the kind's show route answers.
-    async fn get(&mut self, kind: &str, show: &(Url, Auth)) -> Option<u16> {
+    /// GETs a show; answers its status, and learns that its route answers.
+    async fn get(&mut self, show: &(Url, Auth)) -> Option<u16> {
         let ex = self
             .target
             .send(Request::new(Method::GET, show.0.clone(), show.1))
             .await;
         let status = ex.status();
         if ex.is_success() {
-            self.shown.insert(kind.to_string());
+            self.shown.insert(self.route(&show.0));
         }
         status
+    }
+
+    /// The route a show URL takes (the catalog test that judges it), or its path.
+    fn route(&self, url: &Url) -> String {
+        let root = self.target.config.root.path().trim_end_matches('/');
+        let relative = url.path().strip_prefix(root).unwrap_or(url.path());
+        self.catalog
+            .test_for("GET", relative)
+            .unwrap_or_else(|| relative.to_string())
+    }
+
+    /// True when the route of this show has answered 2xx: its 404 means "not there".
+    fn proven(&self, show: &(Url, Auth)) -> bool {
+        self.shown.contains(&self.route(&show.0))
     }
 }
 

@@ -31,8 +31,9 @@ pub struct SweepArgs {
     /// The ledger to sweep.
     #[arg(long, value_name = "FILE", default_value = "reports/ledger.jsonl")]
     pub ledger: PathBuf,
-    /// Only what runs with this prefix made; with it, organizations named PREFIX... are
-    /// deleted too, even without a ledger.
+    /// Only what runs with this prefix made; with it, organizations named PREFIX... (and,
+    /// with --admin-token, user accounts whose email starts with it) are deleted too, even
+    /// without a ledger.
     #[arg(long, value_name = "PREFIX")]
     pub prefix: Option<String>,
     /// Also delete organizations named `conform-...` (or --prefix) created longer ago than
@@ -119,9 +120,20 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
     }
     if older_than.is_some() || args.prefix.is_some() {
         let prefix = args.prefix.clone().unwrap_or_else(|| "conform-".into());
-        runtime.block_on(sweep_organizations(
-            args, &target, &prefix, older_than, &mut tally,
+        runtime.block_on(sweep_named(
+            args,
+            &target,
+            &prefix,
+            older_than,
+            &mut tally,
+            &ORGANIZATIONS,
         ));
+        // users need the administrator API
+        if settings.admin_token.is_some() {
+            runtime.block_on(sweep_named(
+                args, &target, &prefix, older_than, &mut tally, &USERS,
+            ));
+        }
     }
     let verb = if args.dry_run {
         "would delete"
@@ -226,13 +238,13 @@ async fn sweep_ledger(
             )
             .await;
         if matches!(removed, Removed::Unconfirmed(_)) {
-            unconfirmed.push((what, entry, removed));
+            unconfirmed.push((what, entry, show, removed));
             continue;
         }
         settle(&what, removed, entry, journal.as_ref(), tally);
     }
-    for (what, entry, removed) in unconfirmed {
-        let removed = remover.settle(&entry.kind, removed);
+    for (what, entry, show, removed) in unconfirmed {
+        let removed = remover.settle(show.as_ref(), removed);
         settle(&what, removed, entry, journal.as_ref(), tally);
     }
     Ok(())
@@ -265,27 +277,67 @@ fn settle(what: &str, removed: Removed, entry: Entry, journal: Option<&Ledger>, 
     }
 }
 
-async fn sweep_organizations(
+/// A collection swept by name: what the run's prefix names in it is the run's.
+struct Named {
+    /// The kind, for messages.
+    kind: &'static str,
+    /// The list, `{prefix}` filled in, without paging parameters.
+    list: &'static str,
+    /// Where an item's name is.
+    name: &'static str,
+    /// The delete (and show) path, `{id}` filled in.
+    item: &'static str,
+    /// The credential.
+    auth: Auth,
+    /// Whether the item can be shown after its delete (`item` is also its show).
+    shown: bool,
+}
+
+/// Organizations named with the prefix.
+const ORGANIZATIONS: Named = Named {
+    kind: "organization",
+    list: "/api/v2/organizations?",
+    name: "/attributes/name",
+    item: "/api/v2/organizations/{id}",
+    auth: Auth::User,
+    shown: true,
+};
+
+/// User accounts whose email starts with the prefix (an invitation in flight at a kill makes
+/// one the ledger never saw); administrator API.
+const USERS: Named = Named {
+    kind: "user",
+    list: "/api/v2/admin/users?q={prefix}&",
+    name: "/attributes/email",
+    item: "/api/v2/admin/users/{id}",
+    auth: Auth::Admin,
+    shown: false,
+};
+
+async fn sweep_named(
     args: &SweepArgs,
     target: &Target,
     prefix: &str,
     older_than: Option<Duration>,
     tally: &mut Tally,
+    named: &Named,
 ) {
     let now = SystemTime::now();
     let mut found = Vec::new();
+    let list = named
+        .list
+        .replace("{prefix}", &crate::fixtures::encode_segment(prefix));
     for page in 1..=1000 {
-        let url = target.url(&format!(
-            "/api/v2/organizations?page%5Bnumber%5D={page}&page%5Bsize%5D=100"
-        ));
+        let url = target.url(&format!("{list}page%5Bnumber%5D={page}&page%5Bsize%5D=100"));
         let ex = target
-            .send(Request::new(Method::GET, url, Auth::User))
+            .send(Request::new(Method::GET, url, named.auth))
             .await;
         let doc = match (ex.is_success(), ex.json()) {
             (true, Ok(doc)) => doc,
             _ => {
                 tally.failed.push(format!(
-                    "organizations named {prefix}...: listing them failed ({})",
+                    "{}s named {prefix}...: listing them failed ({})",
+                    named.kind,
                     ex.status()
                         .map(|s| format!("status {s}"))
                         .or_else(|| ex.response.as_ref().err().map(ToString::to_string))
@@ -301,16 +353,17 @@ async fn sweep_organizations(
             .unwrap_or_default();
         for item in &items {
             let name = item
-                .pointer("/attributes/name")
+                .pointer(named.name)
                 .or_else(|| item.get("id"))
                 .and_then(Value::as_str)
                 .unwrap_or("");
+            let id = item.get("id").and_then(Value::as_str).unwrap_or(name);
             if name.starts_with(prefix) {
                 let created = item
                     .pointer("/attributes/created-at")
                     .and_then(Value::as_str)
                     .and_then(parse_rfc3339);
-                found.push((name.to_string(), created));
+                found.push((name.to_string(), id.to_string(), created));
             }
         }
         let next = doc.pointer("/meta/pagination/next-page");
@@ -326,8 +379,8 @@ async fn sweep_organizations(
         }
     };
     let mut remover = Remover::new(target, &catalog);
-    for (name, created) in found {
-        let what = format!("organization {name}");
+    for (name, id, created) in found {
+        let what = format!("{} {name}", named.kind);
         if let Some(age) = older_than {
             match created.map(|c| now.duration_since(c).unwrap_or_default()) {
                 Some(actual) if actual >= age => {}
@@ -343,22 +396,18 @@ async fn sweep_organizations(
             tally.deleted += 1;
             continue;
         }
-        let mut url = target.url("/api/v2/organizations");
-        if let Ok(mut segments) = url.path_segments_mut() {
-            segments.push(&name);
-        }
+        let url = target.url(
+            &named
+                .item
+                .replace("{id}", &crate::fixtures::encode_segment(&id)),
+        );
         // listed a moment ago: a 404 to its delete is a missing route, not "gone"
-        let show = (url.clone(), Auth::User);
+        let show = (url.clone(), named.auth);
+        let show = named.shown.then_some(&show);
         let removed = remover
-            .remove(
-                "organization",
-                &(Method::DELETE, url, Auth::User),
-                Some(&show),
-                false,
-            )
+            .remove(named.kind, &(Method::DELETE, url, named.auth), show, false)
             .await;
-        let removed = remover.settle("organization", removed);
-        match removed {
+        match remover.settle(show, removed) {
             Removed::Deleted(by) => {
                 println!("deleted {what}: {by}");
                 tally.deleted += 1;

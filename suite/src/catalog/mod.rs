@@ -193,7 +193,12 @@ impl Catalog {
 
     /// The path of the show of a `kind` resource, filled from the path of a request about it
     /// (its delete): for a ledger entry written without its show.
+    /// A GET of the delete's own path, where the catalog has one, shows what the delete
+    /// removes (an invited user's membership); else the kind's show.
     pub fn show_path_for(&self, kind: &str, method: &str, path: &str) -> Option<String> {
+        if method != "GET" && self.endpoint_for("GET", path).is_some() {
+            return Some(path.to_string());
+        }
         let found = self.endpoint_for(method, path)?;
         let (_, show) = self.show_of(kind)?;
         let segments: Option<Vec<String>> = path_for(&show.path, Variant::Bare)
