@@ -369,7 +369,8 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
     let waivers = args.waivers.as_deref().map(Waivers::load).transpose()?;
     let mut tests = selected_tests(&catalog, &args.group)?;
     let mut families = selected_sequences(&catalog, &args.group);
-    if args.read_only {
+    // `read-only = true` in the config file selects as the flag does
+    if Settings::resolve(args)?.read_only {
         // --read-only: only what changes nothing (sequences create and delete)
         tests.retain(crate::safety::changes_nothing);
         families.clear();

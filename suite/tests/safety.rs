@@ -553,6 +553,23 @@ fn read_only_sends_nothing_but_reads() {
     assert!(!said.contains("organizations::create::"), "{said}");
     assert!(!said.contains("organizations::delete::"), "{said}");
     assert!(said.contains("--read-only creates nothing"), "{said}");
+    // `read-only = true` in the config file selects the same tests
+    let config = dir.join("conform.toml");
+    std::fs::write(&config, "read-only = true\n").expect("config");
+    let (out, _) = run_conform(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--group",
+        "organizations,account",
+        "--reports",
+        dir.to_str().unwrap(),
+    ]);
+    let from_file = text(&out);
+    assert!(out.status.success(), "{from_file}");
+    assert!(
+        !from_file.contains("organizations::create::"),
+        "{from_file}"
+    );
 }
 
 #[test]
