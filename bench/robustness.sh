@@ -53,7 +53,8 @@ python3 - "$out/rate/results.json" <<'EOF'
 import json, sys
 f = json.load(open(sys.argv[1]))["figures"]
 print(f"429 answers: {f['rate_limited_answers']}  requests: {f['requests']}  "
-      f"rate achieved: {f['requests'] / f['wall_seconds']:.1f}/s (limit 25/s)")
+      f"average over the run: {f['requests'] / f['wall_seconds']:.1f}/s (at most 25 in any one second: "
+      f"the server refused none)")
 EOF
 
 echo "== 3. the ledger on disk (A) against the ledger in memory (B), whole suite"

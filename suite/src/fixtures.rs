@@ -948,6 +948,9 @@ impl Fixtures {
                 left.push((item, why));
             }
         }
+        if let Some(journal) = &self.journal {
+            journal.sync();
+        }
         left
     }
 

@@ -169,9 +169,11 @@ impl Ledger {
         self.append(&entry(Event::Created, &self.prefix, made));
     }
 
-    /// Records that a resource is gone.
+    /// Records that a resource is gone. The line is written, not waited for: the next
+    /// create's sync (or [`Ledger::sync`] at the end) takes it to disk, and a crash that
+    /// loses it only makes `conform sweep` look at the resource again.
     pub fn deleted(&self, made: &Made) {
-        self.append(&entry(Event::Deleted, &self.prefix, made));
+        self.all_deleted(std::slice::from_ref(made));
     }
 
     /// Records that several resources are gone, in one write: a kill cannot keep some of
@@ -181,28 +183,42 @@ impl Ledger {
             .iter()
             .map(|m| entry(Event::Deleted, &self.prefix, m))
             .collect();
-        self.append_all(&entries);
+        self.append_all(&entries, false);
     }
 
     /// Appends a line as it is (sweep marks entries of other runs with their own prefix);
     /// returns once it is on disk.
     pub fn append(&self, entry: &Entry) {
-        self.append_all(std::slice::from_ref(entry));
+        self.append_all(std::slice::from_ref(entry), true);
     }
 
-    /// Appends lines in one write; returns once they are on disk.
-    fn append_all(&self, entries: &[Entry]) {
+    /// Takes every line written so far to disk.
+    pub fn sync(&self) {
+        let written = self.lock_commits().map(|c| c.written).unwrap_or(0);
+        if let Err(e) = self.commit(written) {
+            self.warn(&e);
+        }
+    }
+
+    /// Appends lines in one write; with `wait`, returns once they are on disk.
+    fn append_all(&self, entries: &[Entry], wait: bool) {
         if entries.is_empty() {
             return;
         }
-        let result = self.write(entries).and_then(|line| self.commit(line));
+        let result = self
+            .write(entries)
+            .and_then(|line| if wait { self.commit(line) } else { Ok(()) });
         if let Err(e) = result {
-            if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                eprintln!(
-                    "warning: cannot write the ledger {}: {e}; `conform sweep` will not know of what this run makes",
-                    self.path.display()
-                );
-            }
+            self.warn(&e);
+        }
+    }
+
+    fn warn(&self, e: &io::Error) {
+        if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!(
+                "warning: cannot write the ledger {}: {e}; `conform sweep` will not know of what this run makes",
+                self.path.display()
+            );
         }
     }
 
