@@ -20,6 +20,7 @@ use crate::error::{ApiError, JSONAPI};
 use crate::faults::{bare_path, Kind, RouteSpec};
 use crate::jsonapi::{AppState, OriginalPath};
 use crate::shapes::{self, Shape};
+use crate::Compat;
 
 /// The body limit of `PUT /v1/object/...` (tarballs).
 pub(crate) const UPLOAD_LIMIT: usize = 64 * 1024 * 1024;
@@ -41,6 +42,21 @@ pub(crate) fn is_upload_path(bare: &str) -> bool {
 pub(crate) fn is_bare_api(bare: &str, prefixed: bool) -> bool {
     let registry_protocol = bare.starts_with("/api/registry/") || bare.starts_with("/.well-known/");
     !prefixed && !registry_protocol && !is_upload_path(bare)
+}
+
+/// Whether a request says its body is JSON (`application/vnd.api+json` or `application/json`).
+fn json_content_type(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .is_some_and(|t| t == JSONAPI || t == "application/json")
 }
 
 fn is_public(method: &Method, bare: &str) -> bool {
@@ -68,6 +84,23 @@ fn pattern(method: &Method, bare: &str, route: &str) -> bool {
 
 /// The middleware.
 pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    if state.compat == Compat::Tfe {
+        // TFE's router ignores a trailing slash (`/vars/` is `/vars`).
+        let path = req.uri().path();
+        if path.len() > 1 && path.ends_with('/') {
+            let trimmed = path.trim_end_matches('/');
+            let q = req
+                .uri()
+                .query()
+                .map(|q| format!("?{q}"))
+                .unwrap_or_default();
+            if let Ok(uri) =
+                format!("{}{q}", if trimmed.is_empty() { "/" } else { trimmed }).parse::<Uri>()
+            {
+                *req.uri_mut() = uri;
+            }
+        }
+    }
     let method = req.method().clone();
     let original = req.uri().path().to_string();
     let (bare, prefixed) = bare_path(&original);
@@ -187,6 +220,24 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
             let res = ApiError::NotFound("route not found".into()).into_response();
             return finish(&state, &method, &bare, res).await;
         }
+    }
+
+    // TFE refuses a write whose body is not said to be JSON (415), uploads aside. A write
+    // without a body passes: the spec gives several actions no body at all.
+    let has_body = req.headers().contains_key(header::TRANSFER_ENCODING)
+        || req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim() != "0");
+    if state.compat == Compat::Tfe
+        && (method == Method::POST || method == Method::PATCH)
+        && has_body
+        && !is_upload_path(&bare)
+        && !json_content_type(req.headers())
+    {
+        let res = ApiError::UnsupportedMediaType.into_response();
+        return finish(&state, &method, &bare, res).await;
     }
 
     // Body size, when the length is known up front (streamed bodies hit the extractor limit).

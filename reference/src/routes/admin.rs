@@ -181,7 +181,8 @@ async fn list_runs(ctx: Ctx) -> ApiResult<Response> {
     paginate(&ctx, items)
 }
 
-// POST /admin/runs/:id/actions/force-cancel: any non-final run becomes `cancelled`.
+// POST /admin/runs/:id/actions/force-cancel: any non-final run becomes `cancelled` (the
+// spec's word; TFE's `force_canceled` under `Compat::Tfe`).
 async fn force_cancel(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
     let comment = body
         .get("comment")
@@ -192,7 +193,12 @@ async fn force_cancel(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> Api
     if is_final(&status) {
         return Err(ApiError::Conflict(format!("the run is already {status}")));
     }
-    set_status(&mut store, &id, "cancelled")?;
+    let to = if store.tfe {
+        "force_canceled"
+    } else {
+        "cancelled"
+    };
+    set_status(&mut store, &id, to)?;
     if let Some(c) = comment {
         if let Some(r) = store.get_mut("runs", &id) {
             r.attributes.insert("force-cancel-comment".into(), json!(c));
