@@ -44,6 +44,24 @@ pub(crate) fn is_bare_api(bare: &str, prefixed: bool) -> bool {
     !prefixed && !registry_protocol && !is_upload_path(bare)
 }
 
+/// The decoded `include` query parameter, when there is one.
+fn include_param(query: &str) -> Option<String> {
+    url_decode_pairs(query)
+        .into_iter()
+        .find(|(k, _)| k == "include")
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty())
+}
+
+/// `application/x-www-form-urlencoded` pairs.
+fn url_decode_pairs(query: &str) -> Vec<(String, String)> {
+    axum::extract::Query::<Vec<(String, String)>>::try_from_uri(
+        &format!("/?{query}").parse::<Uri>().unwrap_or_default(),
+    )
+    .map(|q| q.0)
+    .unwrap_or_default()
+}
+
 /// Whether a request says its body is JSON (`application/vnd.api+json` or `application/json`).
 fn json_content_type(headers: &axum::http::HeaderMap) -> bool {
     headers
@@ -317,7 +335,17 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
         };
     }
 
+    let include = (method == Method::GET)
+        .then(|| include_param(req.uri().query().unwrap_or("")))
+        .flatten();
     let mut res = next.run(req).await;
+    if let Some(include) = include.filter(|_| res.status().is_success()) {
+        let store = state.clone();
+        res = rewrite_jsonapi(res, move |doc| {
+            crate::include::add_included(&store.read(), doc, &include)
+        })
+        .await;
+    }
     if !prefixed && method == Method::GET && faults.has(&Kind::BareSnakeCase) {
         res = snake_case_attributes(res).await;
     }

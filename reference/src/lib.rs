@@ -18,6 +18,7 @@
 mod error;
 mod faults;
 mod gate;
+mod include;
 mod jsonapi;
 mod routes;
 mod shapes;

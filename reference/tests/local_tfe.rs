@@ -422,3 +422,188 @@ async fn tfe_words_and_strictness_are_behind_compat_tfe() {
     .await;
     assert_eq!(slash.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn include_projects_varsets_and_tfe_reads() {
+    let app = app(Config::default());
+    org(&app, "inc").await;
+    let ws = workspace(&app, "inc", "w").await;
+    // include=: teams→users, workspaces→organization.
+    let team = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations/inc/teams",
+        Some(json!({"data":{"type":"teams","attributes":{"name":"devs"}}})),
+    )
+    .await;
+    let team = id(&team);
+    let me = call(&app, Method::GET, "/api/v2/account/details", None)
+        .await
+        .json();
+    let user = me["data"]["id"].as_str().unwrap().to_string();
+    let username = me["data"]["attributes"]["username"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let added = call(
+        &app,
+        Method::POST,
+        &format!("/api/v2/teams/{team}/relationships/users"),
+        Some(json!({"data":[{"type":"users","id":username}]})),
+    )
+    .await;
+    assert!(added.status.is_success());
+    let shown = call(
+        &app,
+        Method::GET,
+        &format!("/api/v2/teams/{team}?include=users"),
+        None,
+    )
+    .await
+    .json();
+    assert!(shown["included"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|u| u["id"] == user.as_str()));
+    let shown = call(
+        &app,
+        Method::GET,
+        &format!("/api/v2/workspaces/{ws}?include=organization,current_run"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(shown["included"][0]["id"], "inc");
+    // Projects: the default one is readable; create, update, delete.
+    let o = call(&app, Method::GET, "/api/v2/organizations/inc", None)
+        .await
+        .json();
+    let default = o["data"]["relationships"]["default-project"]["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        call(
+            &app,
+            Method::GET,
+            &format!("/api/v2/projects/{default}"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+    let prj = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations/inc/projects",
+        Some(json!({"data":{"type":"projects","attributes":{"name":"apps"}}})),
+    )
+    .await;
+    assert_eq!(prj.status, StatusCode::CREATED);
+    let prj = id(&prj);
+    let list = call(
+        &app,
+        Method::GET,
+        "/api/v2/organizations/inc/projects",
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(list["data"].as_array().unwrap().len(), 2);
+    let upd = call(
+        &app,
+        Method::PATCH,
+        &format!("/api/v2/projects/{prj}"),
+        Some(json!({"data":{"type":"projects","attributes":{"description":"d"}}})),
+    )
+    .await;
+    assert_eq!(upd.json()["data"]["attributes"]["description"], "d");
+    assert_eq!(
+        call(
+            &app,
+            Method::DELETE,
+            &format!("/api/v2/projects/{default}"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::DELETE,
+            &format!("/api/v2/projects/{prj}"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::NO_CONTENT
+    );
+    // Variable sets.
+    let vs = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations/inc/varsets",
+        Some(json!({"data":{"type":"varsets","attributes":{"name":"shared","global":false}}})),
+    )
+    .await;
+    assert_eq!(vs.status, StatusCode::CREATED);
+    let vs = id(&vs);
+    let v = call(
+        &app,
+        Method::POST,
+        &format!("/api/v2/varsets/{vs}/relationships/vars"),
+        Some(json!({"data":{"type":"vars","attributes":{"key":"k","value":"v","category":"env"}}})),
+    )
+    .await;
+    assert_eq!(v.status, StatusCode::CREATED);
+    let applied = call(
+        &app,
+        Method::POST,
+        &format!("/api/v2/varsets/{vs}/relationships/workspaces"),
+        Some(json!({"data":[{"type":"workspaces","id":ws}]})),
+    )
+    .await;
+    assert_eq!(applied.status, StatusCode::NO_CONTENT);
+    let for_ws = call(
+        &app,
+        Method::GET,
+        &format!("/api/v2/workspaces/{ws}/varsets"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(for_ws["data"][0]["id"], vs.as_str());
+    // Reads TFE clients make.
+    assert_eq!(
+        call(&app, Method::GET, &format!("/api/v2/users/{user}"), None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        admin(
+            &app,
+            Method::GET,
+            &format!("/api/v2/admin/users/{user}"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        call(
+            &app,
+            Method::GET,
+            "/api/v2/organizations/inc/oauth-tokens",
+            None
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+}

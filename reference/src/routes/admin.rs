@@ -55,7 +55,7 @@ pub(crate) fn router() -> Router<AppState> {
             get(show_engine).patch(update_engine).delete(delete_engine),
         )
         .route("/admin/users", get(list_users))
-        .route("/admin/users/{id}", axum::routing::delete(delete_user))
+        .route("/admin/users/{id}", get(show_user).delete(delete_user))
         .route("/admin/users/{id}/actions/{action}", post(user_action))
         .route("/admin/users/actions/unimpersonate", post(unimpersonate))
         .route("/admin/{group}", get(show_settings).patch(update_settings))
@@ -334,6 +334,11 @@ async fn list_users(ctx: Ctx) -> ApiResult<Response> {
         .collect();
     drop(store);
     paginate(&ctx, items)
+}
+
+// GET /admin/users/:id (TFE)
+async fn show_user(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find("users", &id)?.render())
 }
 
 async fn delete_user(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {

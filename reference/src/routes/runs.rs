@@ -22,6 +22,10 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/organizations/{org}/runs", get(list_org))
         .route("/runs/{id}/actions/{action}", post(action))
         .route("/runs/{id}/run-events", get(list_events))
+        .route("/runs/{id}/plan", get(run_plan))
+        .route("/runs/{id}/apply", get(run_apply))
+        .route("/runs/{id}/policy-checks", get(no_items))
+        .route("/runs/{id}/task-stages", get(no_items))
         .route("/run-events/{id}", get(show_event))
         .route(
             "/runs/{id}/comments",
@@ -448,6 +452,31 @@ fn run_events(store: &Store, run_id: &str) -> ApiResult<Vec<Value>> {
             })
         })
         .collect())
+}
+
+// GET /runs/:id/plan and /runs/:id/apply (TFE): the run's plan or apply.
+fn run_step(ctx: &Ctx, id: &str, rel: &str, kind: &'static str) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let step = store
+        .find("runs", id)?
+        .rel_id(rel)
+        .map(String::from)
+        .ok_or_else(|| ApiError::not_found(rel, id))?;
+    ok(render_step(ctx, &store, kind, &step)?)
+}
+
+async fn run_plan(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    run_step(&ctx, &id, "plan", "plans")
+}
+
+async fn run_apply(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    run_step(&ctx, &id, "apply", "applies")
+}
+
+// GET /runs/:id/policy-checks and /runs/:id/task-stages (TFE): none here (no policy runs).
+async fn no_items(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ctx.state.read().find("runs", &id)?;
+    paginate(&ctx, Vec::new())
 }
 
 // GET /runs/:id/run-events (TFE)
