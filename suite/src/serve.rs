@@ -93,10 +93,11 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         for (kind, id) in &seeded {
             let _ = writeln!(out, "  seeded {kind}: {id}");
         }
-        let _ = writeln!(out, "  compat:      {compat}");
         if let Some((_, _, Some(file))) = &tls {
             let _ = writeln!(out, "  trust this file: {}", file.display());
         }
+        // The last line of the banner.
+        let _ = writeln!(out, "  compat:      {compat}");
         let _ = out.flush();
         match tls {
             Some((chain, key, _)) => prepared.serve_tls(listener, &chain, &key).await,
