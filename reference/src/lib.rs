@@ -141,7 +141,12 @@ impl Running {
 fn state(config: Config, tls: bool) -> AppState {
     let shapes = Shapes(config.shapes);
     let mut store = Store::new(&config.password, &shapes);
-    store.tfe = config.compat == Compat::Tfe;
+    let compat = if shapes.has(Shape::TfeWords) {
+        Compat::Tfe
+    } else {
+        config.compat
+    };
+    store.tfe = compat == Compat::Tfe;
     shapes::seed(&mut store, &shapes).expect("the shapes' seeds fit a fresh store");
     AppState {
         store: Arc::new(RwLock::new(store)),
@@ -156,7 +161,7 @@ fn state(config: Config, tls: bool) -> AppState {
             .public_url
             .map(|u| u.trim_end_matches('/').to_string().into()),
         tls,
-        compat: config.compat,
+        compat,
     }
 }
 
