@@ -113,7 +113,16 @@ def main():
         call("projects.move_workspaces", tfe.projects.move_workspaces, prj.id, [ws.id])
 
     # Organization tags and token.
+    if ws:
+        call("workspaces.add_tags (green)", tfe.workspaces.add_tags, ws.id,
+             m.WorkspaceAddTagsOptions(tags=[m.Tag(name="green")]))
     tags = call("organization_tags.list", lambda: list(tfe.organization_tags.list(org))) or []
+    green = next((tg for tg in tags if getattr(tg, "name", None) == "green"), None)
+    if green and src:
+        call("organization_tags.add_workspaces", tfe.organization_tags.add_workspaces, org,
+             green.id, m.AddWorkspacesToTagOptions(workspace_ids=[src.id]))
+        call("organization_tags.delete", tfe.organization_tags.delete, org,
+             m.OrganizationTagsDeleteOptions(ids=[green.id]))
     call("organization_tokens.create", tfe.organization_tokens.create, org)
     call("organization_tokens.read", tfe.organization_tokens.read, org)
     call("organization_tokens.delete", tfe.organization_tokens.delete, org)
@@ -167,6 +176,17 @@ def main():
             call("configuration_versions.download", tfe.configuration_versions.download, cv.id)
             call("configuration_versions.ingress_attributes",
                  tfe.configuration_versions.ingress_attributes, cv.id)
+            # A newer version makes this one archivable.
+            cv2 = call("configuration_versions.create (second)", tfe.configuration_versions.create,
+                       ws.id, m.ConfigurationVersionCreateOptions(auto_queue_runs=False))
+            if cv2:
+                call("configuration_versions.archive", tfe.configuration_versions.archive, cv.id)
+                pending = call("runs.create (pending: configuration not uploaded)", tfe.runs.create,
+                               m.RunCreateOptions(workspace=m.Workspace(id=ws.id)))
+                if pending:
+                    call("runs.force_execute", tfe.runs.force_execute, pending.id)
+                call("configuration_versions.upload_tar_gzip (second)",
+                     tfe.configuration_versions.upload_tar_gzip, cv2.upload_url, io.BytesIO(data))
         run = call("runs.create", tfe.runs.create, m.RunCreateOptions(workspace=m.Workspace(id=ws.id)))
         call("runs.list", lambda: list(tfe.runs.list(ws.id)))
         call("runs.list_for_organization", lambda: list(tfe.runs.list_for_organization(org)))
@@ -261,6 +281,7 @@ def main():
             call("notification_configurations.read", tfe.notification_configurations.read, nc.id)
             call("notification_configurations.update", tfe.notification_configurations.update,
                  nc.id, m.NotificationConfigurationUpdateOptions(name="hook2"))
+            call("notification_configurations.verify", tfe.notification_configurations.verify, nc.id)
             call("notification_configurations.delete", tfe.notification_configurations.delete, nc.id)
 
     # Teams, memberships and access.
@@ -313,6 +334,9 @@ def main():
         call("organization_memberships.delete", tfe.organization_memberships.delete, mem.id)
 
     # Policy sets and versions.
+    pol = call("policies.create", tfe.policies.create, org, m.PolicyCreateOptions(
+        name="rule", enforcement_level=m.EnforcementLevel("advisory")))
+    call("policies.list", lambda: list(tfe.policies.list(org)))
     ps = call("policy_sets.create", tfe.policy_sets.create, org,
               m.PolicySetCreateOptions(name="guard"))
     call("policy_sets.list", lambda: list(tfe.policy_sets.list(org)))
@@ -325,6 +349,11 @@ def main():
                  m.PolicySetAddWorkspacesOptions(workspaces=[ws]))
             call("policy_sets.remove_workspaces", tfe.policy_sets.remove_workspaces, ps.id,
                  m.PolicySetRemoveWorkspacesOptions(workspaces=[ws]))
+        if pol:
+            call("policy_sets.add_policies", tfe.policy_sets.add_policies, ps.id,
+                 m.PolicySetAddPoliciesOptions(policies=[pol]))
+            call("policy_sets.remove_policies", tfe.policy_sets.remove_policies, ps.id,
+                 m.PolicySetRemovePoliciesOptions(policies=[pol]))
         psv = call("policy_set_versions.create", tfe.policy_set_versions.create, ps.id)
         if psv:
             call("policy_set_versions.read", tfe.policy_set_versions.read, psv.id)
@@ -400,6 +429,10 @@ def main():
     inst = call("github_app_installations.list", lambda: list(tfe.github_app_installations.list())) or []
     if inst:
         call("github_app_installations.read", tfe.github_app_installations.read, inst[0].id)
+    seeded_result = os.environ.get("CONFORM_ASSESSMENT_RESULT")
+    if seeded_result:
+        call("assessment_results.read", tfe.assessment_results.read, seeded_result)
+        call("assessment_results.json_output", tfe.assessment_results.json_output, seeded_result)
     call("ip_ranges.read", tfe.ip_ranges.read)
     call("invoices.list", lambda: list(tfe.invoices.list(org)))
     call("invoices.read_next", tfe.invoices.read_next, org)

@@ -52,6 +52,8 @@ struct Service {
     ca: String,
     token: String,
     admin_token: String,
+    /// The seeded assessment result the banner names.
+    assessment_result: String,
 }
 
 impl Drop for Service {
@@ -84,17 +86,20 @@ fn start_service() -> Service {
     let stdout = child.stdout.take().expect("piped stdout");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let mut url = None;
+        let (mut url, mut seeded) = (None, String::new());
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             if let Some(rest) = line.strip_prefix("reference service at ") {
                 url = Some(rest.trim().to_string());
             }
+            if let Some(id) = line.trim().strip_prefix("seeded assessment_result: ") {
+                seeded = id.to_string();
+            }
             if let Some(file) = line.trim().strip_prefix("trust this file: ") {
-                let _ = tx.send((url.clone(), file.to_string()));
+                let _ = tx.send((url.clone(), file.to_string(), seeded.clone()));
             }
         }
     });
-    let (url, ca) = rx
+    let (url, ca, assessment_result) = rx
         .recv_timeout(Duration::from_secs(30))
         .expect("conform serve --tls prints its address and the file to trust");
     let url = url.expect("the banner names the address");
@@ -107,6 +112,7 @@ fn start_service() -> Service {
         ca,
         token,
         admin_token,
+        assessment_result,
     }
 }
 
@@ -123,6 +129,7 @@ fn run_client(script: &str, limit: Duration) -> Option<String> {
         .env("CONFORM_TOKEN", &service.token)
         .env("CONFORM_ADMIN_TOKEN", &service.admin_token)
         .env("CONFORM_CA", &service.ca)
+        .env("CONFORM_ASSESSMENT_RESULT", &service.assessment_result)
         .env("PYTHONUNBUFFERED", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
