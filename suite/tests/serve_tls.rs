@@ -19,6 +19,16 @@ impl Drop for Service {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // The folder conform serve --tls wrote the authority to (conform-serve-PID).
+        if let Some(dir) = std::path::Path::new(self.ca.as_deref().unwrap_or("")).parent() {
+            let ours = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("conform-serve-"));
+            if ours {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
     }
 }
 

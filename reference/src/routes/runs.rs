@@ -55,6 +55,17 @@ pub(crate) fn set_status(store: &mut Store, run_id: &str, status: &str) -> ApiRe
     let is_destroy = run.flag("is-destroy");
     run.attributes.insert("status".into(), json!(status));
     if let Some(Value::Object(ts)) = run.attributes.get_mut("status-timestamps") {
+        // The steps a real run goes through on its way (nothing is executed: the story).
+        let on_the_way: &[&str] = match status {
+            "planned" | "planned_and_finished" => &["plan-queued-at", "planning-at"],
+            "applied" => &["confirmed-at", "apply-queued-at", "applying-at"],
+            _ => &[],
+        };
+        for step in on_the_way {
+            if !ts.contains_key(*step) {
+                ts.insert((*step).to_string(), json!(now()));
+            }
+        }
         ts.insert(format!("{}-at", status.replace('_', "-")), json!(now()));
     }
     let pending_or_planned = matches!(status, "pending" | "planned");
@@ -423,6 +434,20 @@ async fn apply_logs(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
     logs_redirect(&ctx, "applies", &id)
 }
 
+/// The status timestamps in the order a run reaches them.
+const RUN_ORDER: &[&str] = &[
+    "plan-queueable-at",
+    "pending-at",
+    "plan-queued-at",
+    "planning-at",
+    "planned-at",
+    "planned-and-finished-at",
+    "confirmed-at",
+    "apply-queued-at",
+    "applying-at",
+    "applied-at",
+];
+
 /// A run's events, made from its status timestamps (ids stable: the run's id and the order).
 fn run_events(store: &Store, run_id: &str) -> ApiResult<Vec<Value>> {
     let run = store.find("runs", run_id)?;
@@ -436,7 +461,14 @@ fn run_events(store: &Store, run_id: &str) -> ApiResult<Vec<Value>> {
                 .collect()
         })
         .unwrap_or_default();
-    stamps.sort();
+    // By time, and within one millisecond in the order a run goes through its states.
+    let step = |key: &str| {
+        RUN_ORDER
+            .iter()
+            .position(|k| *k == key)
+            .unwrap_or(RUN_ORDER.len())
+    };
+    stamps.sort_by(|a, b| a.0.cmp(&b.0).then(step(&a.1).cmp(&step(&b.1))));
     let suffix = run_id.trim_start_matches("run-");
     Ok(stamps
         .into_iter()
