@@ -20,6 +20,7 @@ use crate::error::{ApiError, JSONAPI};
 use crate::faults::{bare_path, Kind, RouteSpec};
 use crate::jsonapi::{AppState, OriginalPath};
 use crate::shapes::{self, Shape};
+use crate::Compat;
 
 /// The body limit of `PUT /v1/object/...` (tarballs).
 pub(crate) const UPLOAD_LIMIT: usize = 64 * 1024 * 1024;
@@ -41,6 +42,39 @@ pub(crate) fn is_upload_path(bare: &str) -> bool {
 pub(crate) fn is_bare_api(bare: &str, prefixed: bool) -> bool {
     let registry_protocol = bare.starts_with("/api/registry/") || bare.starts_with("/.well-known/");
     !prefixed && !registry_protocol && !is_upload_path(bare)
+}
+
+/// The decoded `include` query parameter, when there is one.
+fn include_param(query: &str) -> Option<String> {
+    url_decode_pairs(query)
+        .into_iter()
+        .find(|(k, _)| k == "include")
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty())
+}
+
+/// `application/x-www-form-urlencoded` pairs.
+fn url_decode_pairs(query: &str) -> Vec<(String, String)> {
+    axum::extract::Query::<Vec<(String, String)>>::try_from_uri(
+        &format!("/?{query}").parse::<Uri>().unwrap_or_default(),
+    )
+    .map(|q| q.0)
+    .unwrap_or_default()
+}
+
+/// Whether a request says its body is JSON (`application/vnd.api+json` or `application/json`).
+fn json_content_type(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .is_some_and(|t| t == JSONAPI || t == "application/json")
 }
 
 fn is_public(method: &Method, bare: &str) -> bool {
@@ -68,6 +102,23 @@ fn pattern(method: &Method, bare: &str, route: &str) -> bool {
 
 /// The middleware.
 pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    if state.compat == Compat::Tfe {
+        // TFE's router ignores a trailing slash (`/vars/` is `/vars`).
+        let path = req.uri().path();
+        if path.len() > 1 && path.ends_with('/') {
+            let trimmed = path.trim_end_matches('/');
+            let q = req
+                .uri()
+                .query()
+                .map(|q| format!("?{q}"))
+                .unwrap_or_default();
+            if let Ok(uri) =
+                format!("{}{q}", if trimmed.is_empty() { "/" } else { trimmed }).parse::<Uri>()
+            {
+                *req.uri_mut() = uri;
+            }
+        }
+    }
     let method = req.method().clone();
     let original = req.uri().path().to_string();
     let (bare, prefixed) = bare_path(&original);
@@ -194,6 +245,24 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
         }
     }
 
+    // TFE refuses a write whose body is not said to be JSON (415), uploads aside. A write
+    // without a body passes: the spec gives several actions no body at all.
+    let has_body = req.headers().contains_key(header::TRANSFER_ENCODING)
+        || req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim() != "0");
+    if state.compat == Compat::Tfe
+        && (method == Method::POST || method == Method::PATCH)
+        && has_body
+        && !is_upload_path(&bare)
+        && !json_content_type(req.headers())
+    {
+        let res = ApiError::UnsupportedMediaType.into_response();
+        return finish(&state, &method, &bare, res).await;
+    }
+
     // Body size, when the length is known up front (streamed bodies hit the extractor limit).
     let limit = if is_upload_path(&bare) {
         UPLOAD_LIMIT
@@ -271,7 +340,17 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
         };
     }
 
+    let include = (method == Method::GET)
+        .then(|| include_param(req.uri().query().unwrap_or("")))
+        .flatten();
     let mut res = next.run(req).await;
+    if let Some(include) = include.filter(|_| res.status().is_success()) {
+        let store = state.clone();
+        res = rewrite_jsonapi(res, move |doc| {
+            crate::include::add_included(&store.read(), doc, &include)
+        })
+        .await;
+    }
     if !prefixed && method == Method::GET && faults.has(&Kind::BareSnakeCase) {
         res = snake_case_attributes(res).await;
     }

@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Query, Request};
 use axum::http::request::Parts;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
 
@@ -32,6 +32,12 @@ pub(crate) struct AppState {
     /// Held for writing by a request whose fault restores the store afterwards, for reading
     /// by every other request (only while such a fault is on).
     pub exclusive: Arc<tokio::sync::RwLock<()>>,
+    /// The configured public URL (`--public-url`), without a trailing slash.
+    pub public_url: Option<Arc<str>>,
+    /// Whether the service is served over TLS (absolute URLs default to `https`).
+    pub tls: bool,
+    /// Whose words to use where the spec and TFE disagree.
+    pub compat: crate::Compat,
 }
 
 impl AppState {
@@ -92,11 +98,7 @@ impl FromRequestParts<AppState> for Ctx {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
-        let host = parts
-            .headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or("localhost");
+        let root = public_root(&parts.headers, state);
         let path = parts
             .extensions
             .get::<OriginalPath>()
@@ -107,11 +109,65 @@ impl FromRequestParts<AppState> for Ctx {
             .unwrap_or_default();
         Ok(Ctx {
             state: state.clone(),
-            root: format!("http://{host}"),
+            root,
             path,
             query,
         })
     }
+}
+
+/// The scheme and host of the service as the client reached it, without a trailing slash:
+/// the configured public URL when there is one; else `Forwarded` (`proto=`, `host=`, first
+/// element), else `X-Forwarded-Proto` / `X-Forwarded-Host`, else the `Host` header, with the
+/// scheme the service itself serves (`https` under TLS).
+pub(crate) fn public_root(headers: &HeaderMap, state: &AppState) -> String {
+    if let Some(url) = &state.public_url {
+        return url.to_string();
+    }
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
+    let mut proto: Option<String> = None;
+    let mut host: Option<String> = None;
+    if let Some(forwarded) = text("forwarded") {
+        // Only the first element (the proxy nearest the client) counts.
+        let first = forwarded.split(',').next().unwrap_or("");
+        for pair in first.split(';') {
+            let Some((key, value)) = pair.split_once('=') else {
+                continue;
+            };
+            let value = value.trim().trim_matches('"').to_string();
+            match key.trim().to_ascii_lowercase().as_str() {
+                "proto" => proto = Some(value),
+                "host" => host = Some(value),
+                _ => {}
+            }
+        }
+    }
+    let first = |v: &str| v.split(',').next().unwrap_or("").trim().to_string();
+    let proto = proto
+        .or_else(|| text("x-forwarded-proto").map(first))
+        .map(|p| p.to_ascii_lowercase())
+        .filter(|p| p == "http" || p == "https")
+        .unwrap_or_else(|| if state.tls { "https" } else { "http" }.to_string());
+    let host = host
+        .or_else(|| text("x-forwarded-host").map(first))
+        .or_else(|| text("host").map(String::from))
+        .filter(|h| valid_host(h))
+        .unwrap_or_else(|| "localhost".to_string());
+    format!("{proto}://{host}")
+}
+
+/// A host (and optional port) as it may appear in a URL: no path, query, user info or spaces.
+fn valid_host(host: &str) -> bool {
+    !host.is_empty()
+        && host.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']' | b'_')
+        })
 }
 
 /// A JSON request body: `Null` when empty, 422 when malformed, 413 when over the limit.

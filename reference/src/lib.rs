@@ -18,10 +18,12 @@
 mod error;
 mod faults;
 mod gate;
+mod include;
 mod jsonapi;
 mod routes;
 mod shapes;
 mod store;
+mod tls;
 
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
@@ -33,6 +35,7 @@ use tokio::sync::oneshot;
 
 pub use faults::{fault_catalog, Fault, FaultInfo};
 pub use shapes::{seeded_archive, shape_catalog, Shape, ShapeInfo};
+pub use tls::{generate_certificate, GeneratedCertificate};
 
 use crate::faults::Faults;
 use crate::jsonapi::AppState;
@@ -55,6 +58,35 @@ pub struct Config {
     pub shapes: Vec<Shape>,
     /// The largest JSON request body, in bytes (larger ones get 413).
     pub body_limit: usize,
+    /// The scheme, host and port every absolute URL the service hands out starts with
+    /// (`https://tfe.example.test`). None: the scheme and host the client used (`Forwarded`,
+    /// `X-Forwarded-Proto`/`X-Forwarded-Host`, else `Host`).
+    pub public_url: Option<String>,
+    /// Whose words the service uses where the spec and TFE disagree.
+    pub compat: Compat,
+}
+
+/// Whose words the service uses where the spec and TFE disagree (`conform serve --compat`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Compat {
+    /// The spec's (the default): an administrator's force-cancel leaves a run `cancelled`.
+    #[default]
+    Spec,
+    /// TFE's, for SDKs that parse TFE's words: `force_canceled`, 415 for a write without a
+    /// JSON content type, trailing slashes tolerated.
+    Tfe,
+}
+
+impl std::str::FromStr for Compat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "spec" => Ok(Compat::Spec),
+            "tfe" => Ok(Compat::Tfe),
+            other => Err(format!("unknown compat {other:?}: spec or tfe")),
+        }
+    }
 }
 
 impl Default for Config {
@@ -68,6 +100,8 @@ impl Default for Config {
             faults: Vec::new(),
             shapes: Vec::new(),
             body_limit: 1024 * 1024,
+            public_url: None,
+            compat: Compat::Spec,
         }
     }
 }
@@ -104,9 +138,15 @@ impl Running {
     }
 }
 
-fn state(config: Config) -> AppState {
+fn state(config: Config, tls: bool) -> AppState {
     let shapes = Shapes(config.shapes);
     let mut store = Store::new(&config.password, &shapes);
+    let compat = if shapes.has(Shape::TfeWords) {
+        Compat::Tfe
+    } else {
+        config.compat
+    };
+    store.tfe = compat == Compat::Tfe;
     shapes::seed(&mut store, &shapes).expect("the shapes' seeds fit a fresh store");
     AppState {
         store: Arc::new(RwLock::new(store)),
@@ -118,20 +158,25 @@ fn state(config: Config) -> AppState {
         requests: Arc::new(AtomicU64::new(0)),
         arrivals: Default::default(),
         exclusive: Arc::new(tokio::sync::RwLock::new(())),
+        public_url: config
+            .public_url
+            .map(|u| u.trim_end_matches('/').to_string().into()),
+        tls,
+        compat,
     }
 }
 
 /// The whole service as a router (both `/api/v2/...` and bare paths, the registry protocol,
 /// discovery and uploads).
 pub fn app(config: Config) -> Router {
-    routes::app(state(config))
+    routes::app(state(config, false))
 }
 
 /// Binds `127.0.0.1:0` and serves there on the current tokio runtime.
 pub async fn start(config: Config) -> std::io::Result<Running> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    let state = state(config);
+    let state = state(config, false);
     let seeded = state.read().seeded.clone();
     let router = routes::app(state);
     let (stop, stopped) = oneshot::channel::<()>();
@@ -155,4 +200,46 @@ pub async fn start(config: Config) -> std::io::Result<Running> {
 /// Serves on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()> {
     axum::serve(listener, app(config)).await
+}
+
+/// A service made but not serving yet (`conform serve`): what it seeded can be read first,
+/// then it serves over plain HTTP or HTTPS.
+pub struct Prepared {
+    state: AppState,
+}
+
+impl Prepared {
+    /// Makes the service (its store seeded) without serving it.
+    pub fn new(config: Config) -> Self {
+        Prepared {
+            state: state(config, false),
+        }
+    }
+
+    /// The things the service seeded that the API cannot create, as `(kind, id)` (see
+    /// [`Running::seeded`]).
+    pub fn seeded(&self) -> Vec<(String, String)> {
+        self.state.read().seeded.clone()
+    }
+
+    /// Serves plain HTTP on `listener` until the process ends.
+    pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
+        axum::serve(listener, routes::app(self.state)).await
+    }
+
+    /// Checks a PEM certificate chain and PEM private key, then serves HTTPS on `listener`
+    /// until the process ends (absolute URLs default to `https`). An error before serving means
+    /// the certificate or key is unusable.
+    pub async fn serve_tls(
+        mut self,
+        listener: TcpListener,
+        chain_pem: &str,
+        key_pem: &str,
+    ) -> Result<(), String> {
+        let tls = tls::server_config(chain_pem, key_pem)?;
+        self.state.tls = true;
+        tls::serve_tls(listener, routes::app(self.state), tls)
+            .await
+            .map_err(|e| e.to_string())
+    }
 }

@@ -12,7 +12,8 @@
 //! - numeric ids: the store issues numbers ([`crate::store::Store::new_id`]) and the gate turns
 //!   them into JSON numbers in answers ([`ids_to_numbers`]) and back into strings in request
 //!   bodies ([`ids_to_strings`]);
-//! - no runner: the store's run lifecycle (`routes::runs`), through `Store::runner`.
+//! - no runner: the store's run lifecycle (`routes::runs`), through `Store::runner`;
+//! - TFE's words: the same as [`crate::Compat::Tfe`] (`conform serve --compat tfe`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -40,6 +41,9 @@ pub enum Shape {
     NumericIds,
     /// `no-runner`: runs never leave `pending`.
     NoRunner,
+    /// `tfe-words`: TFE's words and strictness where the spec and TFE disagree
+    /// ([`crate::Compat::Tfe`], `conform serve --compat tfe`).
+    TfeWords,
 }
 
 /// One entry of the shape catalog.
@@ -51,15 +55,16 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 5] = [
+const ALL: [Shape; 6] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
     Shape::NumericIds,
     Shape::NoRunner,
+    Shape::TfeWords,
 ];
 
-static CATALOG: [ShapeInfo; 5] = [
+static CATALOG: [ShapeInfo; 6] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -79,6 +84,10 @@ static CATALOG: [ShapeInfo; 5] = [
     ShapeInfo {
         name: "no-runner",
         description: "runs never leave pending: apply and discard answer 409",
+    },
+    ShapeInfo {
+        name: "tfe-words",
+        description: "TFE's words where the spec and TFE disagree (serve --compat tfe): force_canceled, run force-cancel 409, 415, trailing slashes",
     },
 ];
 

@@ -131,6 +131,8 @@ pub struct Store {
     pub seeded: Vec<(String, String)>,
     /// Whether a runner plans runs (false under the `no-runner` shape: runs stay `pending`).
     pub runner: bool,
+    /// TFE's words and strictness where the spec and TFE disagree (`Compat::Tfe`).
+    pub tfe: bool,
     /// Under the `numeric-ids` shape, the next number [`Store::new_id`] issues.
     next_number: Option<u64>,
     /// Under `numeric-ids`, the numbers given to fixed, non-numeric ids in answers.
@@ -169,6 +171,7 @@ impl Store {
             settings: BTreeMap::new(),
             seeded: Vec::new(),
             runner: !shapes.has(Shape::NoRunner),
+            tfe: false,
             next_number: shapes.has(Shape::NumericIds).then_some(1),
             aliases: BTreeMap::new(),
             seq: 0,

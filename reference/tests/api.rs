@@ -734,6 +734,15 @@ async fn spec_routes_are_present() {
         .unwrap()
         .to_string();
     let rt = id(&call(&app, Method::POST, &format!("/workspaces/{ws}/run-triggers"), Some(json!({"data":{"relationships":{"sourceable":{"data":{"type":"workspaces","id":src}}}}}))).await);
+    // TFE wants the workspace locked by the caller before a state version.
+    let lock = call(
+        &app,
+        Method::POST,
+        &format!("/workspaces/{ws}/actions/lock"),
+        Some(json!({"reason":"state"})),
+    )
+    .await;
+    assert_eq!(lock.status, StatusCode::OK);
     let sv = call(&app, Method::POST, &format!("/workspaces/{ws}/state-versions"), Some(json!({"data":{"type":"state-versions","attributes":{"serial":1,"md5":"x","state":"e30="}}}))).await;
     assert_eq!(sv.status, StatusCode::CREATED);
     let var = call(&app, Method::POST, "/vars", Some(json!({"data":{"type":"vars","attributes":{"key":"k","value":"v","category":"env"},"relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}}))).await;

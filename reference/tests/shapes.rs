@@ -70,7 +70,8 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
             "one-organization",
             "registry-only",
             "numeric-ids",
-            "no-runner"
+            "no-runner",
+            "tfe-words"
         ]
     );
     for info in shape_catalog() {

@@ -65,12 +65,41 @@ pub struct ServeArgs {
     /// Port to listen on (loopback); 0 picks a free one.
     #[arg(long, value_name = "PORT", default_value_t = 0)]
     pub port: u16,
-    /// The user token the service accepts.
-    #[arg(long, value_name = "TOKEN")]
+    /// The user token the service accepts (else `CONFORM_TOKEN`, else `reference-token`).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "CONFORM_TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
-    /// The administrator token the service accepts.
-    #[arg(long, value_name = "TOKEN")]
+    /// The administrator token the service accepts (else `CONFORM_ADMIN_TOKEN`, else
+    /// `reference-admin-token`).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "CONFORM_ADMIN_TOKEN",
+        hide_env_values = true
+    )]
     pub admin_token: Option<String>,
+    /// Serve HTTPS with a certificate made at start (for 127.0.0.1 and localhost); the file
+    /// to trust is printed.
+    #[arg(long)]
+    pub tls: bool,
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// The scheme and host every absolute URL the service hands out starts with (default:
+    /// the ones the client used, `Forwarded`/`X-Forwarded-*` honoured).
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
+    /// Whose words to follow where the spec and TFE disagree: `spec` (default) or `tfe`
+    /// (for TFE SDKs: `force_canceled`, 415 without a JSON content type, trailing slashes).
+    #[arg(long, value_name = "spec|tfe", default_value = "spec")]
+    pub compat: String,
     /// A fault to switch on (repeatable; `conform serve --fault list` lists them).
     #[arg(long, value_name = "NAME[=ARG]")]
     pub fault: Vec<String>,

@@ -1,6 +1,7 @@
 //! `conform serve`: the embedded reference service, standalone.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use crate::cli::ServeArgs;
 
@@ -23,10 +24,10 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         return Ok(());
     }
     let mut config = conform_reference::Config::default();
-    if let Some(token) = args.token {
+    if let Some(token) = args.token.filter(|t| !t.is_empty()) {
         config.token = token;
     }
-    if let Some(token) = args.admin_token {
+    if let Some(token) = args.admin_token.filter(|t| !t.is_empty()) {
         config.admin_token = token;
     }
     for fault in &args.fault {
@@ -39,21 +40,68 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
             .shapes
             .push(shape.parse().map_err(|e| format!("--shape: {e}"))?);
     }
+    config.compat = args.compat.parse().map_err(|e| format!("--compat: {e}"))?;
+    if let Some(url) = &args.public_url {
+        let parsed = url::Url::parse(url).map_err(|e| format!("--public-url {url}: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+            return Err(format!(
+                "--public-url {url}: not an http(s) URL with a host"
+            ));
+        }
+        config.public_url = Some(url.trim_end_matches('/').to_string());
+    }
+    // The certificate: the user's own, or one made now whose authority is written to a file.
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            let read = |p: &PathBuf| {
+                std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+            };
+            Some((read(cert)?, read(key)?, None))
+        }
+        _ if args.tls => {
+            let made = conform_reference::generate_certificate()?;
+            let dir = std::env::temp_dir().join(format!("conform-serve-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            let file = dir.join("ca.pem");
+            std::fs::write(&file, &made.ca_pem)
+                .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+            Some((made.chain_pem, made.key_pem, Some(file)))
+        }
+        _ => None,
+    };
+    let password = config.password.clone();
+    let (token, admin_token) = (config.token.clone(), config.admin_token.clone());
+    let compat = args.compat.clone();
+    let prepared = conform_reference::Prepared::new(config);
+    let seeded = prepared.seeded();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
             .await
             .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", args.port))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
-        // Printed on purpose: the operator started this service and needs its tokens. A closed
-        // stdout (the caller read the address and went away) must not stop the service.
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        // Printed on purpose: the operator started this service and needs its tokens, its
+        // password and what it seeded. A closed stdout (the caller read the address and went
+        // away) must not stop the service.
         let mut out = std::io::stdout();
-        let _ = writeln!(out, "reference service at http://{addr}");
-        let _ = writeln!(out, "  token:       {}", config.token);
-        let _ = writeln!(out, "  admin token: {}", config.admin_token);
+        let _ = writeln!(out, "reference service at {scheme}://{addr}");
+        let _ = writeln!(out, "  token:       {token}");
+        let _ = writeln!(out, "  admin token: {admin_token}");
+        let _ = writeln!(out, "  password:    {password}");
+        for (kind, id) in &seeded {
+            let _ = writeln!(out, "  seeded {kind}: {id}");
+        }
+        if let Some((_, _, Some(file))) = &tls {
+            let _ = writeln!(out, "  trust this file: {}", file.display());
+        }
+        // The last line of the banner.
+        let _ = writeln!(out, "  compat:      {compat}");
         let _ = out.flush();
-        conform_reference::serve(listener, config)
-            .await
-            .map_err(|e| e.to_string())
+        match tls {
+            Some((chain, key, _)) => prepared.serve_tls(listener, &chain, &key).await,
+            None => prepared.serve(listener).await.map_err(|e| e.to_string()),
+        }
     })
 }

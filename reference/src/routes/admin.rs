@@ -55,7 +55,7 @@ pub(crate) fn router() -> Router<AppState> {
             get(show_engine).patch(update_engine).delete(delete_engine),
         )
         .route("/admin/users", get(list_users))
-        .route("/admin/users/{id}", axum::routing::delete(delete_user))
+        .route("/admin/users/{id}", get(show_user).delete(delete_user))
         .route("/admin/users/{id}/actions/{action}", post(user_action))
         .route("/admin/users/actions/unimpersonate", post(unimpersonate))
         .route("/admin/{group}", get(show_settings).patch(update_settings))
@@ -181,7 +181,8 @@ async fn list_runs(ctx: Ctx) -> ApiResult<Response> {
     paginate(&ctx, items)
 }
 
-// POST /admin/runs/:id/actions/force-cancel: any non-final run becomes `cancelled`.
+// POST /admin/runs/:id/actions/force-cancel: any non-final run becomes `cancelled` (the
+// spec's word; TFE's `force_canceled` under `Compat::Tfe`).
 async fn force_cancel(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
     let comment = body
         .get("comment")
@@ -192,7 +193,12 @@ async fn force_cancel(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> Api
     if is_final(&status) {
         return Err(ApiError::Conflict(format!("the run is already {status}")));
     }
-    set_status(&mut store, &id, "cancelled")?;
+    let to = if store.tfe {
+        "force_canceled"
+    } else {
+        "cancelled"
+    };
+    set_status(&mut store, &id, to)?;
     if let Some(c) = comment {
         if let Some(r) = store.get_mut("runs", &id) {
             r.attributes.insert("force-cancel-comment".into(), json!(c));
@@ -328,6 +334,11 @@ async fn list_users(ctx: Ctx) -> ApiResult<Response> {
         .collect();
     drop(store);
     paginate(&ctx, items)
+}
+
+// GET /admin/users/:id (TFE)
+async fn show_user(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find("users", &id)?.render())
 }
 
 async fn delete_user(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {

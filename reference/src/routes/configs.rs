@@ -37,6 +37,12 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/workspaces/{id}/current-state-version", get(current_state))
         .route("/state-versions", get(list_states))
         .route("/state-versions/{id}", get(show_state))
+        .route("/state-versions/{id}/outputs", get(list_outputs))
+        .route(
+            "/workspaces/{id}/current-state-version-outputs",
+            get(current_outputs),
+        )
+        .route("/state-version-outputs/{id}", get(show_output))
         .route(
             "/v1/object/{id}",
             get(fetch_object)
@@ -190,11 +196,7 @@ fn apply_upload(store: &mut Store, kind: &str, target: &str) {
         }
         "policy-set-versions" => super::policies::version_uploaded(store, target),
         "registry-module-versions" => super::registry::version_uploaded(store, target),
-        "state-versions" => {
-            if let Some(sv) = store.get_mut("state-versions", target) {
-                sv.attributes.insert("status".into(), json!("finalized"));
-            }
-        }
+        "state-versions" => finalize_state(store, target),
         _ => {}
     }
 }
@@ -215,9 +217,26 @@ async fn upload(ctx: Ctx, Path(object): Path<String>, req: Request) -> ApiResult
     Ok(StatusCode::OK.into_response())
 }
 
-// GET {upload_url}: the archivist also serves what was uploaded.
+// GET {upload_url}: the archivist also serves what was uploaded, and the plan and apply logs
+// (`?offset=&limit=` read a part of a log, as TFE's log stream is read).
 async fn fetch_object(ctx: Ctx, Path(object): Path<String>) -> ApiResult<Response> {
     let store = ctx.state.read();
+    if let Some(log) = store
+        .objects
+        .get(&object)
+        .filter(|o| o.kind == "logs")
+        .and_then(|o| o.bytes.as_deref())
+    {
+        let number = |name: &str| ctx.q(name).and_then(|v| v.parse::<usize>().ok());
+        let start = number("offset").unwrap_or(0).min(log.len());
+        let end = number("limit").map_or(log.len(), |l| start.saturating_add(l).min(log.len()));
+        let mut res = (StatusCode::OK, log[start..end].to_vec()).into_response();
+        res.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        return Ok(res);
+    }
     let (kind, bytes) = store
         .objects
         .get(&object)
@@ -254,6 +273,73 @@ fn base64(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The object kind of a state version's JSON state (the raw state's is `state-versions`).
+const JSON_STATE: &str = "state-versions-json";
+
+/// A state version whose raw state is in: `finalized`, the workspace's current state, its
+/// outputs read from the state's `outputs`.
+fn finalize_state(store: &mut Store, id: &str) {
+    let Some(sv) = store.get_mut("state-versions", id) else {
+        return;
+    };
+    sv.attributes.insert("status".into(), json!("finalized"));
+    let ws = sv.owner.clone().unwrap_or_default();
+    let state: Value = store
+        .objects
+        .values()
+        .find(|o| o.target == id && o.kind == "state-versions")
+        .and_then(|o| o.bytes.as_deref())
+        .and_then(|b| serde_json::from_slice(b).ok())
+        .unwrap_or(Value::Null);
+    let mut ids = Vec::new();
+    if let Some(outputs) = state.get("outputs").and_then(Value::as_object) {
+        for (name, output) in outputs {
+            let detailed = output.get("type").cloned().unwrap_or(Value::Null);
+            let attrs = json!({
+                "name": name,
+                "sensitive": output.get("sensitive").and_then(Value::as_bool).unwrap_or(false),
+                "type": simple_type(&detailed),
+                "value": output.get("value").cloned().unwrap_or(Value::Null),
+                "detailed-type": detailed,
+            });
+            let out = store.insert(
+                "state-version-outputs",
+                "wsout-",
+                Some(id),
+                attrs.as_object().cloned().unwrap_or_default(),
+                Map::new(),
+            );
+            ids.push(out);
+        }
+    }
+    let resources = state
+        .get("resources")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if let Some(sv) = store.get_mut("state-versions", id) {
+        sv.set_rel_ids("outputs", "state-version-outputs", &ids);
+    }
+    if let Some(w) = store.get_mut("workspaces", &ws) {
+        w.set_rel("current-state-version", "state-versions", id);
+        w.attributes
+            .insert("resource-count".into(), json!(resources));
+    }
+}
+
+/// TFE's simple output type for a cty type (`string`, `number`, `boolean`, `array`, `object`).
+fn simple_type(detailed: &Value) -> &'static str {
+    match detailed {
+        Value::String(t) if t == "number" => "number",
+        Value::String(t) if t == "bool" => "boolean",
+        Value::String(_) => "string",
+        Value::Array(parts) => match parts.first().and_then(Value::as_str) {
+            Some("list" | "tuple" | "set") => "array",
+            _ => "object",
+        },
+        _ => "string",
+    }
+}
+
 // POST /workspaces/:workspace_id/state-versions
 async fn create_state(
     ctx: Ctx,
@@ -267,21 +353,25 @@ async fn create_state(
         .and_then(Value::as_i64)
         .ok_or_else(|| ApiError::attribute("serial", "serial is required and must be a number"))?;
     doc.required("md5")?;
-    let state = match doc.opt("state") {
-        Some(s) => {
-            Some(base64(&s).ok_or_else(|| ApiError::attribute("state", "state must be base64"))?)
+    let decode = |name: &str| -> ApiResult<Option<Vec<u8>>> {
+        match doc.opt(name) {
+            Some(s) => base64(&s)
+                .map(Some)
+                .ok_or_else(|| ApiError::attribute(name, format!("{name} must be base64"))),
+            None => Ok(None),
         }
-        None => None,
     };
+    let state = decode("state")?;
+    let json_state = decode("json-state")?;
     let mut store = ctx.state.write();
-    store.find("workspaces", &ws)?;
-    let status = if state.is_some() {
-        "finalized"
-    } else {
-        "pending"
-    };
+    // TFE: the caller must hold the workspace's lock (tfe-api-facts 2.5).
+    if !store.find("workspaces", &ws)?.flag("locked") {
+        return Err(ApiError::Conflict(
+            "the workspace must be locked by the caller to create a state version".into(),
+        ));
+    }
     let attrs = merge(
-        json!({"serial": serial, "status": status, "created-at": now(), "size": state.as_ref().map_or(0, Vec::len),
+        json!({"serial": serial, "status": "pending", "created-at": now(), "size": state.as_ref().map_or(0, Vec::len),
             "state-version": 4, "terraform-version": "1.9.5", "resources-processed": true,
             "intermediate": false, "vcs-commit-sha": null, "vcs-commit-url": null,
             "modules": {}, "providers": {}, "resources": []}),
@@ -290,47 +380,117 @@ async fn create_state(
     );
     let id = store.insert("state-versions", "sv-", Some(&ws), attrs, Map::new());
     let object = store.new_object("state-versions", &id);
-    if let Some(bytes) = state {
-        if let Some(o) = store.objects.get_mut(&object) {
-            o.bytes = Some(bytes);
-        }
-    }
+    let json_object = store.new_object(JSON_STATE, &id);
     let user = store.current_user.clone();
     let sv = store.find_mut("state-versions", &id)?;
     sv.set_rel("workspace", "workspaces", &ws);
     sv.set_rel("created-by", "users", &user);
+    sv.set_rel_ids("outputs", "state-version-outputs", &[]);
     if let Some(run) = doc.rel("run") {
         sv.set_rel("run", "runs", &run);
     }
-    let mut rendered = sv.render();
-    if status == "pending" {
-        rendered["attributes"]["hosted-state-upload-url"] = json!(ctx.object_url(&object));
+    if let Some(bytes) = json_state {
+        if let Some(o) = store.objects.get_mut(&json_object) {
+            o.bytes = Some(bytes);
+        }
     }
-    rendered["attributes"]["hosted-state-download-url"] = json!(ctx.object_url(&object));
-    if let Some(w) = store.get_mut("workspaces", &ws) {
-        w.set_rel("current-state-version", "state-versions", &id);
+    if let Some(bytes) = state {
+        if let Some(o) = store.objects.get_mut(&object) {
+            o.bytes = Some(bytes);
+        }
+        finalize_state(&mut store, &id);
     }
-    created(rendered)
+    created(render_state(&ctx, &store, &id)?)
 }
 
 fn render_state(ctx: &Ctx, store: &Store, id: &str) -> ApiResult<Value> {
     let sv = store.find("state-versions", id)?;
     let mut doc = sv.render();
-    if let Some((object, _)) = store.objects.iter().find(|(_, o)| o.target == id) {
-        doc["attributes"]["hosted-state-download-url"] = json!(ctx.object_url(object));
+    for (object, o) in store.objects.iter().filter(|(_, o)| o.target == id) {
+        let (upload, download) = if o.kind == JSON_STATE {
+            (
+                "hosted-json-state-upload-url",
+                "hosted-json-state-download-url",
+            )
+        } else {
+            ("hosted-state-upload-url", "hosted-state-download-url")
+        };
+        // An upload address is shown until its object is uploaded; the raw state's download
+        // address always (404 until uploaded), the JSON state's once it is there.
+        if o.bytes.is_none() {
+            doc["attributes"][upload] = json!(ctx.object_url(object));
+        } else {
+            doc["attributes"][upload] = Value::Null;
+        }
+        if o.bytes.is_some() || o.kind != JSON_STATE {
+            doc["attributes"][download] = json!(ctx.object_url(object));
+        } else {
+            doc["attributes"][download] = Value::Null;
+        }
     }
     Ok(doc)
+}
+
+/// The workspace's current state version: its newest finalized one.
+fn current_state_id(store: &Store, ws: &str) -> ApiResult<String> {
+    store
+        .list("state-versions", Some(ws))
+        .iter()
+        .rev()
+        .find(|s| s.str("status") == "finalized")
+        .map(|s| s.id.clone())
+        .ok_or_else(|| ApiError::NotFound("the workspace has no state version".into()))
+}
+
+/// A state version output; in lists a sensitive value is left out (`null`), as TFE does.
+fn render_output(out: &crate::store::Record, in_list: bool) -> Value {
+    let mut doc = out.render();
+    if in_list && out.flag("sensitive") {
+        doc["attributes"]["value"] = Value::Null;
+    }
+    doc
+}
+
+fn outputs_of(store: &Store, sv: &str) -> Vec<Value> {
+    store
+        .list("state-version-outputs", Some(sv))
+        .into_iter()
+        .map(|o| render_output(o, true))
+        .collect()
+}
+
+// GET /state-versions/:id/outputs (TFE)
+async fn list_outputs(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    store.find("state-versions", &id)?;
+    let items = outputs_of(&store, &id);
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// GET /workspaces/:id/current-state-version-outputs (TFE)
+async fn current_outputs(ctx: Ctx, Path(ws): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    store.find("workspaces", &ws)?;
+    let sv = current_state_id(&store, &ws)?;
+    let items = outputs_of(&store, &sv);
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// GET /state-version-outputs/:id (TFE): the value, sensitive or not.
+async fn show_output(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(render_output(
+        ctx.state.read().find("state-version-outputs", &id)?,
+        false,
+    ))
 }
 
 // GET /workspaces/:workspace_id/current-state-version
 async fn current_state(ctx: Ctx, Path(ws): Path<String>) -> ApiResult<Response> {
     let store = ctx.state.read();
     store.find("workspaces", &ws)?;
-    let id = store
-        .list("state-versions", Some(&ws))
-        .last()
-        .map(|s| s.id.clone())
-        .ok_or_else(|| ApiError::NotFound("the workspace has no state version".into()))?;
+    let id = current_state_id(&store, &ws)?;
     ok(render_state(&ctx, &store, &id)?)
 }
 

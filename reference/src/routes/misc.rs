@@ -26,6 +26,9 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/meta/ip-ranges", get(ip_ranges))
         .route("/vcs-app/installations", get(installations))
         .route("/vcs-app/installation/{id}", get(installation))
+        // TFE's names of the same routes.
+        .route("/github-app/installations", get(installations))
+        .route("/github-app/installation/{id}", get(installation))
         .route("/organizations/{org}/no-code-modules", post(create_no_code))
         .route(
             "/no-code-modules/{id}",

@@ -19,13 +19,16 @@ mod notifications;
 mod oauth;
 mod organizations;
 mod policies;
+mod projects;
 mod registry;
 mod runs;
 mod teams;
 mod workspaces;
 
 pub(crate) use organizations::insert_organization;
+pub(crate) use projects::render_project;
 pub(crate) use registry::seed_module_version;
+pub(crate) use workspaces::render_ws;
 
 /// The service: the gate in front of every route.
 pub(crate) fn app(state: AppState) -> Router {
@@ -41,6 +44,7 @@ pub(crate) fn app(state: AppState) -> Router {
         .merge(agents::router())
         .merge(registry::router())
         .merge(admin::router())
+        .merge(projects::router())
         .merge(misc::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -38,7 +38,7 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/tags/{id}/relationships/workspaces", post(tag_workspaces))
         .route(
             "/organizations/{org}/authentication-token",
-            post(create_token).delete(delete_token),
+            post(create_token).delete(delete_token).get(show_token),
         )
 }
 
@@ -489,6 +489,18 @@ async fn create_token(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> A
     let mut doc = store.find("authentication-tokens", &id)?.render();
     doc["attributes"]["token"] = json!(secret);
     created(doc)
+}
+
+// GET /organizations/:organization_name/authentication-token (TFE): the token, without its secret.
+async fn show_token(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    org(&store, &name)?;
+    let token = store
+        .list("authentication-tokens", Some(&name))
+        .last()
+        .map(|t| t.render())
+        .ok_or_else(|| ApiError::NotFound("the organization has no token".into()))?;
+    ok(token)
 }
 
 // DELETE /organizations/:organization_name/authentication-token

@@ -34,7 +34,7 @@ pub(crate) fn router() -> Router<AppState> {
         )
         .route(
             &format!("{base}/{{reg}}/{{ns}}/{{name}}/{{provider}}/{{version}}"),
-            delete(delete_version),
+            delete(delete_version).get(read_version),
         )
         .route(
             &format!("{base}/{{reg}}/{{ns}}/{{name}}"),
@@ -142,6 +142,12 @@ fn render_module(store: &Store, m: &Record) -> Value {
         .map(|v| json!({"version": v.str("version"), "status": v.str("status")}))
         .collect();
     doc["attributes"]["version-statuses"] = json!(statuses);
+    // TFE leaves vcs-repo out of a module published without VCS (SDKs read it as an object).
+    if store.tfe && doc["attributes"]["vcs-repo"].is_null() {
+        if let Some(attrs) = doc["attributes"].as_object_mut() {
+            attrs.remove("vcs-repo");
+        }
+    }
     doc["links"]["self"] = json!(format!(
         "/api/v2/organizations/{}/registry-modules/{}/{}/{}/{}",
         m.owner.clone().unwrap_or_default(),
@@ -530,6 +536,33 @@ async fn delete_version(
     let id = module_id(&store, &o, &reg, &ns, &name, &provider)?;
     remove_version(&mut store, &id, &version)?;
     no_content()
+}
+
+// GET .../:provider/version?module_version=X (go-tfe's and pytfe's module version read; TFE
+// documents none) and GET .../:provider/:version.
+async fn read_version(
+    ctx: Ctx,
+    Path((o, reg, ns, name, provider, version)): Path<(
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+    )>,
+) -> ApiResult<Response> {
+    let version = match (version.as_str(), ctx.q("module_version")) {
+        ("version", Some(v)) => v.to_string(),
+        _ => version,
+    };
+    let store = ctx.state.read();
+    let id = module_id(&store, &o, &reg, &ns, &name, &provider)?;
+    let v = store
+        .list("registry-module-versions", Some(&id))
+        .into_iter()
+        .find(|v| v.str("version") == version)
+        .ok_or_else(|| ApiError::not_found("module version", &version))?;
+    ok(v.render())
 }
 
 async fn delete_provider(

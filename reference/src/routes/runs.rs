@@ -2,7 +2,7 @@
 //! Spec: Endpoints > Runs, Run triggers.
 
 use axum::extract::Path;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
@@ -21,13 +21,21 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/workspaces/{id}/runs", get(list))
         .route("/organizations/{org}/runs", get(list_org))
         .route("/runs/{id}/actions/{action}", post(action))
+        .route("/runs/{id}/run-events", get(list_events))
+        .route("/runs/{id}/plan", get(run_plan))
+        .route("/runs/{id}/apply", get(run_apply))
+        .route("/runs/{id}/policy-checks", get(no_items))
+        .route("/runs/{id}/task-stages", get(no_items))
+        .route("/run-events/{id}", get(show_event))
         .route(
             "/runs/{id}/comments",
             get(list_comments).post(create_comment),
         )
         .route("/comments/{id}", get(show_comment))
         .route("/applies/{id}", get(show_apply))
+        .route("/applies/{id}/logs", get(apply_logs))
         .route("/plans/{id}", get(show_plan))
+        .route("/plans/{id}/logs", get(plan_logs))
         .route("/cost-estimates/{id}", get(show_cost_estimate))
         .route(
             "/workspaces/{id}/run-triggers",
@@ -42,20 +50,35 @@ pub(crate) fn router() -> Router<AppState> {
 /// Sets a run's status with its timestamps and the actions it allows (without a runner a
 /// pending run cannot be discarded: it is waiting for a plan that never comes).
 pub(crate) fn set_status(store: &mut Store, run_id: &str, status: &str) -> ApiResult<()> {
-    let runner = store.runner;
+    let (runner, tfe) = (store.runner, store.tfe);
     let run = store.find_mut("runs", run_id)?;
+    let is_destroy = run.flag("is-destroy");
     run.attributes.insert("status".into(), json!(status));
     if let Some(Value::Object(ts)) = run.attributes.get_mut("status-timestamps") {
+        // The steps a real run goes through on its way (nothing is executed: the story).
+        let on_the_way: &[&str] = match status {
+            "planned" | "planned_and_finished" => &["plan-queued-at", "planning-at"],
+            "applied" => &["confirmed-at", "apply-queued-at", "applying-at"],
+            _ => &[],
+        };
+        for step in on_the_way {
+            if !ts.contains_key(*step) {
+                ts.insert((*step).to_string(), json!(now()));
+            }
+        }
         ts.insert(format!("{}-at", status.replace('_', "-")), json!(now()));
     }
     let pending_or_planned = matches!(status, "pending" | "planned");
+    // TFE allows force-cancel only after a cancel that did not stop the run; here a cancel
+    // always stops it, so under TFE's words force-cancel is never available.
+    let force_cancelable = pending_or_planned && !tfe;
     run.attributes.insert(
         "actions".into(),
         json!({
             "is-confirmable": status == "planned",
             "is-discardable": status == "planned" || (status == "pending" && runner),
             "is-cancelable": pending_or_planned,
-            "is-force-cancelable": pending_or_planned,
+            "is-force-cancelable": force_cancelable,
         }),
     );
     if matches!(status, "canceled" | "force_canceled" | "cancelled") {
@@ -65,18 +88,81 @@ pub(crate) fn set_status(store: &mut Store, run_id: &str, status: &str) -> ApiRe
     let plan = run.rel_id("plan").map(String::from);
     let (plan_status, apply_status) = match status {
         "pending" => ("pending", "unreached"),
-        "planned" => ("finished", "unreached"),
+        "planned" | "planned_and_finished" => ("finished", "unreached"),
         "applied" => ("finished", "finished"),
         "discarded" | "canceled" | "force_canceled" | "cancelled" => ("canceled", "unreached"),
         _ => ("finished", "unreached"),
     };
-    if let Some(p) = plan.and_then(|p| store.get_mut("plans", &p)) {
-        p.attributes.insert("status".into(), json!(plan_status));
-    }
-    if let Some(a) = apply.and_then(|a| store.get_mut("applies", &a)) {
-        a.attributes.insert("status".into(), json!(apply_status));
+    for (kind, id, to) in [
+        ("plans", plan, plan_status),
+        ("applies", apply, apply_status),
+    ] {
+        let Some(id) = id else { continue };
+        if let Some(r) = store.get_mut(kind, &id) {
+            r.attributes.insert("status".into(), json!(to));
+            if let Some(Value::Object(ts)) = r.attributes.get_mut("status-timestamps") {
+                ts.insert(format!("{to}-at"), json!(now()));
+            }
+        }
+        // The log: begun (STX) until the step ends, then a plausible story (nothing is
+        // executed), ended by ETX as TFE's log stream is.
+        let log = match (kind, to) {
+            ("plans", "finished") => plan_log(is_destroy),
+            ("applies", "finished") => apply_log(is_destroy),
+            (_, "canceled") => "\u{2}The run was canceled.\n\u{3}".to_string(),
+            _ => "\u{2}".to_string(),
+        };
+        let object = match store
+            .objects
+            .iter()
+            .find(|(_, o)| o.target == id && o.kind == "logs")
+        {
+            Some((object, _)) => object.clone(),
+            None => store.new_object("logs", &id),
+        };
+        if let Some(o) = store.objects.get_mut(&object) {
+            o.bytes = Some(log.into_bytes());
+        }
     }
     Ok(())
+}
+
+/// The log of a finished plan, framed by STX and ETX as TFE's log stream is.
+fn plan_log(destroy: bool) -> String {
+    let body = if destroy {
+        "No objects need to be destroyed."
+    } else {
+        "No changes. Your infrastructure matches the configuration."
+    };
+    format!(
+        "\u{2}Terraform v1.9.5\non linux_amd64\nInitializing plugins and modules...\n\n{body}\n\n\
+         (conform reference: nothing was executed; this plan is the story the service tells.)\n\u{3}"
+    )
+}
+
+/// The log of a finished apply.
+fn apply_log(destroy: bool) -> String {
+    let body = if destroy {
+        "Destroy complete! Resources: 0 destroyed."
+    } else {
+        "Apply complete! Resources: 0 added, 0 changed, 0 destroyed."
+    };
+    format!(
+        "\u{2}Terraform v1.9.5\non linux_amd64\nInitializing plugins and modules...\n\n{body}\n\n\
+         (conform reference: nothing was executed.)\n\u{3}"
+    )
+}
+
+/// A plan or apply with its `log-read-url`.
+fn render_step(ctx: &Ctx, store: &Store, kind: &'static str, id: &str) -> ApiResult<Value> {
+    let mut doc = store.find(kind, id)?.render();
+    let log = store
+        .objects
+        .iter()
+        .find(|(_, o)| o.target == id && o.kind == "logs")
+        .map(|(object, _)| ctx.object_url(object));
+    doc["attributes"]["log-read-url"] = json!(log);
+    Ok(doc)
 }
 
 // POST /runs
@@ -100,6 +186,12 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
         .as_ref()
         .and_then(|c| store.get("configuration-versions", c))
         .is_some_and(|c| c.str("status") == "uploaded");
+    // A plan-only run, or one on a speculative configuration, ends `planned_and_finished`.
+    let speculative = cv
+        .as_ref()
+        .and_then(|c| store.get("configuration-versions", c))
+        .is_some_and(|c| c.flag("speculative"))
+        || doc.attributes.get("plan-only").and_then(Value::as_bool) == Some(true);
     let attrs = merge(
         json!({
             "message": "Queued manually via the Terraform Enterprise API",
@@ -163,7 +255,12 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
     run.set_rel_ids("policy-checks", "policy-checks", &[]);
     // The runner plans a run whose configuration is uploaded; without one it stays pending.
     let planned = uploaded && store.runner;
-    set_status(&mut store, &id, if planned { "planned" } else { "pending" })?;
+    let status = match (planned, speculative) {
+        (false, _) => "pending",
+        (true, false) => "planned",
+        (true, true) => "planned_and_finished",
+    };
+    set_status(&mut store, &id, status)?;
     if let Some(ws) = store.get_mut("workspaces", &ws) {
         ws.set_rel("latest-run", "runs", &id);
         ws.set_rel("current-run", "runs", &id);
@@ -259,6 +356,8 @@ async fn action(
         "discard" if runner => (&["pending", "planned"], "discarded"),
         "discard" => (&["planned"], "discarded"),
         "cancel" => (&["pending", "planned"], "canceled"),
+        // TFE: only after a cancel that did not stop the run, which never happens here.
+        "force-cancel" if store.tfe => (&[], "force_canceled"),
         "force-cancel" => (&["pending", "planned"], "force_canceled"),
         "force-execute" => (&["pending"], "planned"),
         _ => return Err(ApiError::NotFound("route not found".into())),
@@ -306,11 +405,133 @@ async fn show_comment(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
 }
 
 async fn show_apply(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
-    ok(ctx.state.read().find("applies", &id)?.render())
+    ok(render_step(&ctx, &ctx.state.read(), "applies", &id)?)
 }
 
 async fn show_plan(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
-    ok(ctx.state.read().find("plans", &id)?.render())
+    ok(render_step(&ctx, &ctx.state.read(), "plans", &id)?)
+}
+
+/// `GET /plans/:id/logs` and `/applies/:id/logs` (TFE): a redirect to the log.
+fn logs_redirect(ctx: &Ctx, kind: &'static str, id: &str) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let doc = render_step(ctx, &store, kind, id)?;
+    let Some(url) = doc["attributes"]["log-read-url"].as_str() else {
+        return Err(ApiError::NotFound("the log is not there yet".into()));
+    };
+    let mut res = axum::http::StatusCode::TEMPORARY_REDIRECT.into_response();
+    if let Ok(v) = axum::http::HeaderValue::from_str(url) {
+        res.headers_mut().insert(axum::http::header::LOCATION, v);
+    }
+    Ok(res)
+}
+
+async fn plan_logs(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    logs_redirect(&ctx, "plans", &id)
+}
+
+async fn apply_logs(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    logs_redirect(&ctx, "applies", &id)
+}
+
+/// The status timestamps in the order a run reaches them.
+const RUN_ORDER: &[&str] = &[
+    "plan-queueable-at",
+    "pending-at",
+    "plan-queued-at",
+    "planning-at",
+    "planned-at",
+    "planned-and-finished-at",
+    "confirmed-at",
+    "apply-queued-at",
+    "applying-at",
+    "applied-at",
+];
+
+/// A run's events, made from its status timestamps (ids stable: the run's id and the order).
+fn run_events(store: &Store, run_id: &str) -> ApiResult<Vec<Value>> {
+    let run = store.find("runs", run_id)?;
+    let mut stamps: Vec<(String, String)> = run
+        .attributes
+        .get("status-timestamps")
+        .and_then(Value::as_object)
+        .map(|ts| {
+            ts.iter()
+                .map(|(k, v)| (v.as_str().unwrap_or("").to_string(), k.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    // By time, and within one millisecond in the order a run goes through its states.
+    let step = |key: &str| {
+        RUN_ORDER
+            .iter()
+            .position(|k| *k == key)
+            .unwrap_or(RUN_ORDER.len())
+    };
+    stamps.sort_by(|a, b| a.0.cmp(&b.0).then(step(&a.1).cmp(&step(&b.1))));
+    let suffix = run_id.trim_start_matches("run-");
+    Ok(stamps
+        .into_iter()
+        .enumerate()
+        .map(|(n, (at, key))| {
+            let action = key.trim_end_matches("-at").replace('-', "_");
+            json!({
+                "id": format!("re-{suffix}-{n}"),
+                "type": "run-events",
+                "attributes": {"action": action, "created-at": at, "description": null},
+                "relationships": {"run": {"data": {"type": "runs", "id": run_id}}},
+                "links": {"self": format!("/api/v2/run-events/re-{suffix}-{n}")},
+            })
+        })
+        .collect())
+}
+
+// GET /runs/:id/plan and /runs/:id/apply (TFE): the run's plan or apply.
+fn run_step(ctx: &Ctx, id: &str, rel: &str, kind: &'static str) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let step = store
+        .find("runs", id)?
+        .rel_id(rel)
+        .map(String::from)
+        .ok_or_else(|| ApiError::not_found(rel, id))?;
+    ok(render_step(ctx, &store, kind, &step)?)
+}
+
+async fn run_plan(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    run_step(&ctx, &id, "plan", "plans")
+}
+
+async fn run_apply(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    run_step(&ctx, &id, "apply", "applies")
+}
+
+// GET /runs/:id/policy-checks and /runs/:id/task-stages (TFE): none here (no policy runs).
+async fn no_items(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ctx.state.read().find("runs", &id)?;
+    paginate(&ctx, Vec::new())
+}
+
+// GET /runs/:id/run-events (TFE)
+async fn list_events(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let items = run_events(&ctx.state.read(), &id)?;
+    paginate(&ctx, items)
+}
+
+// GET /run-events/:id (TFE)
+async fn show_event(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let Some((run, _)) = id
+        .strip_prefix("re-")
+        .and_then(|rest| rest.rsplit_once('-'))
+    else {
+        return Err(ApiError::not_found("run event", &id));
+    };
+    let events = run_events(&ctx.state.read(), &format!("run-{run}"))
+        .map_err(|_| ApiError::not_found("run event", &id))?;
+    let event = events
+        .into_iter()
+        .find(|e| e["id"] == id.as_str())
+        .ok_or_else(|| ApiError::not_found("run event", &id))?;
+    ok(event)
 }
 
 async fn show_cost_estimate(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {

@@ -337,15 +337,30 @@ fn defaults(a: Access, level: &str) -> Value {
             "run-tasks": level == "admin"})
     } else {
         json!({"access": level,
-            "project-access": {"settings": "read", "teams": "none"},
+            "project-access": {"settings": "read", "teams": "none", "variable-sets": "none"},
             "workspace-access": {"runs": "read", "variables": "read", "state-versions": "read",
                 "sentinel-mocks": "none", "create": false, "locking": false, "delete": false,
                 "move": false, "run-tasks": false}})
     }
 }
 
+/// The `data.type` a grant's body may carry: under TFE's words also the singular one some
+/// SDKs send (`team-project-access`).
+fn grant_types(ctx: &Ctx, a: Access) -> Vec<&'static str> {
+    let singular = if a.kind == "team-projects" {
+        "team-project-access"
+    } else {
+        "team-workspace-access"
+    };
+    if ctx.state.compat == crate::Compat::Tfe {
+        vec![a.kind, singular]
+    } else {
+        vec![a.kind]
+    }
+}
+
 fn create_grant(ctx: &Ctx, a: Access, body: &Value) -> ApiResult<Response> {
-    let doc = resource(body, &[a.kind])?;
+    let doc = resource(body, &grant_types(ctx, a))?;
     let team = doc.required_rel("team")?;
     let target = doc.required_rel(a.target_rel)?;
     let level = doc.opt("access").unwrap_or_else(|| "read".into());
@@ -381,7 +396,7 @@ fn list_grants(ctx: &Ctx, a: Access) -> ApiResult<Response> {
 }
 
 fn update_grant(ctx: &Ctx, a: Access, id: &str, body: &Value) -> ApiResult<Response> {
-    let doc = resource(body, &[a.kind])?;
+    let doc = resource(body, &grant_types(ctx, a))?;
     let mut store = ctx.state.write();
     let g = store.find_mut(a.kind, id)?;
     let level = doc

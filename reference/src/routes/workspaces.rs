@@ -31,7 +31,7 @@ pub(crate) fn router() -> Router<AppState> {
         )
         .route("/workspaces/{id}/actions/lock", post(lock))
         .route("/workspaces/{id}/actions/unlock", post(unlock))
-        .route("/workspaces/{id}/actions/force-unlock", post(unlock))
+        .route("/workspaces/{id}/actions/force-unlock", post(force_unlock))
         .route("/vars", get(list_vars).post(create_var))
         .route("/vars/{id}", patch(update_var).delete(destroy_var))
         .route(
@@ -326,8 +326,27 @@ async fn lock(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<R
     ok(render_ws(ws))
 }
 
-// POST /workspaces/:id/actions/unlock and force-unlock
+// POST /workspaces/:id/actions/unlock: refused while the newest state version waits for its
+// upload (TFE: 409 "latest state version is still pending").
 async fn unlock(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let pending = {
+        let store = ctx.state.read();
+        store.find("workspaces", &id)?;
+        store
+            .list("state-versions", Some(&id))
+            .last()
+            .is_some_and(|s| s.str("status") == "pending")
+    };
+    if pending {
+        return Err(ApiError::Conflict(
+            "the workspace cannot be unlocked: the latest state version is still pending".into(),
+        ));
+    }
+    force_unlock(ctx, Path(id)).await
+}
+
+// POST /workspaces/:id/actions/force-unlock
+async fn force_unlock(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
     let mut store = ctx.state.write();
     let ws = store.find_mut("workspaces", &id)?;
     if !ws.flag("locked") {

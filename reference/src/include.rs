@@ -1,0 +1,112 @@
+//! `include=`: the related resources a client names, in the answer's top-level `included`
+//! (JSON:API; TFE documents it per resource, e.g. teams→users, workspaces→organization,
+//! current_run, runs→plan, apply). Names are relationship names, TFE's underscores or the
+//! relationships' hyphens, dotted for a second step (`current_run.plan`); a name the
+//! resource has no relationship for adds nothing.
+
+use serde_json::{json, Value};
+
+use crate::routes::{render_project, render_ws};
+use crate::store::Store;
+
+/// Every JSON:API type the store holds, to look a relationship's `type` up.
+const KINDS: &[&str] = &[
+    "agent-pools",
+    "agents",
+    "applies",
+    "assessment-results",
+    "authentication-tokens",
+    "comments",
+    "configuration-versions",
+    "cost-estimates",
+    "github-app-installations",
+    "no-code-modules",
+    "notification-configurations",
+    "oauth-clients",
+    "oauth-tokens",
+    "organization-memberships",
+    "organizations",
+    "plans",
+    "policies",
+    "policy-set-versions",
+    "policy-sets",
+    "projects",
+    "registry-module-versions",
+    "registry-modules",
+    "run-triggers",
+    "runs",
+    "state-version-outputs",
+    "state-versions",
+    "tags",
+    "team-projects",
+    "team-workspaces",
+    "teams",
+    "terraform-versions",
+    "users",
+    "vars",
+    "varset-vars",
+    "varsets",
+    "workspaces",
+];
+
+/// One related resource as it would be shown on its own, or None when it is not stored.
+fn render(store: &Store, kind: &str, id: &str) -> Option<Value> {
+    let kind = *KINDS.iter().find(|k| **k == kind)?;
+    let record = store.get(kind, id)?;
+    Some(match kind {
+        "workspaces" => render_ws(record),
+        "projects" => render_project(store, record),
+        _ => record.render(),
+    })
+}
+
+/// The `(type, id)` pairs a resource's relationship points at.
+fn targets(item: &Value, rel: &str) -> Vec<(String, String)> {
+    let pair = |d: &Value| {
+        Some((
+            d.get("type")?.as_str()?.to_string(),
+            d.get("id")?.as_str()?.to_string(),
+        ))
+    };
+    match item
+        .get("relationships")
+        .and_then(|r| r.get(rel))
+        .and_then(|r| r.get("data"))
+    {
+        Some(Value::Array(items)) => items.iter().filter_map(pair).collect(),
+        Some(d @ Value::Object(_)) => pair(d).into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Adds `included` to a JSON:API document for the comma-separated `include` names.
+pub(crate) fn add_included(store: &Store, doc: &mut Value, include: &str) {
+    let primary: Vec<Value> = match doc.get("data") {
+        Some(Value::Array(items)) => items.clone(),
+        Some(d @ Value::Object(_)) => vec![d.clone()],
+        _ => return,
+    };
+    let mut included: Vec<Value> = Vec::new();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for path in include.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let mut current = primary.clone();
+        for step in path.split('.') {
+            let rel = step.replace('_', "-");
+            let mut next = Vec::new();
+            for item in &current {
+                for (kind, id) in targets(item, &rel) {
+                    let Some(rendered) = render(store, &kind, &id) else {
+                        continue;
+                    };
+                    if !seen.contains(&(kind.clone(), id.clone())) {
+                        seen.push((kind, id));
+                        included.push(rendered.clone());
+                    }
+                    next.push(rendered);
+                }
+            }
+            current = next;
+        }
+    }
+    doc["included"] = json!(included);
+}

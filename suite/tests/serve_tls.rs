@@ -1,0 +1,168 @@
+//! `conform serve --tls` (issue 12): HTTPS with a certificate made at start whose authority
+//! is printed, or the user's own PEM files; absolute URLs use the scheme and host the client
+//! used. Each test starts its own `conform serve` child on loopback and kills it at the end.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+struct Service {
+    child: Child,
+    port: u16,
+    ca: Option<String>,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The folder conform serve --tls wrote the authority to (conform-serve-PID).
+        if let Some(dir) = std::path::Path::new(self.ca.as_deref().unwrap_or("")).parent() {
+            let ours = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("conform-serve-"));
+            if ours {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+}
+
+/// Starts `conform serve ARGS --port 0` and reads its banner: the port and the file to trust.
+fn serve(args: &[&str]) -> Service {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .arg("serve")
+        .args(args)
+        .args(["--port", "0", "--token", "tls-test-token"])
+        .env_remove("CONFORM_TOKEN")
+        .env_remove("CONFORM_ADMIN_TOKEN")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("conform serve starts");
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut port, mut ca) = (None, None);
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("reference service at ") {
+                port = rest
+                    .rsplit(':')
+                    .next()
+                    .and_then(|p| p.trim().parse::<u16>().ok());
+            }
+            if let Some(file) = line.trim().strip_prefix("trust this file: ") {
+                ca = Some(file.to_string());
+            }
+            if line.trim().starts_with("compat:") {
+                let _ = tx.send((port, ca.clone()));
+            }
+        }
+    });
+    let (port, ca) = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the banner");
+    Service {
+        child,
+        port: port.expect("a port"),
+        ca,
+    }
+}
+
+fn client(ca_pem: &[u8]) -> reqwest::Client {
+    reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca_pem).expect("PEM"))
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("client")
+}
+
+async fn get(client: &reqwest::Client, url: &str, headers: &[(&str, &str)]) -> Value {
+    let mut req = client.get(url).bearer_auth("tls-test-token");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    req.send()
+        .await
+        .expect("answer")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+#[tokio::test]
+async fn a_certificate_made_at_start_is_trusted_through_the_printed_file() {
+    let service = serve(&["--tls"]);
+    let ca = std::fs::read(service.ca.as_deref().expect("trust this file")).expect("the file");
+    let client = client(&ca);
+    let root = format!("https://localhost:{}", service.port);
+    let created = client
+        .post(format!("{root}/api/v2/organizations"))
+        .bearer_auth("tls-test-token")
+        .header("content-type", "application/vnd.api+json")
+        .body(json!({"data":{"type":"organizations","attributes":{"name":"tls","email":"t@example.test"}}}).to_string())
+        .send()
+        .await
+        .expect("answer");
+    assert_eq!(created.status(), 201);
+    let list = get(&client, &format!("{root}/api/v2/organizations"), &[]).await;
+    let link = list["links"]["self"].as_str().unwrap_or_default();
+    assert!(
+        link.starts_with(&format!("{root}/api/v2/organizations?")),
+        "{link}"
+    );
+    // Behind a proxy the forwarded scheme and host win.
+    let proxied = get(
+        &client,
+        &format!("{root}/api/v2/organizations"),
+        &[("forwarded", "proto=https;host=tfe.example.test")],
+    )
+    .await;
+    let link = proxied["links"]["self"].as_str().unwrap_or_default();
+    assert!(
+        link.starts_with("https://tfe.example.test/api/v2/"),
+        "{link}"
+    );
+    // 127.0.0.1 is in the certificate too.
+    let by_ip = format!("https://127.0.0.1:{}/api/v2/ping", service.port);
+    let ping = client.get(by_ip).bearer_auth("tls-test-token").send().await;
+    assert!(ping.is_ok_and(|r| r.status().is_success()));
+}
+
+#[tokio::test]
+async fn a_users_own_certificate_is_served() {
+    let made = conform_reference::generate_certificate().expect("a certificate");
+    let dir = std::env::temp_dir().join(format!("conform-tls-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (cert, key) = (dir.join("chain.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, &made.chain_pem).expect("write");
+    std::fs::write(&key, &made.key_pem).expect("write");
+    let service = serve(&[
+        "--tls-cert",
+        cert.to_str().unwrap_or_default(),
+        "--tls-key",
+        key.to_str().unwrap_or_default(),
+        "--public-url",
+        "https://tfe.example.test",
+    ]);
+    assert!(
+        service.ca.is_none(),
+        "no file to trust is made for the user's own"
+    );
+    let client = client(made.ca_pem.as_bytes());
+    let list = get(
+        &client,
+        &format!("https://localhost:{}/api/v2/organizations", service.port),
+        &[],
+    )
+    .await;
+    let link = list["links"]["self"].as_str().unwrap_or_default();
+    assert!(
+        link.starts_with("https://tfe.example.test/api/v2/"),
+        "--public-url: {link}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
