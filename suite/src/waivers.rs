@@ -22,73 +22,60 @@ use crate::verdict::{Profile, TestResult, Verdict};
 
 /// A calendar day (UTC), `YYYY-MM-DD`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Date {
-    /// Year.
-    pub year: i32,
-    /// Month, 1..=12.
-    pub month: u32,
-    /// Day, 1..=31.
-    pub day: u32,
-}
+pub struct Date(time::Date);
 
 impl Date {
-    /// Parses `YYYY-MM-DD` strictly (a real calendar day).
+    /// Parses `YYYY-MM-DD` strictly (four-digit year, a real calendar day).
     pub fn parse(text: &str) -> Result<Self, String> {
         let bad = || format!("`{text}` is not a date of the form YYYY-MM-DD");
         let b = text.as_bytes();
+        let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
         if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
             return Err(bad());
         }
-        let num = |r: std::ops::Range<usize>| -> Result<u32, String> {
-            let s = &text[r];
-            if !s.bytes().all(|c| c.is_ascii_digit()) {
-                return Err(bad());
-            }
-            s.parse().map_err(|_| bad())
-        };
-        let (year, month, day) = (num(0..4)? as i32, num(5..7)?, num(8..10)?);
-        if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
-            return Err(format!("`{text}` is not a day of the calendar"));
+        if !(digits(0..4) && digits(5..7) && digits(8..10)) {
+            return Err(bad());
         }
-        Ok(Self { year, month, day })
+        let num = |r: std::ops::Range<usize>| text[r].parse::<u16>().map_err(|_| bad());
+        let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        let month = u8::try_from(month)
+            .ok()
+            .and_then(|m| time::Month::try_from(m).ok());
+        let day = u8::try_from(day).ok();
+        match (month, day) {
+            (Some(month), Some(day)) => time::Date::from_calendar_date(i32::from(year), month, day)
+                .map(Self)
+                .map_err(|_| format!("`{text}` is not a day of the calendar")),
+            _ => Err(format!("`{text}` is not a day of the calendar")),
+        }
     }
 
     /// Today in UTC.
     pub fn today() -> Self {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        Self::from_days((secs / 86_400) as i64)
+        Self(time::OffsetDateTime::now_utc().date())
     }
 
-    /// The day `days` after 1970-01-01 (Howard Hinnant's civil-from-days).
+    /// The day `days` after 1970-01-01.
     pub fn from_days(days: i64) -> Self {
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let year = (yoe + era * 400 + i64::from(month <= 2)) as i32;
-        Self { year, month, day }
+        let epoch = time::Date::from_calendar_date(1970, time::Month::January, 1)
+            .unwrap_or(time::Date::MIN);
+        Self(
+            epoch
+                .checked_add(time::Duration::days(days))
+                .unwrap_or(time::Date::MAX),
+        )
     }
 }
 
 impl std::fmt::Display for Date {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
-    }
-}
-
-fn days_in_month(year: i32, month: u32) -> u32 {
-    match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
+        write!(
+            f,
+            "{:04}-{:02}-{:02}",
+            self.0.year(),
+            u8::from(self.0.month()),
+            self.0.day()
+        )
     }
 }
 
