@@ -13,6 +13,7 @@ pub mod cli;
 pub mod clock;
 pub mod exit;
 pub mod fixtures;
+pub mod glob;
 pub mod harness;
 pub mod ledger;
 pub mod partition;

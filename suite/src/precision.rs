@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use crate::selftest::{glob, run_suite_with};
+use crate::glob::glob;
+use crate::selftest::run_suite_with;
 use crate::settings::ConfigError;
 use crate::verdict::{TestResult, Verdict};
 

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Deserialize;
 
+use crate::glob::glob;
 use crate::settings::ConfigError;
 use crate::verdict::{Profile, TestResult, Verdict};
 
@@ -107,35 +108,13 @@ impl Pattern {
 
     /// True when the pattern matches the whole name.
     pub fn matches(&self, name: &str) -> bool {
-        glob(self.0.as_bytes(), name.as_bytes())
+        glob(&self.0, name)
     }
 
     /// The pattern as written.
     pub fn as_str(&self) -> &str {
         &self.0
     }
-}
-
-/// Iterative glob with backtracking to the last `*`.
-fn glob(p: &[u8], s: &[u8]) -> bool {
-    let (mut pi, mut si) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        if pi < p.len() && (p[pi] == b'?' || p[pi] == s[si]) {
-            pi += 1;
-            si += 1;
-        } else if pi < p.len() && p[pi] == b'*' {
-            star = Some((pi, si));
-            pi += 1;
-        } else if let Some((sp, ss)) = star {
-            pi = sp + 1;
-            si = ss + 1;
-            star = Some((sp, ss + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
 }
 
 #[derive(Debug, Deserialize)]
