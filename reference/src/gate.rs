@@ -333,6 +333,15 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
         }
     }
     req.extensions_mut().insert(OriginalPath(original));
+    if !is_upload_path(&bare) {
+        // The whole body is read before any handler: one that answers without reading it
+        // leaves hyper to close the connection, and a client reusing it sees "disconnected
+        // without a response".
+        req = match buffered(&state, req).await {
+            Ok(req) => req,
+            Err(res) => return finish(&state, &method, &bare, res).await,
+        };
+    }
     if state.shapes.has(Shape::NumericIds) && !is_upload_path(&bare) {
         req = match body_ids_to_strings(&state, req).await {
             Ok(req) => req,
@@ -461,6 +470,15 @@ fn content_type(res: &Response) -> String {
 
 fn is_json(ct: &str) -> bool {
     ct.starts_with(JSONAPI) || ct.starts_with("application/json")
+}
+
+/// The request with its body read whole; 413 when it is over the body limit.
+async fn buffered(state: &AppState, req: Request) -> Result<Request, Response> {
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, state.body_limit)
+        .await
+        .map_err(|_| ApiError::TooLarge.into_response())?;
+    Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
 /// `numeric-ids`: the request body with its numeric ids turned into the strings the store
