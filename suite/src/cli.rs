@@ -29,6 +29,8 @@ pub enum Command {
     Selftest(SelftestArgs),
     /// Delete what runs left behind: the ledger's leftovers, and old `conform-` organizations.
     Sweep(crate::sweep::SweepArgs),
+    /// Write the contract the suite checks as an OpenAPI 3.1 document.
+    Openapi(crate::openapi::OpenapiArgs),
 }
 
 /// Options of `conform checks`.

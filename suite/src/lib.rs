@@ -15,6 +15,7 @@ pub mod exit;
 pub mod fixtures;
 pub mod harness;
 pub mod ledger;
+pub mod openapi;
 pub mod partition;
 pub mod precision;
 pub mod registry_checks;
