@@ -26,6 +26,8 @@ pub enum ApiError {
     Precondition(String),
     /// `413 Payload Too Large`.
     TooLarge,
+    /// `415 Unsupported Media Type`: a body sent with a media type that is not JSON.
+    UnsupportedMediaType(String),
     /// `422 Unprocessable Entity`: malformed body, wrong type, missing or invalid attribute.
     Invalid {
         /// What is wrong.
@@ -72,6 +74,7 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Precondition(_) => StatusCode::PRECONDITION_FAILED,
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -88,6 +91,7 @@ impl ApiError {
             ApiError::Conflict(_) => "transition not allowed",
             ApiError::Precondition(_) => "precondition failed",
             ApiError::TooLarge => "payload too large",
+            ApiError::UnsupportedMediaType(_) => "unsupported media type",
             ApiError::Invalid { .. } => "invalid attribute",
             ApiError::RateLimited => "too many requests",
             ApiError::Internal(_) => "internal server error",
@@ -101,6 +105,7 @@ impl ApiError {
             | ApiError::NotFound(d)
             | ApiError::Conflict(d)
             | ApiError::Precondition(d)
+            | ApiError::UnsupportedMediaType(d)
             | ApiError::Internal(d) => d.clone(),
             ApiError::Invalid { detail, .. } => detail.clone(),
             ApiError::Unauthorized => "a valid API token is required".into(),
