@@ -31,6 +31,8 @@ pub enum Command {
     Sweep(crate::sweep::SweepArgs),
     /// Write the contract the suite checks as an OpenAPI 3.1 document.
     Openapi(crate::openapi::OpenapiArgs),
+    /// A reverse proxy that judges real clients' traffic against the contract.
+    Proxy(crate::proxy::ProxyArgs),
 }
 
 /// Options of `conform checks`.

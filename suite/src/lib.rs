@@ -18,6 +18,7 @@ pub mod ledger;
 pub mod openapi;
 pub mod partition;
 pub mod precision;
+pub mod proxy;
 pub mod registry_checks;
 pub mod report;
 pub mod runner;
