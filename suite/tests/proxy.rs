@@ -19,11 +19,21 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// Starts `conform proxy` in front of `target`; answers the child and the proxy's root URL.
 fn start_proxy(target: &str, reports: &Path, profile: &str) -> (Child, String) {
+    start_proxy_with(target, reports, profile, &[])
+}
+
+fn start_proxy_with(
+    target: &str,
+    reports: &Path,
+    profile: &str,
+    extra: &[&str],
+) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
         .args(["proxy", "--target", target, "--listen", "127.0.0.1:0"])
         .arg("--reports")
         .arg(reports)
         .args(["--profile", profile, "--duration", "60"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -411,4 +421,46 @@ fn a_pytfe_session_through_the_proxy_is_judged_and_a_fault_reported() {
         .unwrap()
         .iter()
         .any(|d| d["check"] == "tfe.status-code" && d["fails"] == true));
+}
+
+#[test]
+fn an_answer_over_the_cap_streams_through_whole_and_unjudged() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let config = conform_reference::Config {
+        token: TOKEN.into(),
+        ..Default::default()
+    };
+    let reference = runtime
+        .block_on(conform_reference::start(config))
+        .expect("reference");
+    let dir = temp_dir("cap");
+    let (child, proxy) =
+        start_proxy_with(&reference.root_url(), &dir, "core", &["--max-body", "64"]);
+    let body = runtime.block_on(async {
+        reqwest::Client::new()
+            .get(format!("{proxy}/api/v2/organizations"))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .expect("list")
+            .text()
+            .await
+            .expect("body")
+    });
+    stop_proxy(child);
+    runtime.block_on(async { reference.shutdown() });
+    let doc: Value = serde_json::from_str(&body).expect("the whole answer came through");
+    assert!(doc["data"].is_array());
+    assert!(body.len() > 64);
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let list = entry(&results, "organizations::list::api-v2");
+    assert_eq!(list["verdict"], "pass");
+    assert!(list["held"].get("json.body").is_none(), "{list:#}");
+    assert_eq!(list["held"]["transport.no-5xx"], 1);
+    let _ = std::fs::remove_dir_all(&dir);
 }

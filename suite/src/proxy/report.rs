@@ -43,7 +43,8 @@ pub struct Observed {
 impl Observed {
     /// Remembers a credential seen, so that no report holds it.
     pub fn token(&mut self, token: &str) {
-        if token.len() >= 4 {
+        // Bounded: a client sending ever new tokens cannot grow it without end.
+        if token.len() >= 4 && self.tokens.len() < 10_000 {
             self.tokens.insert(token.to_string());
         }
     }
