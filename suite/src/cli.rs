@@ -33,6 +33,8 @@ pub enum Command {
     Openapi(crate::openapi::OpenapiArgs),
     /// A reverse proxy that judges real clients' traffic against the contract.
     Proxy(crate::proxy::ProxyArgs),
+    /// The same tests against two targets: where their answers differ in verdict or shape.
+    Diff(crate::diff::DiffArgs),
 }
 
 /// Options of `conform checks`.
