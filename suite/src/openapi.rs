@@ -265,7 +265,8 @@ pub fn document(catalog: &Catalog, schemas: &[(String, Value)]) -> Value {
         }
     }
     add_fixture_routes(&mut paths, catalog);
-    let (paths, operations) = paths.into_value();
+    let (mut paths, operations) = paths.into_value();
+    add_links(&mut paths, catalog);
 
     let mut components = Map::new();
     for (id, schema) in schemas {
@@ -364,6 +365,79 @@ fn add_endpoint(paths: &mut Paths, catalog: &Catalog, group: &str, spec: &str, e
                 &method,
                 op_for(variant),
             );
+        }
+    }
+}
+
+/// OpenAPI links from each create to the show of what it made (same path form): the show's
+/// last path parameter is the created `data.id`, the others are the create's own path
+/// parameters of the same name. Tools that follow links (schemathesis' stateful phase) then
+/// reach real resources.
+fn add_links(paths: &mut Value, catalog: &Catalog) {
+    let mut index: BTreeMap<String, (String, String)> = BTreeMap::new();
+    if let Some(items) = paths.as_object() {
+        for (path, item) in items {
+            for (method, op) in item.as_object().into_iter().flatten() {
+                if let Some(id) = op.get("operationId").and_then(Value::as_str) {
+                    index.insert(id.to_string(), (path.clone(), method.clone()));
+                }
+            }
+        }
+    }
+    let params_of = |path: &str| -> Vec<String> {
+        segments(path)
+            .into_iter()
+            .filter_map(|s| match s {
+                Segment::Param(p) => Some(p),
+                Segment::Literal(_) => None,
+            })
+            .collect()
+    };
+    for (group, e) in catalog.endpoints() {
+        let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) else {
+            continue;
+        };
+        let Some((show_group, show)) = catalog.show_of(kind) else {
+            continue;
+        };
+        for variant in [Variant::Bare, Variant::ApiV2] {
+            let create_id = format!("{}.{}.{}", group.group, e.id, variant.as_str());
+            let show_id = format!("{}.{}.{}", show_group.group, show.id, variant.as_str());
+            let (Some((create_path, create_method)), Some((show_path, _))) =
+                (index.get(&create_id), index.get(&show_id))
+            else {
+                continue;
+            };
+            let create_params = params_of(create_path);
+            let show_params = params_of(show_path);
+            let Some((own, others)) = show_params.split_last() else {
+                continue;
+            };
+            let mut parameters = Map::new();
+            parameters.insert(own.clone(), json!("$response.body#/data/id"));
+            for p in others {
+                if create_params.contains(p) {
+                    parameters.insert(p.clone(), json!(format!("$request.path.{p}")));
+                }
+            }
+            let link = json!({
+                "operationId": show_id,
+                "parameters": parameters,
+                "description": format!("show the {kind} this create made"),
+            });
+            let Some(responses) = paths
+                .get_mut(create_path)
+                .and_then(|item| item.get_mut(create_method))
+                .and_then(|op| op.get_mut("responses"))
+                .and_then(Value::as_object_mut)
+            else {
+                continue;
+            };
+            for (code, response) in responses.iter_mut() {
+                if code.starts_with('2') {
+                    response["links"] = json!({ "show": link.clone() });
+                }
+            }
         }
     }
 }
@@ -721,5 +795,12 @@ mod tests {
                 .is_object()
         );
         assert!(doc["components"]["schemas"]["envelope.single"].is_object());
+        let link =
+            &doc["paths"]["/api/v2/organizations"]["post"]["responses"]["201"]["links"]["show"];
+        assert_eq!(link["operationId"], "organizations.show.api-v2");
+        assert_eq!(
+            link["parameters"]["organization_name"],
+            "$response.body#/data/id"
+        );
     }
 }

@@ -190,17 +190,19 @@ fn schemathesis_runs_against_the_reference_with_it() {
     let running = runtime
         .block_on(conform_reference::start(config))
         .expect("the reference starts");
-    // A few operations of each kind, bounded in examples; the whole run within 120 s.
+    // A few operations of each kind, bounded in examples; the whole run within 120 s. Besides
+    // "no 5xx", schemathesis checks that input its schema forbids (a wrong-typed attribute,
+    // a missing member) is refused.
     let log = dir.join("schemathesis.log");
     let mut child = Command::new(schemathesis)
         .arg("run")
         .arg(&file)
         .args(["--url", &running.root_url()])
         .args(["--header", &format!("Authorization: Bearer {token}")])
-        .args(["--checks", "not_a_server_error"])
+        .args(["--checks", "not_a_server_error,negative_data_rejection"])
         .args(["--max-examples", "3"])
         .args(["--request-timeout", "5"])
-        .args(["--phases", "examples,coverage,fuzzing"])
+        .args(["--phases", "examples,coverage,fuzzing,stateful"])
         .args(["--workers", "1"])
         .args([
             "--include-operation-id-regex",
@@ -230,5 +232,7 @@ fn schemathesis_runs_against_the_reference_with_it() {
     assert!(status.success(), "{report}");
     assert!(report.contains("Tested:"), "{report}");
     assert!(!report.contains("Configuration error"), "{report}");
+    // The stateful phase follows the create -> show links to real resources.
+    assert!(report.contains("API Links:"), "{report}");
     let _ = std::fs::remove_dir_all(&dir);
 }
