@@ -57,6 +57,17 @@ impl TestRun<'_> {
         let what = format!("{} (refuse.toml)", check.id);
         let fixtures = &self.ctx.fixtures;
         let Ok(name) = fixtures.fill_text("{{prefix}}-refused{{unique}}", &self.scope) else {
+            self.notes
+                .push(format!("{what}: not evaluated, no name could be made"));
+            return;
+        };
+        // Every path is filled before anything is sent: a case that cannot prove what was
+        // stored is not sent at all.
+        let proof = r.absent.as_ref().or(r.unchanged.as_ref().map(|u| &u.show));
+        let Some(proof_path) = proof.and_then(|p| self.refusal_path(p, &name)) else {
+            self.notes.push(format!(
+                "{what}: not evaluated, the path of its proof could not be filled"
+            ));
             return;
         };
         let template = r.path.clone().unwrap_or_else(|| self.endpoint.path.clone());
@@ -76,9 +87,7 @@ impl TestRun<'_> {
         // The value an update would change, read first.
         let mut before: Option<(Value, String, String)> = None;
         if let Some(u) = &r.unchanged {
-            let Some(show) = self.refusal_path(&u.show, &name) else {
-                return;
-            };
+            let show = proof_path.clone();
             let index = self.get(&show).await;
             let value = self
                 .ex(index)
@@ -118,11 +127,8 @@ impl TestRun<'_> {
         let answer = c::refusal_answer(self.ex(sent), &statuses);
         // Whatever it answered, a show afterwards says whether it was stored.
         let (shown, stored) = match (&r.absent, before) {
-            (Some(absent), _) => {
-                let Some(show) = self.refusal_path(absent, &name) else {
-                    return;
-                };
-                let index = self.get(&show).await;
+            (Some(_), _) => {
+                let index = self.get(&proof_path).await;
                 let stored = c::refusal_stored(Stored::Absent(self.ex(index)));
                 if stored.is_err() {
                     self.note_refused_but_made(r, index);
