@@ -164,6 +164,11 @@ static CATALOG: &[FaultInfo] = &[
     ),
     info("rate-limit-forever", None, "every request answers 429"),
     info(
+        "rate-limit-per-second",
+        Some("N"),
+        "a request after N others within one second answers 429 (a server limiting at N/s)",
+    ),
+    info(
         "wrong-status",
         None,
         "creates answer 200, deletes 200, run actions 200",
@@ -414,6 +419,7 @@ pub(crate) enum Kind {
     Reset(RouteSpec),
     RateLimitFirst(u64),
     RateLimitForever,
+    RateLimitPerSecond(u64),
     WrongStatus,
     ErrorsNotJsonapi,
     NoAuth,
@@ -523,6 +529,13 @@ impl FromStr for Fault {
                 Kind::RateLimitFirst(n)
             }
             "rate-limit-forever" => Kind::RateLimitForever,
+            "rate-limit-per-second" => {
+                let text = arg.as_deref().unwrap_or_default();
+                let n = text.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("fault `rate-limit-per-second` needs a number above 0, not `{text}`")
+                })?;
+                Kind::RateLimitPerSecond(n)
+            }
             "wrong-status" => Kind::WrongStatus,
             "errors-not-jsonapi" => Kind::ErrorsNotJsonapi,
             "no-auth" => Kind::NoAuth,
@@ -602,6 +615,14 @@ impl Faults {
                     | Kind::UploadNotApplied
                     | Kind::DeprecatedActsElsewhere
             )
+        })
+    }
+
+    /// The `rate-limit-per-second` limit, if on.
+    pub fn rate_limit_per_second(&self) -> Option<u64> {
+        self.0.iter().find_map(|f| match f.kind {
+            Kind::RateLimitPerSecond(n) => Some(n),
+            _ => None,
         })
     }
 

@@ -77,6 +77,11 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
     if faults.has(&Kind::RateLimitForever) {
         return rate_limited();
     }
+    if let Some(n) = faults.rate_limit_per_second() {
+        if !admitted_this_second(&state, n) {
+            return rate_limited();
+        }
+    }
     if let Some(n) = faults.rate_limit_first() {
         if state.requests.fetch_add(1, Ordering::SeqCst) < n {
             return rate_limited();
@@ -337,6 +342,25 @@ async fn rewrite_jsonapi(res: Response, rewrite: impl FnOnce(&mut Value)) -> Res
     let mut res = Response::from_parts(parts, Body::from(doc.to_string()));
     res.headers_mut().remove(header::CONTENT_LENGTH);
     res
+}
+
+/// A server limiting at `n` requests per second: true when fewer than `n` requests were
+/// admitted in the last second (any second, not only whole ones); a refused request counts
+/// as nothing.
+fn admitted_this_second(state: &AppState, n: u64) -> bool {
+    let now = std::time::Instant::now();
+    let mut arrivals = state.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+    while arrivals
+        .front()
+        .is_some_and(|t| now.duration_since(*t) >= std::time::Duration::from_secs(1))
+    {
+        arrivals.pop_front();
+    }
+    if arrivals.len() as u64 >= n {
+        return false;
+    }
+    arrivals.push_back(now);
+    true
 }
 
 fn rate_limited() -> Response {

@@ -98,7 +98,8 @@ pub enum ProfileArg {
 /// (flags > environment > config file).
 #[derive(Debug, Clone, Args)]
 pub struct ConnectionArgs {
-    /// The service root; without it the embedded reference service is started.
+    /// The service root. A run without it starts the embedded reference service; `sweep`
+    /// needs it.
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
     /// API token (else CONFORM_TOKEN, TFE_TOKEN, or the config file).
@@ -165,7 +166,7 @@ pub struct RunArgs {
     /// the run cannot publish to: NAMESPACE/NAME/PROVIDER/VERSION.
     #[arg(long, value_name = "NS/NAME/PROVIDER/VERSION")]
     pub module: Option<String>,
-    /// A number N: property-based sequences drawn per family (`sequences::*`, default 16;
+    /// A number N: property-based sequences drawn per family (`sequences::*`, default 48;
     /// raise it for nightly runs). A folder DIR: read the catalog from it instead of the
     /// embedded one. Both may be given (`--cases 256 --cases ./cases`).
     #[arg(long, value_name = "N|DIR", value_parser = parse_cases)]

@@ -18,6 +18,7 @@ use tokio::sync::OnceCell;
 use crate::catalog::{Catalog, Endpoint, ResourceDef, Route};
 use crate::checks::upload_candidates;
 use crate::ledger::Ledger;
+use crate::removal::{Removed, Remover};
 use crate::target::{Auth, Body, Exchange, Request, Target};
 
 /// A resource that exists on the target, with the fields tests read from it.
@@ -92,6 +93,17 @@ pub struct Made {
     pub id: String,
     /// The request that deletes it.
     pub delete: Option<(Method, url::Url, Auth)>,
+    /// The request that shows it, to tell whether it is gone.
+    pub show: Option<(url::Url, Auth)>,
+    /// The resources it lives in (its kind's `parents`, as made): it goes with them.
+    pub parents: Vec<(String, String)>,
+}
+
+/// What made resources live in, and which are known gone.
+#[derive(Debug, Default)]
+struct Lineage {
+    parents: HashMap<(String, String), Vec<(String, String)>>,
+    gone: std::collections::HashSet<(String, String)>,
 }
 
 /// Where a path parameter's value comes from.
@@ -116,6 +128,9 @@ pub struct Fixtures {
     counter: AtomicU64,
     shared: Mutex<HashMap<String, Cell>>,
     ledger: Mutex<Vec<Made>>,
+    /// What each made resource lives in, by (kind, id), and what is known gone: a child
+    /// whose parent is gone went with it.
+    lineage: Mutex<Lineage>,
     journal: Option<Arc<Ledger>>,
     read_only: bool,
 }
@@ -139,6 +154,7 @@ impl Fixtures {
             counter: AtomicU64::new(0),
             shared: Mutex::new(HashMap::new()),
             ledger: Mutex::new(Vec::new()),
+            lineage: Mutex::new(Lineage::default()),
             journal: None,
             read_only: false,
         }
@@ -751,20 +767,10 @@ impl Fixtures {
         }
     }
 
-    fn record(&self, made: &Instance, def: &ResourceDef, scope: &Scope) {
-        let delete = def.delete.as_ref().and_then(|route| {
-            let local = self.own_scope(scope, made);
-            let path = self
-                .fill_path(&route.path, &local, None, Some(&made.kind))
-                .ok()?;
-            let method = Method::from_bytes(route.method.as_bytes()).ok()?;
-            Some((method, self.target.api_url(&path), auth_for(&path)))
-        });
-        self.note_made(Made {
-            kind: made.kind.clone(),
-            id: made.id.clone(),
-            delete,
-        });
+    fn record(&self, made: &Instance, _def: &ResourceDef, scope: &Scope) {
+        for record in self.made_records(&made.kind, made, scope) {
+            self.note_made(record);
+        }
     }
 
     /// The scope in which a made instance's own routes (after, delete) are filled: the
@@ -796,6 +802,11 @@ impl Fixtures {
     /// returns once the entry is on disk.
     pub fn note_made(&self, made: Made) {
         self.target.guard().allow(&made.id);
+        if let Ok(mut lineage) = self.lineage.lock() {
+            lineage
+                .parents
+                .insert((made.kind.clone(), made.id.clone()), made.parents.clone());
+        }
         if let Some(journal) = &self.journal {
             journal.created(&made);
         }
@@ -807,6 +818,9 @@ impl Fixtures {
     /// Records that something the run made is gone already (deleted by the test that made
     /// it): teardown skips it and the ledger says so.
     pub fn note_gone(&self, kind: &str, id: &str) {
+        if let Ok(mut lineage) = self.lineage.lock() {
+            lineage.gone.insert((kind.to_string(), id.to_string()));
+        }
         let mut gone = Vec::new();
         if let Ok(mut ledger) = self.ledger.lock() {
             ledger.retain(|m| {
@@ -818,28 +832,72 @@ impl Fixtures {
             });
         }
         if let Some(journal) = &self.journal {
-            for made in &gone {
-                journal.deleted(made);
-            }
+            journal.all_deleted(&gone);
         }
     }
 
-    /// The delete request of a resource kind for an instance, for a create test's ledger entry.
-    pub fn delete_request(
-        &self,
-        kind: &str,
-        made: &Instance,
-        scope: &Scope,
-    ) -> Option<(Method, url::Url, Auth)> {
-        let def = self.def(kind).ok()?;
-        let route = def.delete.as_ref()?;
+    /// What teardown needs of an instance the run made, and of what its create brought into
+    /// being besides (its kind's `leaves`, first: torn down after it).
+    pub fn made_records(&self, kind: &str, made: &Instance, scope: &Scope) -> Vec<Made> {
+        let leaves = self.def(kind).map(|def| def.leaves).unwrap_or_default();
+        let mut records: Vec<Made> = leaves
+            .iter()
+            .filter_map(|leaf| {
+                let id = value_string(made.document.pointer(&leaf.pointer))?;
+                let path = leaf.delete.path.replace(":id", &encode_segment(&id));
+                Some(Made {
+                    kind: leaf.kind.clone(),
+                    id,
+                    delete: Some((
+                        Method::from_bytes(leaf.delete.method.as_bytes()).ok()?,
+                        self.target.api_url(&path),
+                        auth_for(&path),
+                    )),
+                    show: None,
+                    parents: Vec::new(),
+                })
+            })
+            .collect();
+        records.push(self.made_record(kind, made, scope));
+        records
+    }
+
+    /// What teardown needs of an instance the run made: the request that deletes it (its
+    /// kind's `delete` recipe) and the one that shows it (its kind's show endpoint).
+    fn made_record(&self, kind: &str, made: &Instance, scope: &Scope) -> Made {
         let local = self.own_scope(scope, made);
-        let path = self.fill_path(&route.path, &local, None, Some(kind)).ok()?;
-        Some((
-            Method::from_bytes(route.method.as_bytes()).ok()?,
-            self.target.api_url(&path),
-            auth_for(&path),
-        ))
+        let delete = self.def(kind).ok().and_then(|def| {
+            let route = def.delete.as_ref()?;
+            let path = self.fill_path(&route.path, &local, None, Some(kind)).ok()?;
+            Some((
+                Method::from_bytes(route.method.as_bytes()).ok()?,
+                self.target.api_url(&path),
+                auth_for(&path),
+            ))
+        });
+        let root = self.target.config.root.path().trim_end_matches('/');
+        let show = delete.as_ref().and_then(|(method, url, auth)| {
+            let relative = url.path().strip_prefix(root)?;
+            let path = self
+                .catalog
+                .show_path_for(kind, method.as_str(), relative)?;
+            Some((self.target.url(&path), *auth))
+        });
+        let parents = self
+            .def(kind)
+            .map(|def| def.parents)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|parent| scope.get(parent))
+            .map(|p| (p.kind.clone(), p.id.clone()))
+            .collect();
+        Made {
+            kind: kind.to_string(),
+            id: made.id.clone(),
+            delete,
+            show,
+            parents,
+        }
     }
 
     /// A created instance of `kind` built from a create answer (for create tests).
@@ -850,29 +908,77 @@ impl Fixtures {
         made
     }
 
-    /// Deletes everything the run made, newest first. Returns what could not be deleted.
+    /// Deletes everything the run made, newest first, each shown gone before it counts
+    /// ([`crate::removal`]). Returns what is not shown gone, with why.
     pub async fn teardown(&self) -> Vec<(Made, String)> {
-        let made = self.made();
+        let mut remover = Remover::new(&self.target, &self.catalog);
         let mut leftovers = Vec::new();
-        for item in made.into_iter().rev() {
-            let Some((method, url, auth)) = item.delete.clone() else {
+        let mut unconfirmed = Vec::new();
+        for item in self.made().into_iter().rev() {
+            let Some(delete) = item.delete.clone() else {
                 continue;
             };
-            let ex = self.target.send(Request::new(method, url, auth)).await;
-            match ex.status() {
-                Some(s) if (200..300).contains(&s) || s == 404 => {
-                    if let Some(journal) = &self.journal {
-                        journal.deleted(&item);
-                    }
-                }
-                Some(s) => leftovers.push((item, format!("delete answered {s}"))),
-                None => leftovers.push((
-                    item,
-                    ex.response.err().map(|e| e.to_string()).unwrap_or_default(),
-                )),
+            let parent_gone = self.parent_gone(&item);
+            match remover
+                .remove(&item.kind, &delete, item.show.as_ref(), parent_gone)
+                .await
+            {
+                Removed::Deleted(_) | Removed::Gone => self.journal_gone(&item),
+                Removed::Left(why) => leftovers.push((item, why)),
+                unsure @ Removed::Unconfirmed(_) => unconfirmed.push((item, unsure)),
             }
         }
-        leftovers
+        for (item, unsure) in unconfirmed {
+            match remover.settle(item.show.as_ref(), unsure) {
+                Removed::Left(why) => leftovers.push((item, why)),
+                _ => self.journal_gone(&item),
+            }
+        }
+        // what a parent deleted later took along (an organization's modules)
+        let mut left = Vec::new();
+        for (item, why) in leftovers {
+            let went_along = self.parent_gone(&item)
+                && match &item.show {
+                    Some(show) => remover.gone_now(show).await,
+                    None => true,
+                };
+            if went_along {
+                self.journal_gone(&item);
+            } else {
+                left.push((item, why));
+            }
+        }
+        left
+    }
+
+    /// True when something the item lives in (its parents, theirs, ...) is known gone.
+    fn parent_gone(&self, item: &Made) -> bool {
+        let Ok(lineage) = self.lineage.lock() else {
+            return false;
+        };
+        let mut next = item.parents.clone();
+        for _ in 0..16 {
+            if next.iter().any(|p| lineage.gone.contains(p)) {
+                return true;
+            }
+            next = next
+                .iter()
+                .flat_map(|p| lineage.parents.get(p).cloned().unwrap_or_default())
+                .collect();
+            if next.is_empty() {
+                break;
+            }
+        }
+        false
+    }
+
+    fn journal_gone(&self, item: &Made) {
+        if let Ok(mut lineage) = self.lineage.lock() {
+            lineage.gone.insert((item.kind.clone(), item.id.clone()));
+        }
+        if let Some(journal) = &self.journal {
+            journal.deleted(item);
+        }
     }
 }
 

@@ -97,6 +97,8 @@ pub struct Session {
     pub settings: Settings,
     /// How sequences are drawn (`--cases N`, `--seed`).
     pub sequences: SequenceConfig,
+    /// What preflight found that a person should know; printed and in every report.
+    pub warnings: Vec<String>,
     embedded: Option<conform_reference::Running>,
     started: Instant,
     deadline: Option<Instant>,
@@ -196,13 +198,17 @@ impl Session {
             ..target_config.clone()
         })
         .map_err(|e| ConfigError(e.to_string()))?;
-        target_config.forms = runtime.block_on(preflight(&probe_target, &settings))?;
+        let learned = runtime.block_on(preflight(&probe_target, &settings))?;
+        target_config.forms = learned.forms;
         target_config.registry = match &settings.registry_url {
             Some(url) => with_trailing_slash(url.clone()),
             None => runtime.block_on(discover_registry(&probe_target)),
         };
-        let target =
-            Arc::new(Target::new(target_config.clone()).map_err(|e| ConfigError(e.to_string()))?);
+        let target = Arc::new(
+            probe_target
+                .succeeded_by(target_config.clone())
+                .map_err(|e| ConfigError(e.to_string()))?,
+        );
         let info = RunInfo {
             config: settings.describe(&root, &target_config.registry),
             secrets: target.secrets().into_iter().cloned().collect(),
@@ -258,6 +264,7 @@ impl Session {
             info,
             settings,
             sequences,
+            warnings: learned.warnings,
             embedded,
             started,
             deadline,
@@ -362,7 +369,8 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
     let waivers = args.waivers.as_deref().map(Waivers::load).transpose()?;
     let mut tests = selected_tests(&catalog, &args.group)?;
     let mut families = selected_sequences(&catalog, &args.group);
-    if args.read_only {
+    // `read-only = true` in the config file selects as the flag does
+    if Settings::resolve(args)?.read_only {
         // --read-only: only what changes nothing (sequences create and delete)
         tests.retain(crate::safety::changes_nothing);
         families.clear();
@@ -374,8 +382,19 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         let kept = partition.select(names, |n| n.as_str());
         families.retain(|f| kept.contains(&sequences::test_name(f)));
     }
-    if args.libtest.test_threads.is_none() {
-        args.libtest.test_threads = Some(16);
+    match args.libtest.test_threads {
+        None => args.libtest.test_threads = Some(16),
+        Some(0) => {
+            return Err(ConfigError(
+                "--test-threads 0 would run nothing: give at least 1".into(),
+            ))
+        }
+        Some(_) => {}
+    }
+    if args.max_body == Some(0) {
+        return Err(ConfigError(
+            "--max-body 0 would cut every answer: give a size in bytes (default 8388608)".into(),
+        ));
     }
     if args.libtest.list {
         let trials = tests
@@ -387,6 +406,7 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         let _ = libtest_mimic::run(&args.libtest, trials);
         return Ok(ExitCode::SUCCESS);
     }
+    writable_folder(&args.reports)?;
     let session = Session::open(args, catalog, schemas)?;
     let mut info = session.info.clone();
     if let Some(partition) = partition {
@@ -409,6 +429,10 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
     for (k, v) in &info.config {
         println!("  {k:<16} {v}");
     }
+    let preflight_warnings = session.warnings.clone();
+    for w in &preflight_warnings {
+        println!("  warning: {}", info.scrub(w));
+    }
     println!();
     let profile = session.settings.profile;
     let waivers = waivers.map(Arc::new);
@@ -424,21 +448,21 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         let target = session.ctx.target.clone();
         Progress::start(mode, 0, move || target.request_count())
     };
+    let finisher = Finisher {
+        waivers: waivers.clone(),
+        profile,
+        info: info.clone(),
+        progress: progress.clone(),
+        results: results.clone(),
+    };
+    let (deadline, grace) = (session.deadline, session.grace);
     let mut trials: Vec<Trial> = tests
         .into_iter()
         .map(|case| {
-            let (ctx, results, handle, info, waivers, progress) = (
-                session.ctx.clone(),
-                results.clone(),
-                handle.clone(),
-                info.clone(),
-                waivers.clone(),
-                progress.clone(),
-            );
-            let (deadline, grace) = (session.deadline, session.grace);
+            let (ctx, handle, finisher) = (session.ctx.clone(), handle.clone(), finisher.clone());
             Trial::ignorable_test(case.name.clone(), move || {
                 let started = Instant::now();
-                let mut result = handle.block_on(within_deadline(
+                let result = handle.block_on(within_deadline(
                     &case.name,
                     &case.group,
                     deadline,
@@ -446,49 +470,26 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
                     started,
                     ctx.run(&case),
                 ));
-                if let Some(waivers) = &waivers {
-                    waivers.apply(&mut result, profile);
-                }
-                let outcome = completion(&result, &info);
-                progress.record(result.verdict);
-                if let Ok(mut all) = results.lock() {
-                    all.push(result);
-                }
-                outcome
+                finisher.finish(result)
             })
         })
         .collect();
     for family in families {
-        let (ctx, results, handle, info, config, waivers, progress) = (
-            session.ctx.clone(),
-            results.clone(),
-            handle.clone(),
-            info.clone(),
-            session.sequences.clone(),
-            waivers.clone(),
-            progress.clone(),
-        );
-        let (deadline, grace) = (session.deadline, session.grace);
-        trials.push(Trial::test(sequences::test_name(&family), move || {
+        let (ctx, handle, finisher) = (session.ctx.clone(), handle.clone(), finisher.clone());
+        let config = session.sequences.clone();
+        let name = sequences::test_name(&family);
+        trials.push(Trial::ignorable_test(name.clone(), move || {
             let started = Instant::now();
             let mut result = handle.block_on(within_deadline(
-                &sequences::test_name(&family),
+                &name,
                 sequences::GROUP,
                 deadline,
                 grace,
                 started,
                 sequences::run_family(&ctx, &family, &config),
             ));
-            crate::runner::not_judged(&mut result, profile);
-            if let Some(waivers) = &waivers {
-                waivers.apply(&mut result, profile);
-            }
-            let outcome = completion(&result, &info);
-            progress.record(result.verdict);
-            if let Ok(mut all) = results.lock() {
-                all.push(result);
-            }
-            outcome.map(|_| ())
+            crate::runner::not_judged(&mut result, finisher.profile);
+            finisher.finish(result)
         }));
     }
     trials.retain(|t| !args.libtest.is_filtered_out(t));
@@ -502,11 +503,15 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
         print_failures(&results, &info);
     }
     print_summary(&results, profile, figures, &leftovers);
-    let warnings = waivers
-        .as_ref()
-        .map(|w| w.warnings(&names))
-        .unwrap_or_default();
-    for w in &warnings {
+    let mut warnings = preflight_warnings.clone();
+    warnings.extend(
+        waivers
+            .as_ref()
+            .map(|w| w.warnings(&names))
+            .unwrap_or_default(),
+    );
+    // preflight's warnings were printed before the tests; these are the run's own
+    for w in &warnings[preflight_warnings.len()..] {
         eprintln!("warning: {}", info.scrub(w));
     }
     let report = RunReport {
@@ -538,6 +543,49 @@ fn run_inner(args: &mut RunArgs) -> Result<ExitCode, ConfigError> {
     Ok(ExitCode::from(exit_code(&results, profile)))
 }
 
+/// What every trial does with its result: the waivers, the progress line, the run's list,
+/// and libtest's outcome.
+#[derive(Clone)]
+struct Finisher {
+    waivers: Option<Arc<Waivers>>,
+    profile: Profile,
+    info: RunInfo,
+    progress: Arc<Progress>,
+    results: Arc<Mutex<Vec<TestResult>>>,
+}
+
+impl Finisher {
+    fn finish(&self, mut result: TestResult) -> Result<Completion, Failed> {
+        if let Some(waivers) = &self.waivers {
+            waivers.apply(&mut result, self.profile);
+        }
+        let outcome = completion(&result, &self.info);
+        self.progress.record(result.verdict);
+        if let Ok(mut all) = self.results.lock() {
+            all.push(result);
+        }
+        outcome
+    }
+}
+
+/// Fails (exit 2, before any request) unless the reports folder exists or can be made, and
+/// a file can be written in it: a CI job must not pass with an empty artifact.
+fn writable_folder(dir: &std::path::Path) -> Result<(), ConfigError> {
+    let shown = dir.display();
+    if dir.exists() && !dir.is_dir() {
+        return Err(ConfigError(format!(
+            "--reports {shown} is a file, not a folder: name a folder the reports go to"
+        )));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ConfigError(format!("--reports {shown}: cannot make the folder: {e}")))?;
+    let probe = dir.join(format!(".conform-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .map_err(|e| ConfigError(format!("--reports {shown}: cannot write there: {e}")))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// A test task's result; a task that panicked is an `error` result, never a lost test.
 fn joined(
     name: &str,
@@ -552,6 +600,7 @@ fn joined(
         findings: Vec::new(),
         passed: Vec::new(),
         exchanges: Vec::new(),
+        requests: 0,
         duration: std::time::Duration::ZERO,
         blocked_by: None,
     })
@@ -605,6 +654,7 @@ pub async fn within_deadline(
         findings: Vec::new(),
         passed: Vec::new(),
         exchanges: Vec::new(),
+        requests: 0,
         duration: started.elapsed(),
         blocked_by: None,
     };
@@ -661,11 +711,25 @@ pub fn nothing_judged(results: &[TestResult]) -> bool {
         .any(|r| matches!(r.verdict, Verdict::Pass | Verdict::Fail | Verdict::Waived))
 }
 
-/// Fails fast (exit 2) when the target cannot be reached or refuses the token, and learns
-/// which path forms it serves: a form is served when one of a few reads answers it with a
-/// route (not 404, 405 or 501). An organization given with `--organization` is one of them,
-/// so a server without an organization list is still recognised.
-async fn preflight(target: &Target, settings: &Settings) -> Result<PathForms, ConfigError> {
+/// What preflight learned: the path forms the target serves, and what a person should know
+/// (a target that rate-limits already, one that is only a registry).
+#[derive(Debug)]
+pub struct Preflight {
+    /// The path forms served.
+    pub forms: PathForms,
+    /// Warnings for the console and every report.
+    pub warnings: Vec<String>,
+}
+
+/// Fails fast (exit 2) when the target cannot be reached, refuses the token, or does not
+/// speak the API, and learns which path forms it serves.
+///
+/// Speaking the API is proven by a JSON document with `data` from a read every
+/// implementation has (the organization list, the account, `--organization`'s show), or,
+/// for a registry without the rest of the API, by registry discovery (`modules.v1`) or a
+/// JSON answer from `--registry-url`. A form is served when one of the reads answers it
+/// with a route (not 404, 405 or 501).
+async fn preflight(target: &Target, settings: &Settings) -> Result<Preflight, ConfigError> {
     let mut reads = vec!["/organizations".to_string(), "/account/details".to_string()];
     if let Some(org) = &settings.organization {
         reads.insert(
@@ -673,10 +737,15 @@ async fn preflight(target: &Target, settings: &Settings) -> Result<PathForms, Co
             format!("/organizations/{}", crate::fixtures::encode_segment(org)),
         );
     }
-    let mut forms = PathForms {
-        bare: false,
-        api_v2: false,
+    // a form counts only once a read shows it served
+    let mut found = Preflight {
+        forms: PathForms {
+            bare: false,
+            api_v2: false,
+        },
+        warnings: Vec::new(),
     };
+    let mut proven = false;
     let mut rate_limited = false;
     let mut answers = Vec::new();
     for prefix in ["/api/v2", ""] {
@@ -705,31 +774,86 @@ async fn preflight(target: &Target, settings: &Settings) -> Result<PathForms, Co
                 )));
             }
             rate_limited |= status == 429;
+            let document = (200..300)
+                .contains(&status)
+                .then(|| ex.json().ok())
+                .flatten()
+                .filter(|doc| doc.get("data").is_some());
+            proven |= document.is_some();
             let served = status == 429
-                || ((200..300).contains(&status) && ex.json().is_ok())
+                || document.is_some()
                 || (status >= 400 && !matches!(status, 404 | 405 | 501) && status < 500);
-            answers.push(format!("GET {path} answered {status}"));
+            answers.push(format!("GET {path} answered {}", describe_answer(&ex)));
             if served {
                 match prefix {
-                    "" => forms.bare = true,
-                    _ => forms.api_v2 = true,
+                    "" => found.forms.bare = true,
+                    _ => found.forms.api_v2 = true,
                 }
                 break;
             }
         }
     }
     if rate_limited {
-        eprintln!(
-            "warning: the target rate-limits already (429 in preflight); conform waits as it asks (Retry-After), bounded"
+        found.warnings.push(
+            "the target rate-limits already (429 in preflight); conform waits as it asks (Retry-After), bounded".into(),
         );
     }
-    if !forms.bare && !forms.api_v2 {
-        eprintln!(
-            "warning: no API read answered with JSON ({}); the run goes on (a registry-only target is judged by its registry tests)",
-            answers.join("; ")
-        );
+    if !proven {
+        match registry_proof(target, settings).await {
+            Some(proof) => found.warnings.push(format!(
+                "no API read answered a JSON document with `data` ({}); {proof}: the run goes on, and a registry-only target is judged by its registry tests",
+                answers.join("; ")
+            )),
+            None if rate_limited => {}
+            None => {
+                return Err(ConfigError(format!(
+                    "the target at {} does not answer like this API: no read answered a JSON document with `data` ({}), and it has no registry discovery (/.well-known/terraform.json with modules.v1). Is --target the service root?",
+                    target.config.root,
+                    answers.join("; ")
+                )))
+            }
+        }
     }
-    Ok(forms)
+    Ok(found)
+}
+
+/// What an answer was, in a few words: its status and, when it is not a JSON document with
+/// `data`, what it is instead.
+fn describe_answer(ex: &crate::target::Exchange) -> String {
+    let Some(status) = ex.status() else {
+        return "nothing".into();
+    };
+    if !(200..300).contains(&status) {
+        return format!("{status}");
+    }
+    let kind = ex.header("content-type").unwrap_or("no content type");
+    match ex.json() {
+        Ok(doc) if doc.get("data").is_some() => format!("{status}"),
+        Ok(_) => format!("{status} ({kind}, JSON without `data`)"),
+        Err(why) => format!("{status} ({kind}: {why})"),
+    }
+}
+
+/// Proof that a target without the rest of the API is a module registry: its discovery
+/// names `modules.v1`, or `--registry-url` answers JSON.
+async fn registry_proof(target: &Target, settings: &Settings) -> Option<String> {
+    let discovery = target.url("/.well-known/terraform.json");
+    let ex = target
+        .send(Request::new(Method::GET, discovery, Auth::None))
+        .await;
+    if ex
+        .json()
+        .ok()
+        .is_some_and(|doc| doc.get("modules.v1").is_some_and(Value::is_string))
+    {
+        return Some("its registry discovery names modules.v1".into());
+    }
+    let registry = settings.registry_url.clone()?;
+    let ex = target
+        .send(Request::new(Method::GET, registry.clone(), Auth::User))
+        .await;
+    (ex.is_success() && ex.json().is_ok_and(|doc| doc.is_object()))
+        .then(|| format!("--registry-url {registry} answers JSON"))
 }
 
 /// Service discovery: `/.well-known/terraform.json`, key `modules.v1`; else the TFE default.

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
@@ -46,6 +46,9 @@ pub struct Entry {
     /// The credential the delete needs: `user`, `admin` or `none`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<String>,
+    /// The URL that shows it, to tell whether it is gone (with the delete's credential).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub show: Option<String>,
     /// When (RFC 3339, UTC).
     pub time: String,
 }
@@ -90,6 +93,12 @@ fn entry(event: Event, prefix: &str, made: &Made) -> Entry {
         }
         None => (None, None, None),
     };
+    let show = made.show.as_ref().map(|(url, _)| {
+        let mut url = url.clone();
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        url.to_string()
+    });
     Entry {
         event,
         prefix: prefix.to_string(),
@@ -98,17 +107,37 @@ fn entry(event: Event, prefix: &str, made: &Made) -> Entry {
         method,
         url,
         auth,
+        show,
         time: rfc3339(SystemTime::now()),
     }
 }
 
-/// An open ledger file (append only).
+/// An open ledger file (append only). A line is on disk before [`Ledger::append`] returns,
+/// by group commit: one `fsync` covers every line written while the previous one ran, so
+/// that concurrent tests share syncs instead of queueing one each.
 #[derive(Debug)]
 pub struct Ledger {
     path: PathBuf,
     prefix: String,
     file: Mutex<File>,
+    /// A second handle on the file, for syncing without holding the writers' lock.
+    syncer: File,
+    commits: Mutex<Commits>,
+    committed: Condvar,
     warned: std::sync::atomic::AtomicBool,
+}
+
+/// Where the group commit stands: lines are numbered as they are written.
+#[derive(Debug, Default)]
+struct Commits {
+    /// Lines written to the file so far.
+    written: u64,
+    /// Lines known to be on disk.
+    synced: u64,
+    /// A sync is under way.
+    syncing: bool,
+    /// The last sync failed.
+    failed: Option<String>,
 }
 
 impl Ledger {
@@ -118,10 +147,14 @@ impl Ledger {
             std::fs::create_dir_all(dir)?;
         }
         let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let syncer = file.try_clone()?;
         Ok(Self {
             path: path.to_path_buf(),
             prefix: prefix.to_string(),
             file: Mutex::new(file),
+            syncer,
+            commits: Mutex::new(Commits::default()),
+            committed: Condvar::new(),
             warned: Default::default(),
         })
     }
@@ -141,19 +174,28 @@ impl Ledger {
         self.append(&entry(Event::Deleted, &self.prefix, made));
     }
 
-    /// Appends a line as it is (sweep marks entries of other runs with their own prefix).
+    /// Records that several resources are gone, in one write: a kill cannot keep some of
+    /// the lines and lose others (an invited user's membership and account go together).
+    pub fn all_deleted(&self, made: &[Made]) {
+        let entries: Vec<Entry> = made
+            .iter()
+            .map(|m| entry(Event::Deleted, &self.prefix, m))
+            .collect();
+        self.append_all(&entries);
+    }
+
+    /// Appends a line as it is (sweep marks entries of other runs with their own prefix);
+    /// returns once it is on disk.
     pub fn append(&self, entry: &Entry) {
-        let result = (|| -> io::Result<()> {
-            let mut line = serde_json::to_string(entry).map_err(io::Error::other)?;
-            line.push('\n');
-            let mut file = self
-                .file
-                .lock()
-                .map_err(|_| io::Error::other("ledger lock poisoned"))?;
-            file.write_all(line.as_bytes())?;
-            file.flush()?;
-            file.sync_data()
-        })();
+        self.append_all(std::slice::from_ref(entry));
+    }
+
+    /// Appends lines in one write; returns once they are on disk.
+    fn append_all(&self, entries: &[Entry]) {
+        if entries.is_empty() {
+            return;
+        }
+        let result = self.write(entries).and_then(|line| self.commit(line));
         if let Err(e) = result {
             if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
                 eprintln!(
@@ -162,6 +204,62 @@ impl Ledger {
                 );
             }
         }
+    }
+
+    /// Writes lines (whole, in one write under the writers' lock); answers the number of
+    /// the last.
+    fn write(&self, entries: &[Entry]) -> io::Result<u64> {
+        let mut text = String::new();
+        for entry in entries {
+            text.push_str(&serde_json::to_string(entry).map_err(io::Error::other)?);
+            text.push('\n');
+        }
+        let mut file = self
+            .file
+            .lock()
+            .map_err(|_| io::Error::other("ledger lock poisoned"))?;
+        file.write_all(text.as_bytes())?;
+        let mut commits = self.lock_commits()?;
+        commits.written += entries.len() as u64;
+        Ok(commits.written)
+    }
+
+    /// Waits until line `line` is on disk: syncs when no sync is under way (covering every
+    /// line written so far), else waits for the one that is and looks again.
+    fn commit(&self, line: u64) -> io::Result<()> {
+        let mut commits = self.lock_commits()?;
+        loop {
+            if commits.synced >= line {
+                return Ok(());
+            }
+            if let Some(e) = commits.failed.take() {
+                return Err(io::Error::other(e));
+            }
+            if commits.syncing {
+                commits = self
+                    .committed
+                    .wait(commits)
+                    .map_err(|_| io::Error::other("ledger lock poisoned"))?;
+                continue;
+            }
+            commits.syncing = true;
+            let covers = commits.written;
+            drop(commits);
+            let synced = self.syncer.sync_data();
+            commits = self.lock_commits()?;
+            commits.syncing = false;
+            match synced {
+                Ok(()) => commits.synced = commits.synced.max(covers),
+                Err(e) => commits.failed = Some(e.to_string()),
+            }
+            self.committed.notify_all();
+        }
+    }
+
+    fn lock_commits(&self) -> io::Result<std::sync::MutexGuard<'_, Commits>> {
+        self.commits
+            .lock()
+            .map_err(|_| io::Error::other("ledger lock poisoned"))
     }
 }
 
@@ -230,7 +328,37 @@ mod tests {
                 url::Url::parse(&format!("http://user:pw@h:1/api/v2/{kind}s/{id}")).unwrap(),
                 Auth::User,
             )),
+            show: None,
+            parents: Vec::new(),
         }
+    }
+
+    #[test]
+    fn concurrent_appends_are_all_on_disk_in_whole_lines() {
+        let dir = std::env::temp_dir().join(format!("conform-ledger-gc-{}", std::process::id()));
+        let path = dir.join("ledger.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let ledger = std::sync::Arc::new(Ledger::open(&path, "conform-gc").unwrap());
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let ledger = ledger.clone();
+                std::thread::spawn(move || {
+                    for i in 0..50 {
+                        ledger.created(&made("workspace", &format!("ws-{t}-{i}")));
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let contents = read(&path).unwrap();
+        assert_eq!(contents.entries.len(), 400);
+        assert!(contents.skipped.is_empty());
+        let commits = ledger.commits.lock().unwrap();
+        assert_eq!(commits.synced, 400);
+        assert!(!commits.syncing);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -247,6 +375,8 @@ mod tests {
             kind: "run".into(),
             id: "run-1".into(),
             delete: None,
+            show: None,
+            parents: Vec::new(),
         });
         let mut text = std::fs::read(&path).unwrap();
         assert!(!String::from_utf8_lossy(&text).contains("pw"));

@@ -21,6 +21,7 @@ pub mod partition;
 pub mod precision;
 pub mod proxy;
 pub mod registry_checks;
+pub mod removal;
 pub mod report;
 pub mod runner;
 pub mod safety;

@@ -7,7 +7,24 @@ use conform::cli::{Cli, Command};
 use conform::exit::ExitCodes;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are "errors" that print to stdout and succeed
+            let text = conform::settings::scrub_arguments(&e.render().to_string(), &argv);
+            if e.use_stderr() {
+                eprint!("{text}");
+            } else {
+                print!("{text}");
+            }
+            return ExitCode::from(if e.use_stderr() {
+                ExitCodes::CONFIG
+            } else {
+                ExitCodes::OK
+            });
+        }
+    };
     match cli.command {
         None => conform::harness::run(cli.run),
         Some(Command::Checks(args)) if args.markdown => conform::selftest::checks_command(),

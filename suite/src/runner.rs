@@ -11,7 +11,7 @@ use tokio::sync::OnceCell;
 
 use crate::catalog::{path_for, BodyKind, Catalog, Endpoint, Kind, TestCase, Variant};
 use crate::checks::{self as c, Check, Finding, Schemas};
-use crate::fixtures::{auth_for, FixtureError, Fixtures, Made, Scope};
+use crate::fixtures::{auth_for, FixtureError, Fixtures, Scope};
 use crate::target::{Auth, Body, Exchange, Request, Target};
 use crate::verdict::{Blocker, Profile, TestResult, Verdict};
 
@@ -335,17 +335,19 @@ impl<'a> TestRun<'a> {
                 }
             }
         };
-        TestResult {
+        let result = TestResult {
             name: self.case.name.clone(),
             group: self.case.group.clone(),
             verdict,
             reason,
             findings: self.findings,
             passed: self.passed.into_iter().collect(),
+            requests: self.exchanges.len(),
             exchanges: self.exchanges,
             duration,
             blocked_by,
-        }
+        };
+        result.keep_evidence()
     }
 
     /// Records a check's result; true when it passed.
@@ -879,12 +881,9 @@ impl<'a> TestRun<'a> {
             return;
         };
         let made = self.ctx.fixtures.instance_from(&kind, id.clone(), &doc);
-        let delete = self.ctx.fixtures.delete_request(&kind, &made, &self.scope);
-        self.ctx.fixtures.note_made(Made {
-            kind: kind.clone(),
-            id: id.clone(),
-            delete,
-        });
+        for record in self.ctx.fixtures.made_records(&kind, &made, &self.scope) {
+            self.ctx.fixtures.note_made(record);
+        }
         self.scope.insert(Arc::new(made));
         let check = if matches!(
             self.case.variant,
@@ -1377,11 +1376,20 @@ impl<'a> TestRun<'a> {
         let Some(kind) = self.endpoint.resource.clone() else {
             return;
         };
+        let deleted = self.scope.get(&kind).map(|i| i.id.clone());
         let Some(index) = self.show_resource(&kind).await else {
+            // no show to ask: the delete's success is all there is
+            if let Some(id) = deleted {
+                self.ctx.fixtures.note_gone(&kind, &id);
+            }
             return;
         };
         let ex = self.ex(index);
         let (gone, status) = (!ex.is_success(), ex.status());
+        if let Some(id) = deleted.filter(|_| gone) {
+            // shown gone: teardown has nothing left to do for it
+            self.ctx.fixtures.note_gone(&kind, &id);
+        }
         let check = if matches!(
             self.case.variant,
             Variant::Deprecated | Variant::DeprecatedApiV2

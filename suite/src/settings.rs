@@ -388,9 +388,69 @@ fn load_file(explicit: Option<&Path>) -> Result<(FileConfig, Option<PathBuf>), C
     };
     let text = std::fs::read_to_string(&path)
         .map_err(|e| ConfigError(format!("cannot read config file {}: {e}", path.display())))?;
-    let file: FileConfig = toml::from_str(&text)
-        .map_err(|e| ConfigError(format!("config file {}: {e}", path.display())))?;
+    let file: FileConfig = toml::from_str(&text).map_err(|e| {
+        ConfigError(format!(
+            "config file {}: {}",
+            path.display(),
+            toml_error(&text, &e)
+        ))
+    })?;
     Ok((file, Some(path)))
+}
+
+/// A config file error without the file's text: where it is and what is wrong, with the
+/// values of the credential lines scrubbed from the message (a TOML error quotes the line it
+/// found, and a type error quotes the value: either may be a token).
+fn toml_error(text: &str, error: &toml::de::Error) -> String {
+    let place = error
+        .span()
+        .map(|span| {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("line {line}, column {column}: ")
+        })
+        .unwrap_or_default();
+    let mut message = error.message().trim().to_string();
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if key.to_ascii_lowercase().contains("token") {
+            for secret in [value.trim(), value.trim().trim_matches(['"', '\''])] {
+                if !secret.is_empty() {
+                    message = message.replace(secret, "(redacted)");
+                }
+            }
+        }
+    }
+    format!("{place}{message}")
+}
+
+/// A command-line error's text with the values of the credential flags scrubbed (clap quotes
+/// the argument it stumbled on, and that may be a token).
+pub fn scrub_arguments(text: &str, argv: &[std::ffi::OsString]) -> String {
+    let mut secrets = Vec::new();
+    let mut args = argv.iter().map(|a| a.to_string_lossy().into_owned());
+    while let Some(arg) = args.next() {
+        let Some(flag) = arg.strip_prefix("--") else {
+            continue;
+        };
+        let (name, inline) = match flag.split_once('=') {
+            Some((name, value)) => (name.to_string(), Some(value.to_string())),
+            None => (flag.to_string(), None),
+        };
+        if name.contains("token") {
+            if let Some(value) = inline.or_else(|| args.next()) {
+                secrets.push(value);
+            }
+        }
+    }
+    let mut out = text.to_string();
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        out = out.replace(secret.as_str(), "(redacted)");
+    }
+    out
 }
 
 fn parse_url(flag: &str, text: &str) -> Result<Url, ConfigError> {

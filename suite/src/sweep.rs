@@ -1,8 +1,9 @@
 //! `conform sweep`: deletes what runs left behind. From the ledger: every resource created and
-//! not recorded as deleted, newest first (children before their parents), 404 counting as
-//! gone. By prefix (`--older-than`, `--prefix`): organizations whose name starts with the
-//! prefix, for runs whose ledger is lost. Each failure is reported and the sweep goes on;
-//! the exit code is 1 when something could not be deleted.
+//! not recorded as deleted, newest first (children before their parents), each removed as
+//! teardown removes it ([`crate::removal`]: every delete form the catalog knows, and counted
+//! only when shown gone). By prefix (`--older-than`, `--prefix`): organizations whose name
+//! starts with the prefix, for runs whose ledger is lost. Each failure is reported and the
+//! sweep goes on; the exit code is 1 when something could not be deleted.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,8 +18,9 @@ use url::Url;
 use crate::clock::{parse_duration, parse_rfc3339};
 use crate::exit::ExitCodes;
 use crate::ledger::{self, Entry, Event, Ledger};
+use crate::removal::{Removed, Remover};
 use crate::settings::{ConfigError, Settings};
-use crate::target::{Auth, Exchange, Request, Target, TargetConfig};
+use crate::target::{Auth, Request, Target, TargetConfig};
 
 /// Options of `conform sweep`.
 #[derive(Debug, Args)]
@@ -29,8 +31,9 @@ pub struct SweepArgs {
     /// The ledger to sweep.
     #[arg(long, value_name = "FILE", default_value = "reports/ledger.jsonl")]
     pub ledger: PathBuf,
-    /// Only what runs with this prefix made; with it, organizations named PREFIX... are
-    /// deleted too, even without a ledger.
+    /// Only what runs with this prefix made; with it, organizations named PREFIX... (and,
+    /// with --admin-token, user accounts whose email starts with it) are deleted too, even
+    /// without a ledger.
     #[arg(long, value_name = "PREFIX")]
     pub prefix: Option<String>,
     /// Also delete organizations named `conform-...` (or --prefix) created longer ago than
@@ -117,9 +120,20 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
     }
     if older_than.is_some() || args.prefix.is_some() {
         let prefix = args.prefix.clone().unwrap_or_else(|| "conform-".into());
-        runtime.block_on(sweep_organizations(
-            args, &target, &prefix, older_than, &mut tally,
+        runtime.block_on(sweep_named(
+            args,
+            &target,
+            &prefix,
+            older_than,
+            &mut tally,
+            &ORGANIZATIONS,
         ));
+        // users need the administrator API
+        if settings.admin_token.is_some() {
+            runtime.block_on(sweep_named(
+                args, &target, &prefix, older_than, &mut tally, &USERS,
+            ));
+        }
     }
     let verb = if args.dry_run {
         "would delete"
@@ -175,6 +189,9 @@ async fn sweep_ledger(
                 ConfigError(format!("cannot append to {}: {e}", args.ledger.display()))
             })?)
         };
+    let catalog = crate::catalog::Catalog::embedded().map_err(|e| ConfigError(e.to_string()))?;
+    let mut remover = Remover::new(target, &catalog);
+    let mut unconfirmed = Vec::new();
     for entry in outstanding.into_iter().rev() {
         let what = format!("{} {} (run {})", entry.kind, entry.id, entry.prefix);
         let (Some(method), Some(url)) = (entry.method.as_deref(), entry.url.as_deref()) else {
@@ -199,74 +216,128 @@ async fn sweep_ledger(
             tally.deleted += 1;
             continue;
         }
-        let ex = target.send(Request::new(method, url, entry.auth())).await;
-        if settle(&what, &ex, tally) {
-            if let Some(journal) = &journal {
-                journal.append(&Entry {
-                    event: Event::Deleted,
-                    time: crate::clock::rfc3339(SystemTime::now()),
-                    ..entry
-                });
-            }
+        let show = entry
+            .show
+            .as_deref()
+            .and_then(|s| Url::parse(s).ok())
+            .or_else(|| {
+                // a ledger written before shows were recorded: the catalog's show of the kind
+                let root = target.config.root.path().trim_end_matches('/');
+                let relative = url.path().strip_prefix(root)?;
+                let path = catalog.show_path_for(&entry.kind, method.as_str(), relative)?;
+                Some(target.url(&path))
+            })
+            .filter(|s| target.same_origin(s))
+            .map(|s| (s, entry.auth()));
+        let removed = remover
+            .remove(
+                &entry.kind,
+                &(method, url, entry.auth()),
+                show.as_ref(),
+                false,
+            )
+            .await;
+        if matches!(removed, Removed::Unconfirmed(_)) {
+            unconfirmed.push((what, entry, show, removed));
+            continue;
         }
+        settle(&what, removed, entry, journal.as_ref(), tally);
+    }
+    for (what, entry, show, removed) in unconfirmed {
+        let removed = remover.settle(show.as_ref(), removed);
+        settle(&what, removed, entry, journal.as_ref(), tally);
     }
     Ok(())
 }
 
-/// Counts one delete; true when the resource is gone now.
-fn settle(what: &str, ex: &Exchange, tally: &mut Tally) -> bool {
-    match ex.status() {
-        Some(s) if (200..300).contains(&s) => {
-            println!("deleted {what}");
+/// Counts one removal, and records in the ledger what is gone.
+fn settle(what: &str, removed: Removed, entry: Entry, journal: Option<&Ledger>, tally: &mut Tally) {
+    let gone = match removed {
+        Removed::Deleted(by) => {
+            println!("deleted {what}: {by}");
             tally.deleted += 1;
             true
         }
-        Some(404 | 410) => {
+        Removed::Gone => {
             println!("already gone: {what}");
             tally.gone += 1;
             true
         }
-        Some(s) => {
-            tally.failed.push(format!(
-                "{what}: {} {} answered {s}",
-                ex.request.method, ex.request.url
-            ));
+        Removed::Left(why) | Removed::Unconfirmed(why) => {
+            tally.failed.push(format!("{what}: {why}"));
             false
         }
-        None => {
-            let why = ex.response.as_ref().err().map(ToString::to_string);
-            tally.failed.push(format!(
-                "{what}: {} {}: {}",
-                ex.request.method,
-                ex.request.url,
-                why.unwrap_or_default()
-            ));
-            false
-        }
+    };
+    if let (true, Some(journal)) = (gone, journal) {
+        journal.append(&Entry {
+            event: Event::Deleted,
+            time: crate::clock::rfc3339(SystemTime::now()),
+            ..entry
+        });
     }
 }
 
-async fn sweep_organizations(
+/// A collection swept by name: what the run's prefix names in it is the run's.
+struct Named {
+    /// The kind, for messages.
+    kind: &'static str,
+    /// The list, `{prefix}` filled in, without paging parameters.
+    list: &'static str,
+    /// Where an item's name is.
+    name: &'static str,
+    /// The delete (and show) path, `{id}` filled in.
+    item: &'static str,
+    /// The credential.
+    auth: Auth,
+    /// Whether the item can be shown after its delete (`item` is also its show).
+    shown: bool,
+}
+
+/// Organizations named with the prefix.
+const ORGANIZATIONS: Named = Named {
+    kind: "organization",
+    list: "/api/v2/organizations?",
+    name: "/attributes/name",
+    item: "/api/v2/organizations/{id}",
+    auth: Auth::User,
+    shown: true,
+};
+
+/// User accounts whose email starts with the prefix (an invitation in flight at a kill makes
+/// one the ledger never saw); administrator API.
+const USERS: Named = Named {
+    kind: "user",
+    list: "/api/v2/admin/users?q={prefix}&",
+    name: "/attributes/email",
+    item: "/api/v2/admin/users/{id}",
+    auth: Auth::Admin,
+    shown: false,
+};
+
+async fn sweep_named(
     args: &SweepArgs,
     target: &Target,
     prefix: &str,
     older_than: Option<Duration>,
     tally: &mut Tally,
+    named: &Named,
 ) {
     let now = SystemTime::now();
     let mut found = Vec::new();
+    let list = named
+        .list
+        .replace("{prefix}", &crate::fixtures::encode_segment(prefix));
     for page in 1..=1000 {
-        let url = target.url(&format!(
-            "/api/v2/organizations?page%5Bnumber%5D={page}&page%5Bsize%5D=100"
-        ));
+        let url = target.url(&format!("{list}page%5Bnumber%5D={page}&page%5Bsize%5D=100"));
         let ex = target
-            .send(Request::new(Method::GET, url, Auth::User))
+            .send(Request::new(Method::GET, url, named.auth))
             .await;
         let doc = match (ex.is_success(), ex.json()) {
             (true, Ok(doc)) => doc,
             _ => {
                 tally.failed.push(format!(
-                    "organizations named {prefix}...: listing them failed ({})",
+                    "{}s named {prefix}...: listing them failed ({})",
+                    named.kind,
                     ex.status()
                         .map(|s| format!("status {s}"))
                         .or_else(|| ex.response.as_ref().err().map(ToString::to_string))
@@ -282,16 +353,17 @@ async fn sweep_organizations(
             .unwrap_or_default();
         for item in &items {
             let name = item
-                .pointer("/attributes/name")
+                .pointer(named.name)
                 .or_else(|| item.get("id"))
                 .and_then(Value::as_str)
                 .unwrap_or("");
+            let id = item.get("id").and_then(Value::as_str).unwrap_or(name);
             if name.starts_with(prefix) {
                 let created = item
                     .pointer("/attributes/created-at")
                     .and_then(Value::as_str)
                     .and_then(parse_rfc3339);
-                found.push((name.to_string(), created));
+                found.push((name.to_string(), id.to_string(), created));
             }
         }
         let next = doc.pointer("/meta/pagination/next-page");
@@ -299,8 +371,16 @@ async fn sweep_organizations(
             break;
         }
     }
-    for (name, created) in found {
-        let what = format!("organization {name}");
+    let catalog = match crate::catalog::Catalog::embedded() {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            tally.failed.push(format!("the catalog does not load: {e}"));
+            return;
+        }
+    };
+    let mut remover = Remover::new(target, &catalog);
+    for (name, id, created) in found {
+        let what = format!("{} {name}", named.kind);
         if let Some(age) = older_than {
             match created.map(|c| now.duration_since(c).unwrap_or_default()) {
                 Some(actual) if actual >= age => {}
@@ -316,13 +396,29 @@ async fn sweep_organizations(
             tally.deleted += 1;
             continue;
         }
-        let mut url = target.url("/api/v2/organizations");
-        if let Ok(mut segments) = url.path_segments_mut() {
-            segments.push(&name);
-        }
-        let ex = target
-            .send(Request::new(Method::DELETE, url, Auth::User))
+        let url = target.url(
+            &named
+                .item
+                .replace("{id}", &crate::fixtures::encode_segment(&id)),
+        );
+        // listed a moment ago: a 404 to its delete is a missing route, not "gone"
+        let show = (url.clone(), named.auth);
+        let show = named.shown.then_some(&show);
+        let removed = remover
+            .remove(named.kind, &(Method::DELETE, url, named.auth), show, false)
             .await;
-        settle(&what, &ex, tally);
+        match remover.settle(show, removed) {
+            Removed::Deleted(by) => {
+                println!("deleted {what}: {by}");
+                tally.deleted += 1;
+            }
+            Removed::Gone => {
+                println!("already gone: {what}");
+                tally.gone += 1;
+            }
+            Removed::Left(why) | Removed::Unconfirmed(why) => {
+                tally.failed.push(format!("{what}: {why}"));
+            }
+        }
     }
 }

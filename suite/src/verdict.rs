@@ -82,8 +82,11 @@ pub struct TestResult {
     pub findings: Vec<Finding>,
     /// Ids of the checks that ran and passed.
     pub passed: Vec<&'static str>,
-    /// Every request and answer, in order.
+    /// The requests and answers kept as evidence, in order (a sequence family keeps those
+    /// of the sequence it reports).
     pub exchanges: Vec<Exchange>,
+    /// Requests the test sent in all (a sequence family sends many sequences).
+    pub requests: usize,
     /// Wall time of the test.
     pub duration: Duration,
     /// What a `blocked` test could not have, and where that is judged.
@@ -131,6 +134,12 @@ impl Blocker {
 }
 
 impl TestResult {
+    /// Keeps of each exchange only what a report shows: called when the test is over.
+    pub fn keep_evidence(mut self) -> Self {
+        self.exchanges.iter_mut().for_each(Exchange::keep_evidence);
+        self
+    }
+
     /// The failure text: each finding with the exchange that shows it.
     pub fn failure_text(&self) -> String {
         let mut out = String::new();

@@ -152,6 +152,9 @@ fn wrong_flags_and_configs_exit_2_with_one_message() {
         vec!["--require", "workspaces"],
         vec!["--fixture", "novalue"],
         vec!["--timeout", "-1"],
+        vec!["--test-threads", "0"],
+        vec!["--max-body", "0"],
+        vec!["--rate", "0/s"],
     ] {
         let out = conform(&args, &reports);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
@@ -162,6 +165,122 @@ fn wrong_flags_and_configs_exit_2_with_one_message() {
     let out = conform(&["--config", bad.to_str().expect("utf8")], &reports);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("bad.toml"), "{}", text(&out));
+}
+
+#[test]
+fn reports_that_cannot_be_written_exit_2_before_the_run() {
+    let dir = scratch("reports-file");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args([
+            "--reports",
+            file.to_str().expect("utf8"),
+            "--group",
+            "account",
+        ])
+        .output()
+        .expect("conform runs");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("is a file, not a folder"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !text(&out).contains("account::"),
+        "no test ran: {}",
+        text(&out)
+    );
+}
+
+/// Every configuration and command-line error, fed a canary token from the flag, the
+/// environment and the config file: the canary is in no message.
+#[test]
+fn no_configuration_error_prints_a_token() {
+    let dir = scratch("canary-errors");
+    let canary = "canary7f3e9a1b";
+    let configs = [
+        format!("token = {canary}\n"),
+        format!("token = \"{canary}\"\ninsecure = \"yes\"\n"),
+        format!("admin-token = {canary}x\n"),
+        format!("target = \"http://127.0.0.1:1\"\ntoken = \"{canary}\"\nunknown = 1\n"),
+        format!("token = [\"{canary}\"]\n"),
+    ];
+    for (i, config) in configs.iter().enumerate() {
+        let path = dir.join(format!("c{i}.toml"));
+        std::fs::write(&path, config).expect("write");
+        let out = conform(&["--config", path.to_str().expect("utf8")], &dir);
+        assert_eq!(out.status.code(), Some(2), "{config}: {}", text(&out));
+        assert!(!text(&out).contains(canary), "{config}: {}", text(&out));
+    }
+    let numeric = dir.join("numeric.toml");
+    std::fs::write(&numeric, "token = 918273645\n").expect("write");
+    let out = conform(&["--config", numeric.to_str().expect("utf8")], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!text(&out).contains("918273645"), "{}", text(&out));
+    for args in [
+        vec!["--token", canary, "--bogus"],
+        vec![&format!("--token={canary}"), "--timeout", "x"],
+        vec!["--admin-token", canary, "--target", "not a url"],
+        vec!["--token", canary, "--test-threads", "0"],
+        vec!["--token", canary, "--target", "http://127.0.0.1:1"],
+    ] {
+        let out = conform(&args, &dir);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(!text(&out).contains(canary), "{args:?}: {}", text(&out));
+    }
+    for args in [
+        vec!["sweep", "--token", canary],
+        vec!["sweep", "--token", canary, "--older-than", "soon"],
+        vec![
+            "sweep",
+            "--token",
+            canary,
+            "--target",
+            "http://127.0.0.1:1",
+            "--bogus",
+        ],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_conform"))
+            .args(&args)
+            .output()
+            .expect("conform runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(!text(&out).contains(canary), "{args:?}: {}", text(&out));
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["--target", "http://127.0.0.1:1", "--group", "nope"])
+        .env("CONFORM_TOKEN", canary)
+        .output()
+        .expect("conform runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!text(&out).contains(canary), "{}", text(&out));
+}
+
+/// What `--help` says of defaults is what the code does.
+#[test]
+fn help_agrees_with_the_code() {
+    let help = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .arg("--help")
+        .output()
+        .expect("conform runs");
+    let help = text(&help);
+    let default = format!("default {}", conform::sequences::DEFAULT_CASES);
+    assert!(help.contains(&default), "--cases says {default}: {help}");
+    let sweep = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["sweep", "--help"])
+        .output()
+        .expect("conform runs");
+    let sweep = text(&sweep);
+    assert!(sweep.contains("`sweep` needs it"), "{sweep}");
+    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .arg("sweep")
+        .env_remove("CONFORM_TARGET")
+        .env_remove("TFE_ADDRESS")
+        .output()
+        .expect("conform runs");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
 
 #[test]
@@ -212,79 +331,93 @@ fn a_target_that_wants_a_token_and_has_none_exits_2() {
     assert!(text(&out).contains("no token was given"), "{}", text(&out));
 }
 
+/// A server that does not speak the API (HTML or garbage to everything, 404 to everything,
+/// a gigabyte) is refused before any test: exit 2 with one message that says what it
+/// answered, not thousands of failures.
 #[test]
-fn html_garbage_and_huge_answers_fail_tests_that_say_so() {
+fn a_target_that_does_not_speak_the_api_exits_2_before_any_test() {
     let reports = scratch("html");
-    let (html, _) = fake_server(Some(http(
-        "200 OK",
-        "content-type: text/html\r\n",
-        "<html><body>login</body></html>",
-    )));
-    let out = conform(
-        &[
-            "--target",
-            &html,
-            "--token",
-            "test-token-123",
-            "--group",
-            "account",
-        ],
-        &reports,
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        text(&out).contains("is not JSON") && text(&out).contains("<html>"),
-        "{}",
-        text(&out)
-    );
-    let (garbage, _) = fake_server(Some(http(
-        "200 OK",
-        "content-type: application/json\r\n",
-        "{\"data\": [1, 2,",
-    )));
-    let out = conform(
-        &[
-            "--target",
-            &garbage,
-            "--token",
-            "test-token-123",
-            "--group",
-            "account",
-        ],
-        &reports,
-    );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out).contains("is not JSON"), "{}", text(&out));
-    // A body far larger than the cap: the client stops reading at the cap.
     let huge = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
         1u64 << 30,
         " ".repeat(1 << 20)
     );
-    let (big, _) = fake_server(Some(huge.into_bytes()));
-    let started = Instant::now();
+    for (answer, says) in [
+        (
+            http(
+                "200 OK",
+                "content-type: text/html\r\n",
+                "<html><body>login</body></html>",
+            ),
+            "is not JSON",
+        ),
+        (
+            http(
+                "200 OK",
+                "content-type: application/json\r\n",
+                "{\"data\": [1, 2,",
+            ),
+            "is not JSON",
+        ),
+        (
+            http(
+                "200 OK",
+                "content-type: application/json\r\n",
+                "{\"items\": []}",
+            ),
+            "JSON without `data`",
+        ),
+        (
+            http("404 Not Found", "content-type: text/plain\r\n", "not found"),
+            "answered 404",
+        ),
+        (huge.into_bytes(), "larger than the response size cap"),
+    ] {
+        let (addr, _) = fake_server(Some(answer));
+        let started = Instant::now();
+        let out = conform(
+            &[
+                "--target",
+                &addr,
+                "--token",
+                "test-token-123",
+                "--timeout",
+                "3",
+            ],
+            &reports,
+        );
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(said.contains("does not answer like this API"), "{said}");
+        assert!(said.contains(says), "{says}: {said}");
+        assert!(!said.contains("::api-v2"), "no test ran: {said}");
+        assert!(said.lines().count() < 5, "one message: {said}");
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+}
+
+/// What preflight warns of reaches the reports, not only the terminal.
+#[test]
+fn preflight_warnings_are_in_the_reports() {
+    let reports = scratch("preflight-warnings");
     let out = conform(
         &[
-            "--target",
-            &big,
-            "--token",
-            "test-token-123",
+            "--reference-shape",
+            "registry-only",
+            "--module",
+            "acme/network/aws/1.0.0",
             "--group",
-            "account",
-            "--max-body",
-            "65536",
-            "--timeout",
-            "3",
+            "registry_modules_read",
         ],
         &reports,
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        text(&out).contains("larger than the response size cap"),
-        "{}",
-        text(&out)
-    );
-    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let results = std::fs::read_to_string(reports.join("results.json")).expect("results.json");
+    let doc: serde_json::Value = serde_json::from_str(&results).expect("parses");
+    let warnings = doc["warnings"].to_string();
+    assert!(warnings.contains("registry discovery"), "{warnings}");
+    let summary = std::fs::read_to_string(reports.join("summary.md")).expect("summary.md");
+    assert!(summary.contains("registry discovery"), "{summary}");
 }
 
 #[test]

@@ -55,6 +55,15 @@ fn every_sequence_passes_against_the_reference_at_the_default_budget() {
         assert!(results.iter().any(|r| r.name == name), "{name} did not run");
     }
     assert!(results.iter().all(|r| r.name.starts_with("sequences::")));
+    // results.json counts what a family sent: every sequence, not the evidence kept
+    for r in &results {
+        assert!(
+            r.requests > r.exchanges.len().max(47),
+            "{}: {} requests counted",
+            r.name,
+            r.requests
+        );
+    }
     assert!(
         started.elapsed().as_secs() < 30,
         "took {:?}",

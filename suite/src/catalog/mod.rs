@@ -146,27 +146,119 @@ impl Catalog {
     /// the endpoint whose path template fits best, in the request's path form. A failed
     /// fixture request is reported there, once; the tests it blocks point to it.
     pub fn test_for(&self, method: &str, path: &str) -> Option<String> {
+        let found = self.endpoint_for(method, path)?;
+        let variant = if found.prefixed {
+            found.variants.1
+        } else {
+            found.variants.0
+        };
+        Some(format!(
+            "{}::{}::{}",
+            found.group.group,
+            found.endpoint.id,
+            variant.as_str()
+        ))
+    }
+
+    /// Every form the catalog knows of the request `method path` (relative to the service
+    /// root): the endpoint's path, its other spelling and its deprecated form, each with and
+    /// without `/api/v2`, filled with the values the request's path holds. The request's own
+    /// form comes first. A form that names a parameter the request does not hold is left out.
+    pub fn forms_of(&self, method: &str, path: &str) -> Vec<(String, String)> {
+        let Some(found) = self.endpoint_for(method, path) else {
+            return vec![(method.to_string(), path.to_string())];
+        };
+        let e = found.endpoint;
+        let templates = [
+            Some((e.method.as_str(), e.path.as_str())),
+            e.alias
+                .as_ref()
+                .map(|a| (e.method.as_str(), a.path.as_str())),
+            e.deprecated
+                .as_ref()
+                .map(|d| (d.method.as_str(), d.path.as_str())),
+        ];
+        let mut forms = vec![(method.to_string(), path.to_string())];
+        for (m, template) in templates.into_iter().flatten() {
+            let filled: Option<Vec<String>> = path_for(template, Variant::Bare)
+                .split('/')
+                .map(|seg| match seg.strip_prefix(':') {
+                    Some(name) => found.values.get(name).cloned(),
+                    None => Some(seg.to_string()),
+                })
+                .collect();
+            let Some(segments) = filled else { continue };
+            let bare = segments.join("/");
+            for candidate in [format!("{}{bare}", variants::API_PREFIX), bare.clone()] {
+                let form = (m.to_string(), candidate);
+                if !forms.contains(&form) {
+                    forms.push(form);
+                }
+            }
+        }
+        forms
+    }
+
+    /// The path of the show of a `kind` resource, filled from the path of a request about it
+    /// (its delete): for a ledger entry written without its show.
+    /// A GET of the delete's own path, where the catalog has one, shows what the delete
+    /// removes (an invited user's membership); else the kind's show.
+    pub fn show_path_for(&self, kind: &str, method: &str, path: &str) -> Option<String> {
+        if method != "GET" && self.endpoint_for("GET", path).is_some() {
+            return Some(path.to_string());
+        }
+        let found = self.endpoint_for(method, path)?;
+        let (_, show) = self.show_of(kind)?;
+        let segments: Option<Vec<String>> = path_for(&show.path, Variant::Bare)
+            .split('/')
+            .map(|seg| match seg.strip_prefix(':') {
+                Some(name) => found.values.get(name).cloned(),
+                None => Some(seg.to_string()),
+            })
+            .collect();
+        let bare = segments?.join("/");
+        Some(if found.prefixed {
+            format!("{}{bare}", variants::API_PREFIX)
+        } else {
+            bare
+        })
+    }
+
+    /// The endpoint whose path template fits `method path` best (most literal segments), with
+    /// the values of its parameters.
+    fn endpoint_for(&self, method: &str, path: &str) -> Option<Found<'_>> {
         let (bare, prefixed) = match path.strip_prefix(variants::API_PREFIX) {
             Some(rest) => (rest, true),
             None => (path, false),
         };
         let segs: Vec<&str> = bare.split('/').filter(|s| !s.is_empty()).collect();
-        let mut best: Option<(usize, String)> = None;
-        for (g, e) in self.endpoints().filter(|(_, e)| e.method == method) {
+        let mut best: Option<(usize, Found<'_>)> = None;
+        for (g, e) in self.endpoints() {
             let forms = [
-                Some((e.path.as_str(), Variant::Bare, Variant::ApiV2)),
-                e.alias
-                    .as_ref()
-                    .map(|a| (a.path.as_str(), Variant::Alias, Variant::AliasApiV2)),
+                Some((
+                    e.method.as_str(),
+                    e.path.as_str(),
+                    (Variant::Bare, Variant::ApiV2),
+                )),
+                e.alias.as_ref().map(|a| {
+                    (
+                        e.method.as_str(),
+                        a.path.as_str(),
+                        (Variant::Alias, Variant::AliasApiV2),
+                    )
+                }),
                 e.deprecated.as_ref().map(|d| {
                     (
+                        d.method.as_str(),
                         d.path.as_str(),
-                        Variant::Deprecated,
-                        Variant::DeprecatedApiV2,
+                        (Variant::Deprecated, Variant::DeprecatedApiV2),
                     )
                 }),
             ];
-            for (template, bare_form, api_form) in forms.into_iter().flatten() {
+            for (m, template, variants) in forms.into_iter().flatten() {
+                if m != method {
+                    continue;
+                }
                 let template = path_for(template, Variant::Bare);
                 let t: Vec<&str> = template.split('/').filter(|s| !s.is_empty()).collect();
                 if t.len() != segs.len() {
@@ -178,15 +270,27 @@ impl Catalog {
                     .all(|(t, s)| t.starts_with(':') || t == s);
                 let literals = t.iter().filter(|t| !t.starts_with(':')).count();
                 if fits && best.as_ref().is_none_or(|(n, _)| literals > *n) {
-                    let variant = if prefixed { api_form } else { bare_form };
+                    let values = t
+                        .iter()
+                        .zip(&segs)
+                        .filter_map(|(t, s)| {
+                            Some((t.strip_prefix(':')?.to_string(), s.to_string()))
+                        })
+                        .collect();
                     best = Some((
                         literals,
-                        format!("{}::{}::{}", g.group, e.id, variant.as_str()),
+                        Found {
+                            group: g,
+                            endpoint: e,
+                            variants,
+                            prefixed,
+                            values,
+                        },
                     ));
                 }
             }
         }
-        best.map(|(_, name)| name)
+        best.map(|(_, found)| found)
     }
 
     /// The create test of a resource kind in the canonical path form, where its creation is
@@ -375,4 +479,14 @@ fn collect_dir(
         }
     }
     Ok(())
+}
+
+/// An endpoint found for a request: its group, its variants (bare, prefixed), whether the
+/// request was prefixed, and the values of the template's parameters.
+struct Found<'a> {
+    group: &'a Group,
+    endpoint: &'a Endpoint,
+    variants: (Variant, Variant),
+    prefixed: bool,
+    values: BTreeMap<String, String>,
 }

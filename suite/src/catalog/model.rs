@@ -246,6 +246,22 @@ pub struct ResourceDef {
     /// A request sent after the create (e.g. an upload), with the same fixtures.
     #[serde(default)]
     pub after: Vec<Route>,
+    /// Resources the create brings into being that outlive this one (an invitation's user
+    /// account): each is recorded, and torn down after it.
+    #[serde(default)]
+    pub leaves: Vec<Leaves>,
+}
+
+/// A resource a create brings into being besides the one it answers.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Leaves {
+    /// Its kind.
+    pub kind: String,
+    /// JSON pointer to its id in the create answer.
+    pub pointer: String,
+    /// The request that deletes it; `:id` is its id.
+    pub delete: Route,
 }
 
 /// A resource read from another resource's document.

@@ -347,6 +347,7 @@ mod tests {
                 headers: vec![("content-type".into(), content_type.into())],
                 body: body.as_bytes().to_vec(),
                 truncated: false,
+                received: 0,
             }),
             elapsed: Default::default(),
         }

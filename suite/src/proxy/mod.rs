@@ -398,6 +398,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
                         )
                     })
                     .collect(),
+                received: kept.len() + first_over.as_ref().map_or(0, Bytes::len),
                 body: kept.clone(),
                 truncated,
             }),
@@ -584,6 +585,7 @@ mod tests {
                 headers: vec![("content-type".into(), "application/vnd.api+json".into())],
                 body: b"{\"data\":[".to_vec(),
                 truncated: true,
+                received: 4096,
             }),
             elapsed: Duration::ZERO,
         };

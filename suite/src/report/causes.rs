@@ -114,6 +114,7 @@ mod tests {
             findings: Vec::new(),
             passed: Vec::new(),
             exchanges: Vec::new(),
+            requests: 0,
             duration: Default::default(),
             blocked_by: Some(Blocker {
                 needed: "the `workspace` fixture".into(),

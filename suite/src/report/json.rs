@@ -118,6 +118,6 @@ fn test(r: &TestResult, report: &RunReport) -> Value {
             "see": b.see,
         })),
         "duration_ms": r.duration.as_secs_f64() * 1000.0,
-        "requests": r.exchanges.len(),
+        "requests": r.requests,
     })
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::TestRun;
 use crate::catalog::{path_for, Refusal, Variant};
 use crate::checks::{self as c, Stored};
-use crate::fixtures::{auth_for, Made};
+use crate::fixtures::auth_for;
 use crate::target::{Body, Request, TransportError, JSONAPI};
 
 impl TestRun<'_> {
@@ -172,12 +172,9 @@ impl TestRun<'_> {
         let Some(id) = c::document_id(&doc) else {
             return;
         };
-        let made = self.ctx.fixtures.instance_from(kind, id.clone(), &doc);
-        let delete = self.ctx.fixtures.delete_request(kind, &made, &self.scope);
-        self.ctx.fixtures.note_made(Made {
-            kind: kind.clone(),
-            id,
-            delete,
-        });
+        let made = self.ctx.fixtures.instance_from(kind, id, &doc);
+        for record in self.ctx.fixtures.made_records(kind, &made, &self.scope) {
+            self.ctx.fixtures.note_made(record);
+        }
     }
 }

@@ -308,6 +308,20 @@ impl<'a> Run<'a> {
         Some((method, url, auth))
     }
 
+    /// The request that shows one item (its collection's `show`, when that is a show and
+    /// not a list search), for teardown to tell whether it is gone.
+    fn show_request(&self, index: usize) -> Option<(url::Url, Auth)> {
+        let item = &self.model.items[index];
+        let coll = self.coll(item.coll);
+        if coll.show_list {
+            return None;
+        }
+        let template = coll.show.as_ref()?;
+        let env = self.env(Some(index), item.parent, None);
+        let auth = if coll.admin { Auth::Admin } else { Auth::User };
+        Some((self.ctx.target.api_url(&env.fill(template)), auth))
+    }
+
     /// Deletes what the sequence made: the items [`Run::cleanup_request`] names (each is in
     /// the run's ledger from its create on), whatever the model says of them (a deleted item
     /// answers 404, which counts as gone; a failed sequence's model may be wrong), then the
@@ -359,7 +373,9 @@ impl<'a> Run<'a> {
         self.ctx.fixtures.note_made(crate::fixtures::Made {
             kind: "organization".into(),
             id: name,
-            delete: Some((Method::DELETE, url, Auth::User)),
+            delete: Some((Method::DELETE, url.clone(), Auth::User)),
+            show: Some((url, Auth::User)),
+            parents: Vec::new(),
         });
     }
 
@@ -916,10 +932,13 @@ impl<'a> Run<'a> {
         });
         let item = self.model.items.len() - 1;
         if let Some(delete) = self.cleanup_request(item) {
+            let show = self.show_request(item);
             self.ctx.fixtures.note_made(crate::fixtures::Made {
                 kind: coll.kind.clone(),
                 id: self.model.items[item].id.clone(),
                 delete: Some(delete),
+                show,
+                parents: Vec::new(),
             });
         }
         item

@@ -278,6 +278,8 @@ async fn run_ops(
 
 struct Shrunk {
     outcome: RunOutcome,
+    /// Requests the shrinking sent, in all.
+    sent: usize,
     from: usize,
     runs: usize,
     elapsed: Duration,
@@ -302,6 +304,7 @@ async fn shrink(
     let from = first.steps.len();
     let mut best = first;
     let mut runs = 0;
+    let mut sent = 0;
     let mut timed_out = false;
     let mut unreachable = None;
     'outer: loop {
@@ -326,6 +329,7 @@ async fn shrink(
                 }
                 runs += 1;
                 let outcome = run_ops(ctx, family, config, learned, names.next(), &candidate).await;
+                sent += outcome.exchanges.len();
                 if let Some(why) = outcome.unreachable.clone() {
                     unreachable = Some(why);
                     break 'outer;
@@ -358,6 +362,7 @@ async fn shrink(
                 candidate[i] = simpler;
                 runs += 1;
                 let outcome = run_ops(ctx, family, config, learned, names.next(), &candidate).await;
+                sent += outcome.exchanges.len();
                 if let Some(why) = outcome.unreachable.clone() {
                     unreachable = Some(why);
                     break 'outer;
@@ -378,6 +383,7 @@ async fn shrink(
     }
     Shrunk {
         outcome: best,
+        sent,
         from,
         runs,
         elapsed: started.elapsed(),
@@ -398,7 +404,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             Vec::new(),
             BTreeSet::new(),
             Vec::new(),
-            started,
+            (started, 0),
         );
     }
     let given = config.organization.as_deref().filter(|_| family.namespace);
@@ -418,7 +424,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
                 Vec::new(),
                 BTreeSet::new(),
                 Vec::new(),
-                started,
+                (started, 0),
             );
         }
     }
@@ -427,6 +433,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
     let mut seed = base;
     let mut passed: BTreeSet<&'static str> = BTreeSet::new();
     let mut notes: Vec<(Finding, Option<Exchange>)> = Vec::new();
+    let mut sent = 0;
     for case in 0..config.cases.max(1) {
         if case > 0 {
             seed = splitmix(seed) % 1_000_000_000_000;
@@ -439,6 +446,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             attempt: 0,
         };
         let outcome = run_ops(ctx, family, config, &learned, names.next(), &ops).await;
+        sent += outcome.exchanges.len();
         passed.extend(outcome.passed.iter().copied());
         for note in &outcome.notes {
             if !notes.iter().any(|(n, _)| n.check.id == note.check.id) {
@@ -457,7 +465,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
                 Vec::new(),
                 passed,
                 Vec::new(),
-                started,
+                (started, sent),
             );
         }
         if let Some(why) = outcome.error.clone() {
@@ -483,7 +491,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
                     Vec::new(),
                     passed,
                     outcome.exchanges.clone(),
-                    started,
+                    (started, sent),
                 );
                 blocked.blocked_by = Some(blocker);
                 return blocked;
@@ -496,13 +504,14 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
                 Vec::new(),
                 passed,
                 exchanges,
-                started,
+                (started, sent),
             );
         }
         if outcome.failure.is_none() {
             continue;
         }
         let shrunk = shrink(ctx, family, config, &learned, &mut names, outcome).await;
+        sent += shrunk.sent;
         let text = render(family, seed, case, config, &shrunk);
         let out = shrunk.outcome;
         let mut findings = Vec::new();
@@ -525,7 +534,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             findings,
             passed,
             out.exchanges,
-            started,
+            (started, sent),
         );
     }
     let mut exchanges = Vec::new();
@@ -546,7 +555,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
         findings,
         passed,
         exchanges,
-        started,
+        (started, sent),
     )
 }
 
@@ -557,9 +566,10 @@ fn result(
     findings: Vec<Finding>,
     passed: BTreeSet<&'static str>,
     exchanges: Vec<Exchange>,
-    started: Instant,
+    (started, sent): (Instant, usize),
 ) -> TestResult {
-    TestResult {
+    let result = TestResult {
+        requests: sent,
         name: name.to_string(),
         group: GROUP.to_string(),
         verdict,
@@ -569,7 +579,8 @@ fn result(
         exchanges,
         duration: started.elapsed(),
         blocked_by: None,
-    }
+    };
+    result.keep_evidence()
 }
 
 /// The failure message: seed, how to reproduce, the minimal sequence as numbered steps with

@@ -27,10 +27,13 @@ pub struct ResponseRecord {
     pub status: u16,
     /// Response headers.
     pub headers: Vec<(String, String)>,
-    /// The body, up to the size cap.
+    /// The body, up to the size cap; only its start when it was cut or the test is over
+    /// (see [`Exchange::keep_evidence`]).
     pub body: Vec<u8>,
     /// The body was longer than the cap and was cut.
     pub truncated: bool,
+    /// Bytes of the body received in all (at least `body.len()`).
+    pub received: usize,
 }
 
 /// What went wrong on the wire.
@@ -100,7 +103,7 @@ impl Exchange {
         if response.truncated {
             return Err(format!(
                 "the body is larger than the response size cap ({} bytes read)",
-                response.body.len()
+                response.received
             ));
         }
         if response.body.is_empty() {
@@ -113,31 +116,54 @@ impl Exchange {
         })
     }
 
-    /// A `curl` command that repeats the request (the token stays redacted).
+    /// A `curl` command that repeats the request when pasted into a POSIX shell: the
+    /// credential header reads its token from the environment (`$CONFORM_TOKEN`, or
+    /// `$CONFORM_ADMIN_TOKEN` for administrator requests) in double quotes, so the shell
+    /// expands it; everything else is single-quoted, so nothing else is expanded.
     pub fn curl(&self) -> String {
-        let mut cmd = format!("curl -sS -X {} '{}'", self.request.method, self.request.url);
+        let mut cmd = format!(
+            "curl -sS -X {} {}",
+            self.request.method,
+            single_quoted(&self.request.url)
+        );
         for (k, v) in &self.request.headers {
-            if k.eq_ignore_ascii_case("authorization") {
-                cmd.push_str(&format!(" -H '{k}: Bearer $CONFORM_TOKEN'"));
+            let header = format!("{k}: {v}");
+            if v.contains("$CONFORM_") {
+                cmd.push_str(&format!(" -H \"{header}\""));
             } else {
-                cmd.push_str(&format!(" -H '{k}: {v}'"));
+                cmd.push_str(&format!(" -H {}", single_quoted(&header)));
             }
         }
         if let Some(body) = &self.request.body {
             if body.starts_with('<') {
                 cmd.push_str(" --data-binary @config.tar.gz");
             } else {
-                cmd.push_str(&format!(" --data '{}'", body.replace('\'', "'\\''")));
+                cmd.push_str(&format!(" --data {}", single_quoted(body)));
             }
         }
         cmd
+    }
+
+    /// Keeps only what a report shows of the body (its first [`REPORT_BODY_BYTES`]): a
+    /// finished test's evidence must not hold whole answers, or the run's memory follows
+    /// what the target sends.
+    pub fn keep_evidence(&mut self) {
+        if let Ok(r) = &mut self.response {
+            if r.body.len() > REPORT_BODY_BYTES {
+                r.body.truncate(REPORT_BODY_BYTES);
+                r.body.shrink_to_fit();
+            }
+        }
     }
 
     /// The exchange as text for a failure message: request, curl line, status, headers, body start.
     pub fn transcript(&self) -> String {
         let mut out = format!("request: {} {}\n", self.request.method, self.request.url);
         if let Some(body) = &self.request.body {
-            out.push_str(&format!("request body: {}\n", clip(body.as_bytes())));
+            out.push_str(&format!(
+                "request body: {}\n",
+                clip(body.as_bytes(), body.len())
+            ));
         }
         out.push_str(&format!("reproduce: {}\n", self.curl()));
         match &self.response {
@@ -151,7 +177,7 @@ impl Exchange {
                     out.push_str(&format!("  {k}: {v}\n"));
                 }
                 if !r.body.is_empty() {
-                    out.push_str(&format!("response body: {}", clip(&r.body)));
+                    out.push_str(&format!("response body: {}", clip(&r.body, r.received)));
                     if r.truncated {
                         out.push_str(" [cut at the response size cap]");
                     }
@@ -164,11 +190,18 @@ impl Exchange {
     }
 }
 
-fn clip(body: &[u8]) -> String {
+/// `text` as one single-quoted shell word.
+fn single_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The start of a body for a report, and its whole length when that was more.
+fn clip(body: &[u8], received: usize) -> String {
     let cut = body.len().min(REPORT_BODY_BYTES);
     let mut text = String::from_utf8_lossy(&body[..cut]).into_owned();
-    if body.len() > cut {
-        text.push_str(&format!("… ({} bytes in all)", body.len()));
+    let whole = received.max(body.len());
+    if whole > cut {
+        text.push_str(&format!("… ({whole} bytes in all)"));
     }
     text
 }

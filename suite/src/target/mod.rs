@@ -6,12 +6,13 @@ mod guard;
 mod secret;
 mod throttle;
 
-pub use exchange::{Exchange, RequestRecord, ResponseRecord, TransportError};
+pub use exchange::{Exchange, RequestRecord, ResponseRecord, TransportError, REPORT_BODY_BYTES};
 pub use guard::Guard;
 pub use secret::{redact, Secret};
 pub use throttle::{parse_rate, requested_wait, Throttle, ThrottleStats, MAX_RETRIES, MAX_WAIT};
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
@@ -24,6 +25,12 @@ pub const MAX_RECONNECTS: u32 = 2;
 
 /// The JSON:API media type.
 pub const JSONAPI: &str = "application/vnd.api+json";
+
+/// The environment variable a reproduced request reads the user token from.
+pub const TOKEN_VAR: &str = "CONFORM_TOKEN";
+
+/// The environment variable a reproduced administrator request reads its token from.
+pub const ADMIN_TOKEN_VAR: &str = "CONFORM_ADMIN_TOKEN";
 
 /// Which credential a request carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,9 +174,11 @@ pub struct Target {
     auth_header: HeaderName,
     /// The configuration in force.
     pub config: TargetConfig,
-    requests: AtomicU64,
+    requests: Arc<AtomicU64>,
     guard: Guard,
-    throttle: Throttle,
+    throttle: Arc<Throttle>,
+    /// Held by the one read at a time that buffers an answer beyond the free bytes.
+    large_reads: tokio::sync::Mutex<()>,
 }
 
 impl Target {
@@ -202,11 +211,21 @@ impl Target {
         Ok(Self {
             client,
             auth_header,
-            throttle: Throttle::new(config.rate),
+            throttle: Arc::new(Throttle::new(config.rate)),
             config,
-            requests: AtomicU64::new(0),
+            requests: Arc::new(AtomicU64::new(0)),
             guard: Guard::default(),
+            large_reads: tokio::sync::Mutex::new(()),
         })
+    }
+
+    /// A target with another configuration that shares this one's rate limit, 429 pauses
+    /// and request count: preflight's requests and the run's are one stream to the server.
+    pub fn succeeded_by(&self, config: TargetConfig) -> Result<Self, TargetError> {
+        let mut next = Self::new(config)?;
+        next.throttle = self.throttle.clone();
+        next.requests = self.requests.clone();
+        Ok(next)
     }
 
     /// The blast-radius guard every request passes.
@@ -313,13 +332,13 @@ impl Target {
                 Some(bytes.clone())
             }
         };
+        // The token, and the environment variable a pasted `curl` line reads it from.
         let token = match request.auth {
-            Auth::User => self.config.token.as_ref(),
-            Auth::Admin => self
-                .config
-                .admin_token
-                .as_ref()
-                .or(self.config.token.as_ref()),
+            Auth::User => self.config.token.as_ref().map(|t| (t, TOKEN_VAR)),
+            Auth::Admin => match &self.config.admin_token {
+                Some(admin) => Some((admin, ADMIN_TOKEN_VAR)),
+                None => self.config.token.as_ref().map(|t| (t, TOKEN_VAR)),
+            },
             Auth::None => None,
         };
         let mut recorded: Vec<(String, String)> = headers
@@ -327,16 +346,21 @@ impl Target {
             .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
             .collect();
         // A token goes only to the target's own origin.
-        if let Some(token) = token.filter(|_| self.same_origin(&request.url)) {
-            let value = if self.config.auth_scheme.is_empty() {
-                token.expose().to_string()
+        if let Some((token, var)) = token.filter(|_| self.same_origin(&request.url)) {
+            let scheme = &self.config.auth_scheme;
+            let (value, shown) = if scheme.is_empty() {
+                (token.expose().to_string(), format!("${var}"))
             } else {
-                format!("{} {}", self.config.auth_scheme, token.expose())
+                (
+                    format!("{scheme} {}", token.expose()),
+                    format!("{scheme} ${var}"),
+                )
             };
             if let Ok(mut v) = HeaderValue::from_str(&value) {
                 v.set_sensitive(true);
                 headers.insert(self.auth_header.clone(), v);
-                recorded.push((self.auth_header.to_string(), "(redacted)".to_string()));
+                // recorded as the variable that holds it: reports never see the token
+                recorded.push((self.auth_header.to_string(), shown));
             }
         }
         let record = RequestRecord {
@@ -393,7 +417,9 @@ impl Target {
                 builder = builder.body(body.clone());
             }
             let response = match builder.send().await {
-                Ok(response) => read_response(response, self.config.max_body).await,
+                Ok(response) => {
+                    read_response(response, self.config.max_body, &self.large_reads).await
+                }
                 Err(e) => Err(classify(&e)),
             };
             match &response {
@@ -426,9 +452,18 @@ impl Target {
     }
 }
 
+/// Bytes of a body read freely; beyond them a read takes the target's one large-read
+/// permit, so that at most one answer at a time is buffered up to the cap.
+const FREE_READ_BYTES: usize = 256 * 1024;
+
+/// Reads an answer, stopping at `max_body`: a body over the cap (by its Content-Length, or
+/// as it streams) is cut, and only its start is kept, for the report. Memory stays bounded
+/// whatever the target sends: at most [`FREE_READ_BYTES`] per concurrent read, and one
+/// read at a time up to the cap.
 async fn read_response(
     mut response: reqwest::Response,
     max_body: usize,
+    large_reads: &tokio::sync::Mutex<()>,
 ) -> Result<ResponseRecord, TransportError> {
     let status = response.status().as_u16();
     let headers = response
@@ -441,28 +476,49 @@ async fn read_response(
             )
         })
         .collect();
+    // announced over the cap: read only the evidence
+    let cap = match response.content_length() {
+        Some(length) if length > max_body as u64 => REPORT_BODY_BYTES.min(max_body),
+        _ => max_body,
+    };
     let mut body = Vec::new();
-    let mut truncated = false;
+    let mut received = 0usize;
+    let mut truncated = cap < max_body;
+    let mut permit = None;
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {
-                let room = max_body.saturating_sub(body.len());
+                received += chunk.len();
+                if permit.is_none() && body.len() + chunk.len() > FREE_READ_BYTES {
+                    permit = Some(large_reads.lock().await);
+                }
+                let room = cap.saturating_sub(body.len());
                 if chunk.len() > room {
                     body.extend_from_slice(&chunk[..room]);
                     truncated = true;
                     break;
                 }
                 body.extend_from_slice(&chunk);
+                if truncated && body.len() >= cap {
+                    break;
+                }
             }
             Ok(None) => break,
             Err(e) => return Err(classify(&e)),
         }
     }
+    if truncated {
+        // a cut body is not judged, only shown: keep what a report shows
+        body.truncate(REPORT_BODY_BYTES);
+        body.shrink_to_fit();
+    }
+    drop(permit);
     Ok(ResponseRecord {
         status,
         headers,
         body,
         truncated,
+        received,
     })
 }
 

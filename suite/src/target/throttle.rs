@@ -136,9 +136,8 @@ pub struct ThrottleStats {
 /// The shared throttle of one target.
 #[derive(Debug)]
 pub struct Throttle {
-    /// Seconds between requests and the burst allowance (GCRA), when `--rate` is set.
-    pacing: Option<(Duration, Duration)>,
-    tat: Mutex<Option<Instant>>,
+    /// The client-side rate limit (`--rate`), when set.
+    window: Option<Window>,
     paused_until: Mutex<Option<Instant>>,
     deadline: Mutex<Option<Instant>>,
     held: Meter,
@@ -147,17 +146,55 @@ pub struct Throttle {
     retried: AtomicU64,
 }
 
-impl Throttle {
-    /// A throttle; `rate` in requests per second (burst up to one second's worth).
-    pub fn new(rate: Option<f64>) -> Self {
-        let pacing = rate.map(|r| {
-            let interval = Duration::from_secs_f64(1.0 / r);
-            let burst = r.floor().max(1.0);
-            (interval, interval.mul_f64(burst - 1.0))
-        });
+/// What a rate window adds to its span, for the varying time a request takes to arrive.
+const WINDOW_MARGIN: Duration = Duration::from_millis(50);
+
+/// A sliding-window limit: at most `capacity` admissions in any span of `span`. For
+/// `--rate N/s` with N >= 1 that is N in any one second, so a server that counts requests
+/// per second never sees more than N from the run, whichever second it counts.
+#[derive(Debug)]
+struct Window {
+    capacity: usize,
+    span: Duration,
+    /// The instants of the last `capacity` admissions, oldest first.
+    admitted: Mutex<std::collections::VecDeque<Instant>>,
+}
+
+impl Window {
+    fn new(rate: f64) -> Self {
+        let capacity = rate.floor().max(1.0);
         Self {
-            pacing,
-            tat: Mutex::new(None),
+            capacity: capacity as usize,
+            // a little over the window, so that the way to the server (a few ms that vary)
+            // cannot put two windows' requests into one second at the server
+            span: Duration::from_secs_f64(capacity / rate) + WINDOW_MARGIN,
+            admitted: Mutex::new(std::collections::VecDeque::new()),
+        }
+    }
+
+    /// Takes a slot now and answers `None`, or answers when the next slot frees. A slot is
+    /// taken only when it is due, so a request cancelled while it waits leaves none behind.
+    fn try_admit(&self, now: Instant) -> Option<Instant> {
+        let Ok(mut admitted) = self.admitted.lock() else {
+            return None;
+        };
+        if admitted.len() >= self.capacity {
+            let frees = admitted[0] + self.span;
+            if frees > now {
+                return Some(frees);
+            }
+            admitted.pop_front();
+        }
+        admitted.push_back(now);
+        None
+    }
+}
+
+impl Throttle {
+    /// A throttle; `rate` in requests per second (at most that many in any second).
+    pub fn new(rate: Option<f64>) -> Self {
+        Self {
+            window: rate.map(Window::new),
             paused_until: Mutex::new(None),
             deadline: Mutex::new(None),
             held: Meter::default(),
@@ -197,24 +234,11 @@ impl Throttle {
                 _ => break,
             }
         }
-        let Some((interval, tau)) = self.pacing else {
+        let Some(window) = &self.window else {
             return;
         };
-        // GCRA without reservations: a slot is taken only when it is due, so a request
-        // cancelled while it waits (the deadline) leaves no phantom slot behind.
         let mut waiting = None;
-        loop {
-            let due = {
-                let Ok(mut tat) = self.tat.lock() else { return };
-                let now = Instant::now();
-                let current = tat.unwrap_or(now).max(now);
-                let allowed = current.checked_sub(tau).unwrap_or(now);
-                if allowed <= now {
-                    *tat = Some(current + interval);
-                    return;
-                }
-                allowed
-            };
+        while let Some(due) = window.try_admit(Instant::now()) {
             if waiting.is_none() {
                 waiting = Some(self.paced.enter());
             }
@@ -296,16 +320,44 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_rate_limit_spaces_requests() {
-        let throttle = Throttle::new(Some(20.0));
+    async fn the_rate_limit_never_admits_more_than_n_in_any_second() {
+        let throttle = std::sync::Arc::new(Throttle::new(Some(20.0)));
         let start = Instant::now();
-        for _ in 0..30 {
-            throttle.admit().await;
+        let mut tasks = Vec::new();
+        for _ in 0..50 {
+            let throttle = throttle.clone();
+            tasks.push(tokio::spawn(async move {
+                throttle.admit().await;
+                Instant::now()
+            }));
         }
-        // 20 in the burst, then 10 more at 50 ms each.
+        let mut times = Vec::new();
+        for task in tasks {
+            times.push(task.await.unwrap());
+        }
+        times.sort();
+        // 20 at once, 20 a second later, 10 a second after that
         let took = start.elapsed();
-        assert!(took >= Duration::from_millis(450), "{took:?}");
-        assert!(throttle.stats().paced >= Duration::from_millis(400));
+        assert!(took >= Duration::from_millis(1990), "{took:?}");
+        for (i, t) in times.iter().enumerate() {
+            let within = times[i..]
+                .iter()
+                .take_while(|u| **u < *t + Duration::from_secs(1))
+                .count();
+            assert!(within <= 20, "{within} admissions within one second");
+        }
+        assert!(throttle.stats().paced >= Duration::from_millis(1900));
+    }
+
+    #[test]
+    fn a_rate_below_one_per_second_spaces_single_requests() {
+        let window = Window::new(0.5);
+        let now = Instant::now();
+        assert_eq!(window.try_admit(now), None);
+        assert_eq!(
+            window.try_admit(now),
+            Some(now + Duration::from_secs(2) + WINDOW_MARGIN)
+        );
     }
 
     #[tokio::test]

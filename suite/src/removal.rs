@@ -1,0 +1,190 @@
+//! Removing what a run made, truthfully, for teardown and `conform sweep` alike.
+//!
+//! A resource counts as removed only on evidence: a delete answered 2xx and its show no
+//! longer finds it (or the kind has no show), or no delete form found it and its show, a
+//! route seen answering for that kind, does not find it either. A 404 from a delete alone
+//! proves nothing: on a server without that route every resource "is gone". Every delete
+//! form the catalog knows is tried (both prefixes, the other spelling, the deprecated form).
+//! What is not shown gone is a leftover, with the requests that say so.
+
+use std::collections::BTreeSet;
+
+use reqwest::Method;
+use url::Url;
+
+use crate::catalog::Catalog;
+use crate::target::{Auth, Exchange, Request, Target};
+
+/// What one removal came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Removed {
+    /// Deleted now: the request that did it.
+    Deleted(String),
+    /// It was gone already: no delete form found it, and its show does not either.
+    Gone,
+    /// Not shown gone: why, with the requests.
+    Left(String),
+    /// Every delete form and its show answered 404, and no show of its kind has answered
+    /// yet: gone if the show route exists. [`Remover::settle`] decides at the end.
+    Unconfirmed(String),
+}
+
+/// Removes resources one by one, learning which show routes answer.
+pub struct Remover<'a> {
+    target: &'a Target,
+    catalog: &'a Catalog,
+    /// Show routes (the catalog test that judges each) that answered 2xx at least once:
+    /// their 404 means "not there".
+    shown: BTreeSet<String>,
+}
+
+impl<'a> Remover<'a> {
+    /// A remover for a target and the catalog whose delete forms it tries.
+    pub fn new(target: &'a Target, catalog: &'a Catalog) -> Self {
+        Self {
+            target,
+            catalog,
+            shown: BTreeSet::new(),
+        }
+    }
+
+    /// Removes one resource of `kind`: shows it (learning whether the show route answers),
+    /// tries each delete form until one succeeds, and shows it again. `parent_gone`: what it
+    /// lives in is known gone, so a delete that does not find it means it went along.
+    pub async fn remove(
+        &mut self,
+        kind: &str,
+        delete: &(Method, Url, Auth),
+        show: Option<&(Url, Auth)>,
+        parent_gone: bool,
+    ) -> Removed {
+        let before = match show {
+            Some(show) => Some(self.get(show).await),
+            None => None,
+        };
+        let mut tried = Vec::new();
+        let mut done = None;
+        let mut not_found = true;
+        for (method, url) in self.forms(&delete.0, &delete.1) {
+            let ex = self
+                .target
+                .send(Request::new(method.clone(), url.clone(), delete.2))
+                .await;
+            let what = format!("{method} {}", url.path());
+            match ex.status() {
+                Some(s) if (200..300).contains(&s) => {
+                    done = Some(format!("{what} answered {s}"));
+                    break;
+                }
+                status => {
+                    not_found &= matches!(status, Some(404 | 410));
+                    tried.push(format!("{what} {}", answered(&ex, delete.2, self.target)));
+                }
+            }
+        }
+        let after = match show {
+            Some(show) => Some(self.get(show).await),
+            None => None,
+        };
+        let proven = show.is_some_and(|show| self.proven(show));
+        let show_path = show
+            .map(|(url, _)| url.path().to_string())
+            .unwrap_or_default();
+        let tried = tried.join("; ");
+        match (done, after) {
+            (done, Some(Some(s))) if (200..300).contains(&s) => Removed::Left(format!(
+                "{}; GET {show_path} still shows it",
+                done.unwrap_or(tried)
+            )),
+            (Some(by), Some(Some(404 | 410)) | None) => Removed::Deleted(by),
+            (None, _) if parent_gone && not_found => Removed::Gone,
+            (Some(by), Some(other)) => Removed::Left(format!(
+                "{by}, but GET {show_path} {}: not shown gone",
+                other.map_or("had no answer".into(), |s| format!("answered {s}"))
+            )),
+            (None, Some(Some(404 | 410))) if proven => Removed::Gone,
+            (None, Some(Some(404 | 410))) => Removed::Unconfirmed(format!(
+                "{tried}; GET {show_path} answered 404 too, and that route never answered for a {kind}: gone, or neither route exists here"
+            )),
+            (None, _) if before.is_none() => Removed::Left(format!(
+                "{tried}; there is no show to tell whether it is gone"
+            )),
+            (None, _) => Removed::Left(tried),
+        }
+    }
+
+    /// The end of a removal pass: an unconfirmed removal is gone when a show of its kind
+    /// answered meanwhile (the route exists, so its 404 means "not there"), else left.
+    pub fn settle(&self, show: Option<&(Url, Auth)>, removed: Removed) -> Removed {
+        match removed {
+            Removed::Unconfirmed(_) if show.is_some_and(|show| self.proven(show)) => Removed::Gone,
+            Removed::Unconfirmed(why) => Removed::Left(why),
+            other => other,
+        }
+    }
+
+    /// After the pass: true when a resource left behind is shown gone now (it went with a
+    /// parent deleted later), by a show route seen answering for its kind.
+    pub async fn gone_now(&mut self, show: &(Url, Auth)) -> bool {
+        matches!(self.get(show).await, Some(404 | 410)) && self.proven(show)
+    }
+
+    /// The delete forms to try, the recorded one first (only on the target's own origin).
+    fn forms(&self, method: &Method, url: &Url) -> Vec<(Method, Url)> {
+        let root = self.target.config.root.path().trim_end_matches('/');
+        let relative = url.path().strip_prefix(root).unwrap_or(url.path());
+        if !self.target.same_origin(url) {
+            return vec![(method.clone(), url.clone())];
+        }
+        self.catalog
+            .forms_of(method.as_str(), relative)
+            .into_iter()
+            .filter_map(|(m, path)| {
+                let mut form = self.target.url(&path);
+                form.set_query(url.query());
+                Some((Method::from_bytes(m.as_bytes()).ok()?, form))
+            })
+            .collect()
+    }
+
+    /// GETs a show; answers its status, and learns that its route answers.
+    async fn get(&mut self, show: &(Url, Auth)) -> Option<u16> {
+        let ex = self
+            .target
+            .send(Request::new(Method::GET, show.0.clone(), show.1))
+            .await;
+        let status = ex.status();
+        if ex.is_success() {
+            self.shown.insert(self.route(&show.0));
+        }
+        status
+    }
+
+    /// The route a show URL takes (the catalog test that judges it), or its path.
+    fn route(&self, url: &Url) -> String {
+        let root = self.target.config.root.path().trim_end_matches('/');
+        let relative = url.path().strip_prefix(root).unwrap_or(url.path());
+        self.catalog
+            .test_for("GET", relative)
+            .unwrap_or_else(|| relative.to_string())
+    }
+
+    /// True when the route of this show has answered 2xx: its 404 means "not there".
+    fn proven(&self, show: &(Url, Auth)) -> bool {
+        self.shown.contains(&self.route(&show.0))
+    }
+}
+
+/// What a failed delete answered, with a hint when it needed a token the run lacks.
+fn answered(ex: &Exchange, auth: Auth, target: &Target) -> String {
+    match (&ex.response, auth) {
+        (Ok(r), Auth::Admin) if target.config.admin_token.is_none() => {
+            format!(
+                "answered {} (an administrator delete: give --admin-token)",
+                r.status
+            )
+        }
+        (Ok(r), _) => format!("answered {}", r.status),
+        (Err(e), _) => format!("failed: {e}"),
+    }
+}
