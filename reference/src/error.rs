@@ -26,8 +26,8 @@ pub enum ApiError {
     Precondition(String),
     /// `413 Payload Too Large`.
     TooLarge,
-    /// `415 Unsupported Media Type`: a write without the JSON:API content type (TFE).
-    UnsupportedMediaType,
+    /// `415 Unsupported Media Type`: a body sent with a media type that is not JSON.
+    UnsupportedMediaType(String),
     /// `422 Unprocessable Entity`: malformed body, wrong type, missing or invalid attribute.
     Invalid {
         /// What is wrong.
@@ -74,7 +74,7 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Precondition(_) => StatusCode::PRECONDITION_FAILED,
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -91,7 +91,7 @@ impl ApiError {
             ApiError::Conflict(_) => "transition not allowed",
             ApiError::Precondition(_) => "precondition failed",
             ApiError::TooLarge => "payload too large",
-            ApiError::UnsupportedMediaType => "unsupported media type",
+            ApiError::UnsupportedMediaType(_) => "unsupported media type",
             ApiError::Invalid { .. } => "invalid attribute",
             ApiError::RateLimited => "too many requests",
             ApiError::Internal(_) => "internal server error",
@@ -105,14 +105,12 @@ impl ApiError {
             | ApiError::NotFound(d)
             | ApiError::Conflict(d)
             | ApiError::Precondition(d)
+            | ApiError::UnsupportedMediaType(d)
             | ApiError::Internal(d) => d.clone(),
             ApiError::Invalid { detail, .. } => detail.clone(),
             ApiError::Unauthorized => "a valid API token is required".into(),
             ApiError::MethodNotAllowed => "this route does not accept that method".into(),
             ApiError::TooLarge => "the request body is over the size limit".into(),
-            ApiError::UnsupportedMediaType => {
-                "a write needs Content-Type: application/vnd.api+json".into()
-            }
             ApiError::RateLimited => "You have exceeded the API's rate limit.".into(),
         }
     }

@@ -275,6 +275,31 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "lists hold one item more than was made: a copy of the newest with another id",
     ),
+    info(
+        "accepts-wrong-type",
+        None,
+        "organization and workspace creates and updates store attributes of the wrong JSON type (`cost-estimation-enabled: {}`, a non-boolean `auto-apply`) instead of answering 422",
+    ),
+    info(
+        "accepts-unknown-type",
+        None,
+        "creates and updates accept any `data.type` instead of answering 422",
+    ),
+    info(
+        "accepts-missing-attribute",
+        None,
+        "an organization create without its required `email` is stored (with an empty email) instead of answered 422",
+    ),
+    info(
+        "malformed-json-500",
+        None,
+        "a request body that is not JSON is answered 500 instead of 422",
+    ),
+    info(
+        "accepts-any-media-type",
+        None,
+        "a body sent with a media type that is not JSON (text/plain) is read as JSON and acted on instead of answered 415",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.
@@ -418,6 +443,11 @@ pub(crate) enum Kind {
     RegistryReshaped,
     RegistrySourceElsewhere,
     ListHoldsExtra,
+    AcceptsWrongType,
+    AcceptsUnknownType,
+    AcceptsMissingAttribute,
+    MalformedJson500,
+    AcceptsAnyMediaType,
 }
 
 /// One enabled fault (parse it from `name` or `name=ARG`).
@@ -529,6 +559,11 @@ impl FromStr for Fault {
             "registry-reshaped" => Kind::RegistryReshaped,
             "registry-source-elsewhere" => Kind::RegistrySourceElsewhere,
             "list-holds-extra" => Kind::ListHoldsExtra,
+            "accepts-wrong-type" => Kind::AcceptsWrongType,
+            "accepts-unknown-type" => Kind::AcceptsUnknownType,
+            "accepts-missing-attribute" => Kind::AcceptsMissingAttribute,
+            "malformed-json-500" => Kind::MalformedJson500,
+            "accepts-any-media-type" => Kind::AcceptsAnyMediaType,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {

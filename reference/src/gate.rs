@@ -259,7 +259,10 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
         && !is_upload_path(&bare)
         && !json_content_type(req.headers())
     {
-        let res = ApiError::UnsupportedMediaType.into_response();
+        let res = ApiError::UnsupportedMediaType(
+            "a write needs Content-Type: application/vnd.api+json".into(),
+        )
+        .into_response();
         return finish(&state, &method, &bare, res).await;
     }
 

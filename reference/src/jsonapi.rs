@@ -177,14 +177,62 @@ impl FromRequest<AppState> for Body {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> ApiResult<Self> {
+        let content_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         let bytes = read_bytes(req, state).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(Body(Value::Null));
         }
-        serde_json::from_slice(&bytes)
-            .map(Body)
-            .map_err(|e| ApiError::invalid(format!("the body is not valid JSON: {e}")))
+        // A body is JSON: one sent as another media type is refused (tfe-api-facts 0.2: 415).
+        if let Some(ct) = content_type.filter(|ct| !is_json_type(ct)) {
+            if !state.faults.has(&Kind::AcceptsAnyMediaType) {
+                return Err(ApiError::UnsupportedMediaType(format!(
+                    "the body's media type `{ct}` is not application/vnd.api+json"
+                )));
+            }
+        }
+        let mut value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            if state.faults.has(&Kind::MalformedJson500) {
+                ApiError::Internal("unexpected token".into())
+            } else {
+                ApiError::invalid(format!("the body is not valid JSON: {e}"))
+            }
+        })?;
+        if state.faults.has(&Kind::AcceptsUnknownType) {
+            // Read as if it named no type: every handler then takes it for its own.
+            if let Some(data) = value.get_mut("data").and_then(Value::as_object_mut) {
+                data.remove("type");
+            }
+        }
+        Ok(Body(value))
     }
+}
+
+/// `application/json` or `application/<x>+json` (parameters allowed).
+fn is_json_type(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// The JSON type an attribute must have when it is sent.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ty {
+    /// `true` or `false`.
+    Bool,
+    /// An integer.
+    Int,
+    /// A string.
+    Str,
+    /// A string or null.
+    StrOrNull,
 }
 
 /// Reads the raw body, mapping the limit rejection to 413.
@@ -217,6 +265,36 @@ impl Doc {
                 format!("{name} must be a string"),
             )),
         }
+    }
+
+    /// 422 when an attribute of `table` is sent with another JSON type (tfe-api-facts 1.3:
+    /// "missing or invalid attributes"); nothing is stored then. The `accepts-wrong-type`
+    /// fault skips it.
+    pub fn typed(&self, ctx: &Ctx, table: &[(&str, Ty)]) -> ApiResult<()> {
+        if ctx.state.fault(Kind::AcceptsWrongType) {
+            return Ok(());
+        }
+        for (name, ty) in table {
+            let Some(value) = self.attributes.get(*name) else {
+                continue;
+            };
+            let fits = match ty {
+                Ty::Bool => value.is_boolean(),
+                Ty::Int => value.is_i64() || value.is_u64(),
+                Ty::Str => value.is_string(),
+                Ty::StrOrNull => value.is_string() || value.is_null(),
+            };
+            if !fits {
+                let want = match ty {
+                    Ty::Bool => "a boolean",
+                    Ty::Int => "an integer",
+                    Ty::Str => "a string",
+                    Ty::StrOrNull => "a string or null",
+                };
+                return Err(ApiError::attribute(name, format!("{name} must be {want}")));
+            }
+        }
+        Ok(())
     }
 
     /// An optional string attribute.

@@ -29,6 +29,12 @@ pub enum Command {
     Selftest(SelftestArgs),
     /// Delete what runs left behind: the ledger's leftovers, and old `conform-` organizations.
     Sweep(crate::sweep::SweepArgs),
+    /// Write the contract the suite checks as an OpenAPI 3.1 document.
+    Openapi(crate::openapi::OpenapiArgs),
+    /// A reverse proxy that judges real clients' traffic against the contract.
+    Proxy(crate::proxy::ProxyArgs),
+    /// The same tests against two targets: where their answers differ in verdict or shape.
+    Diff(crate::diff::DiffArgs),
 }
 
 /// Options of `conform checks`.

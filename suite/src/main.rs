@@ -40,6 +40,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Sweep(args)) => conform::sweep::sweep(args),
+        Some(Command::Openapi(args)) => conform::openapi::command(&args),
+        Some(Command::Proxy(args)) => conform::proxy::command(&args),
+        Some(Command::Diff(args)) => conform::diff::command(&args),
         Some(Command::Serve(args)) => match conform::serve::serve(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -15,6 +15,8 @@ use crate::fixtures::{auth_for, FixtureError, Fixtures, Scope};
 use crate::target::{Auth, Body, Exchange, Request, Target};
 use crate::verdict::{Blocker, Profile, TestResult, Verdict};
 
+mod refusals;
+
 /// Pages a walk reads at most.
 const MAX_PAGES: usize = 50;
 
@@ -570,6 +572,7 @@ impl<'a> TestRun<'a> {
             Kind::Download => self.after_download(main).await,
             Kind::Upload => {}
         }
+        self.refusals().await;
         for after in e.after.clone() {
             if let Err(outcome) = self.before_step(&after).await {
                 return match outcome {

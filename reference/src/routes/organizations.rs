@@ -9,6 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::org;
 use crate::error::{ApiError, ApiResult};
+use crate::faults::Kind;
+use crate::jsonapi::Ty;
 use crate::jsonapi::{
     created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
 };
@@ -68,11 +70,31 @@ async fn list(ctx: Ctx) -> ApiResult<Response> {
     paginate(&ctx, items)
 }
 
+/// The JSON types of the organization attributes a client may send (tfe-api-facts 2.1).
+const ORGANIZATION_TYPES: &[(&str, Ty)] = &[
+    ("name", Ty::Str),
+    ("email", Ty::Str),
+    ("session-timeout", Ty::Int),
+    ("session-remember", Ty::Int),
+    ("collaborator-auth-policy", Ty::Str),
+    ("cost-estimation-enabled", Ty::Bool),
+    ("default-execution-mode", Ty::Str),
+    ("assessments-enforced", Ty::Bool),
+    ("allow-force-delete-workspaces", Ty::Bool),
+    ("owners-team-saml-role-id", Ty::StrOrNull),
+];
+
 // POST /organizations
 async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
     let doc = resource(&body, &["organizations"])?;
+    doc.typed(&ctx, ORGANIZATION_TYPES)?;
     let name = doc.required("name")?;
-    let email = doc.required("email")?;
+    let email = match doc.required("email") {
+        Err(_) if ctx.state.fault(Kind::AcceptsMissingAttribute) && doc.opt("email").is_none() => {
+            String::new()
+        }
+        email => email?,
+    };
     if !valid_name(&name) {
         return Err(ApiError::attribute("name", "Name is invalid"));
     }
@@ -168,6 +190,7 @@ async fn show(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
 // PATCH /organizations/:organization_name
 async fn update(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResult<Response> {
     let doc = resource(&body, &["organizations"])?;
+    doc.typed(&ctx, ORGANIZATION_TYPES)?;
     let mut store = ctx.state.write();
     org(&store, &name)?;
     let mut id = name.clone();

@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 use super::org;
 use super::organizations::{recount, tag_by_name, tag_names, tag_workspace, valid_name};
 use crate::error::{ApiError, ApiResult};
+use crate::jsonapi::Ty;
 use crate::jsonapi::{
     created, items, merge, no_content, ok, paginate, resource, AppState, Body, Ctx, Doc,
 };
@@ -92,8 +93,24 @@ async fn list(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
 }
 
 // POST /organizations/:organization_name/workspaces
+/// The JSON types of the workspace attributes a client may send (tfe-api-facts 2.2).
+const WORKSPACE_TYPES: &[(&str, Ty)] = &[
+    ("name", Ty::Str),
+    ("description", Ty::StrOrNull),
+    ("auto-apply", Ty::Bool),
+    ("allow-destroy-plan", Ty::Bool),
+    ("queue-all-runs", Ty::Bool),
+    ("speculative-enabled", Ty::Bool),
+    ("file-triggers-enabled", Ty::Bool),
+    ("global-remote-state", Ty::Bool),
+    ("execution-mode", Ty::Str),
+    ("terraform-version", Ty::StrOrNull),
+    ("working-directory", Ty::StrOrNull),
+];
+
 async fn create(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResult<Response> {
     let doc = resource(&body, &["workspaces"])?;
+    doc.typed(&ctx, WORKSPACE_TYPES)?;
     let ws_name = doc.required("name")?;
     if !valid_name(&ws_name) {
         return Err(ApiError::attribute("name", "Name is invalid"));
@@ -193,6 +210,7 @@ fn update_ws(store: &mut Store, id: &str, doc: Doc) -> ApiResult<Value> {
 
 async fn update(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
     let doc = resource(&body, &["workspaces"])?;
+    doc.typed(&ctx, WORKSPACE_TYPES)?;
     ok(update_ws(&mut ctx.state.write(), &id, doc)?)
 }
 
@@ -202,6 +220,7 @@ async fn update_by_name(
     Body(body): Body,
 ) -> ApiResult<Response> {
     let doc = resource(&body, &["workspaces"])?;
+    doc.typed(&ctx, WORKSPACE_TYPES)?;
     let mut store = ctx.state.write();
     let id = ws_by_name(&store, &o, &n)?;
     ok(update_ws(&mut store, &id, doc)?)

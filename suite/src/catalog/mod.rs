@@ -47,6 +47,8 @@ pub struct Catalog {
     pub families: Vec<Arc<crate::sequences::model::Family>>,
     /// Where the catalog came from (`embedded` or a folder).
     pub origin: String,
+    /// Input that must be refused (`refuse.toml`), in file order.
+    pub refusals: Vec<Refusal>,
 }
 
 impl Catalog {
@@ -69,6 +71,7 @@ impl Catalog {
         let mut graph = None;
         let mut payloads = BTreeMap::new();
         let mut families = Vec::new();
+        let mut refusals = Vec::new();
         for (path, text) in files {
             if let Some(name) = path.strip_prefix("payloads/") {
                 serde_json::from_str::<serde_json::Value>(&text)
@@ -85,6 +88,10 @@ impl Catalog {
                 let family = crate::sequences::file::parse(name, &text)
                     .map_err(|e| CatalogError::new(&path, e))?;
                 families.push(Arc::new(family));
+            } else if path == "refuse.toml" {
+                let file: RefuseFile =
+                    toml::from_str(&text).map_err(|e| CatalogError::new(&path, e.to_string()))?;
+                refusals = file.refuse;
             } else if path == "resources.toml" {
                 graph = Some(
                     toml::from_str(&text).map_err(|e| CatalogError::new(&path, e.to_string()))?,
@@ -100,6 +107,7 @@ impl Catalog {
             payloads,
             families,
             origin,
+            refusals,
         };
         catalog.validate()?;
         Ok(catalog)
@@ -305,6 +313,17 @@ impl Catalog {
             .map(|(g, e)| format!("{}::{}::{}", g.group, e.id, Variant::Upload.as_str()))
     }
 
+    /// The refusal cases the test of `group::id` sends.
+    pub fn refusals_for<'a>(
+        &'a self,
+        group: &'a str,
+        id: &'a str,
+    ) -> impl Iterator<Item = &'a Refusal> {
+        self.refusals
+            .iter()
+            .filter(move |r| r.endpoint.split_once("::") == Some((group, id)))
+    }
+
     /// Every endpoint with its group.
     pub fn endpoints(&self) -> impl Iterator<Item = (&Group, &Endpoint)> {
         self.groups
@@ -390,6 +409,23 @@ impl Catalog {
                     if !self.payloads.contains_key(p) {
                         return Err(at(format!("payload `{p}` not found under payloads/")));
                     }
+                }
+            }
+        }
+        for (i, r) in self.refusals.iter().enumerate() {
+            let at = |m: String| CatalogError::new("refuse.toml", format!("case {}: {m}", i + 1));
+            if !r.endpoint.contains("::") || self.endpoint(&r.endpoint, "").is_none() {
+                return Err(at(format!("unknown endpoint `{}` (group::id)", r.endpoint)));
+            }
+            if r.absent.is_some() == r.unchanged.is_some() {
+                return Err(at(
+                    "give exactly one proof that nothing was stored: `absent` or `unchanged`"
+                        .into(),
+                ));
+            }
+            if let Some(kind) = &r.kind {
+                if !kinds.contains(kind.as_str()) {
+                    return Err(at(format!("unknown resource kind `{kind}`")));
                 }
             }
         }

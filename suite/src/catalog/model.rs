@@ -294,3 +294,71 @@ pub struct FindDef {
 fn default_pick() -> String {
     "first".to_string()
 }
+
+/// `cases/refuse.toml`: input that must be refused (tfe-api-facts 0.2, 1.3).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefuseFile {
+    /// The cases, in file order.
+    #[serde(default)]
+    pub refuse: Vec<Refusal>,
+}
+
+/// One request that must be refused: sent by the test of `endpoint` (both its path forms),
+/// after that test's own request succeeded, with its fixtures.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Refusal {
+    /// The endpoint (`group::id`) whose test sends it.
+    pub endpoint: String,
+    /// What is wrong with it; names the check that judges it.
+    pub what: RefuseKind,
+    /// HTTP method (default: the endpoint's).
+    pub method: Option<String>,
+    /// Path template without `/api/v2` (default: the endpoint's); `:params` come from the
+    /// test's fixtures.
+    pub path: Option<String>,
+    /// The body, sent byte for byte after its placeholders are filled in (`{{refused}}`: a
+    /// name unique to this case, with the run's prefix; the usual `{{prefix}}`, `{{unique}}`,
+    /// `{{kind.field}}`). It need not be JSON.
+    pub body: String,
+    /// The Content-Type sent (default `application/vnd.api+json`).
+    pub content_type: Option<String>,
+    /// The statuses that count as refused (default: those the facts name for `what`).
+    #[serde(default)]
+    pub status: Vec<u16>,
+    /// A path that must not answer success afterwards (what a create would have made).
+    pub absent: Option<String>,
+    /// The resource kind a wrongly accepted create makes, so that teardown deletes it.
+    pub kind: Option<String>,
+    /// A value that must be the same before and after (what an update would have changed).
+    pub unchanged: Option<Unchanged>,
+    /// Why this case, for the report.
+    pub note: Option<String>,
+}
+
+/// A value read before and after a refused request.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unchanged {
+    /// The path template of the show.
+    pub show: String,
+    /// The JSON pointer into the show's answer.
+    pub pointer: String,
+}
+
+/// What makes a request one that must be refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefuseKind {
+    /// An attribute of the wrong JSON type.
+    WrongType,
+    /// A `data.type` the endpoint does not take.
+    UnknownType,
+    /// A required attribute left out.
+    MissingAttribute,
+    /// A body that is not JSON.
+    MalformedJson,
+    /// A body sent with a media type that is not JSON.
+    MediaType,
+}

@@ -2,10 +2,12 @@
 //! `conform checks` prints this table; nothing here sends a request.
 
 mod envelope;
+mod refuse;
 mod registry;
 mod schemas;
 
 pub use envelope::*;
+pub use refuse::*;
 pub use registry::*;
 pub use schemas::{SchemaError, Schemas};
 
@@ -147,6 +149,16 @@ checks! {
         "registry answers have the protocol's plain JSON shapes: versions `{modules:[{versions:[{version}]}]}`; one module `{id: ns/name/provider/version, namespace, name, provider, version}`; lists and search `{meta:{limit, current_offset}, modules:[{namespace, name, provider, version}]}`";
     TFE_READ_AFTER_WRITE = "tfe.read-after-write", Tfe, "tfe-api-facts 6.4",
         "a show after an update echoes every attribute the update sent (write-only ones, absent from the show, aside)";
+    TFE_REFUSES_WRONG_TYPE = "tfe.refuses-wrong-type", Tfe, "tfe-api-facts 0.3, 1.3",
+        "a create or update with an attribute of the wrong JSON type (`cost-estimation-enabled: {}`, a non-boolean `auto-apply`) is answered 422, never 5xx, and nothing is stored (a show afterwards proves it)";
+    TFE_REFUSES_UNKNOWN_TYPE = "tfe.refuses-unknown-type", Tfe, "tfe-api-facts 1.3, 1.5",
+        "a create or update whose `data.type` is not the endpoint's is answered 409 or 422, never 5xx, and nothing is stored";
+    TFE_REFUSES_MISSING_ATTRIBUTE = "tfe.refuses-missing-attribute", Tfe, "tfe-api-facts 1.3, 2.1",
+        "a create without a required attribute (an organization without `email`) is answered 422, never 5xx, and nothing is stored";
+    TFE_REFUSES_MALFORMED_JSON = "tfe.refuses-malformed-json", Tfe, "tfe-api-facts 1.3",
+        "a body that is not JSON is answered 400 or 422 (\"malformed body\"), never 5xx, and nothing is stored";
+    TFE_REFUSES_MEDIA_TYPE = "tfe.refuses-media-type", Tfe, "tfe-api-facts 0.2, 1.3",
+        "a body sent with a media type that is not JSON (`text/plain`) is answered 415, never 5xx, and nothing is stored";
 }
 
 /// Records a check's result into a test's findings or its passed checks; true when it

@@ -59,6 +59,29 @@ impl Schemas {
         Self::from_files(files)
     }
 
+    /// The schema documents themselves, by id: the embedded ones, or those of a folder laid
+    /// out like `schemas/` (every `.json` under it). `conform openapi` puts them in its
+    /// components.
+    pub fn documents(dir: Option<&Path>) -> Result<Vec<(String, Value)>, SchemaError> {
+        let mut files = Vec::new();
+        match dir {
+            None => collect(&EMBEDDED, &mut files),
+            Some(dir) => collect_folder(dir, dir, &mut files)?,
+        }
+        files.sort();
+        files
+            .into_iter()
+            .map(|(id, text)| {
+                serde_json::from_str(&text)
+                    .map(|value| (id.clone(), value))
+                    .map_err(|e| SchemaError {
+                        id,
+                        message: format!("not JSON: {e}"),
+                    })
+            })
+            .collect()
+    }
+
     fn from_files(files: Vec<(String, String)>) -> Result<Self, SchemaError> {
         let mut validators = BTreeMap::new();
         for (id, text) in files {
@@ -120,4 +143,29 @@ fn collect(dir: &Dir<'_>, out: &mut Vec<(String, String)>) {
     for sub in dir.dirs() {
         collect(sub, out);
     }
+}
+
+fn collect_folder(
+    root: &Path,
+    dir: &Path,
+    out: &mut Vec<(String, String)>,
+) -> Result<(), SchemaError> {
+    let fail = |e: std::io::Error| SchemaError {
+        id: dir.display().to_string(),
+        message: e.to_string(),
+    };
+    for entry in std::fs::read_dir(dir).map_err(fail)? {
+        let path = entry.map_err(fail)?.path();
+        if path.is_dir() {
+            collect_folder(root, &path, out)?;
+            continue;
+        }
+        let rel = path.strip_prefix(root).unwrap_or(&path);
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if let Some(id) = rel.strip_suffix(".json") {
+            let text = std::fs::read_to_string(&path).map_err(fail)?;
+            out.push((id.to_string(), text));
+        }
+    }
+    Ok(())
 }

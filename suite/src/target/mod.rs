@@ -52,6 +52,8 @@ pub enum Body {
     Json(Value),
     /// Bytes (a tarball).
     Bytes(Vec<u8>),
+    /// A body sent byte for byte with this Content-Type (input that must be refused).
+    Raw(String, Vec<u8>),
 }
 
 /// A request to send.
@@ -322,6 +324,13 @@ impl Target {
                 ));
                 Some(bytes.clone())
             }
+            Body::Raw(content_type, bytes) => {
+                if let Ok(value) = HeaderValue::from_str(content_type) {
+                    headers.insert(CONTENT_TYPE, value);
+                }
+                body_record = Some(String::from_utf8_lossy(bytes).into_owned());
+                Some(bytes.clone())
+            }
         };
         // The token, and the environment variable a pasted `curl` line reads it from.
         let token = match request.auth {
@@ -371,6 +380,10 @@ impl Target {
                 .check(&request.method, relative)
                 .and_then(|()| match &request.body {
                     Body::Json(body) => self.guard.check_body(&request.method, relative, body),
+                    Body::Raw(_, bytes) => match serde_json::from_slice::<Value>(bytes) {
+                        Ok(body) => self.guard.check_body(&request.method, relative, &body),
+                        Err(_) => Ok(()),
+                    },
                     _ => Ok(()),
                 });
         if let Err(why) = checked {

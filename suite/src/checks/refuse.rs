@@ -1,0 +1,98 @@
+//! The input-that-must-be-refused family (`tfe.refuses-*`): which check judges which kind of
+//! input, the statuses the facts name for it, and the judgement of one refused request.
+
+use serde_json::Value;
+
+use super::Check;
+use crate::catalog::RefuseKind;
+use crate::target::Exchange;
+
+/// The check that judges a kind of input.
+pub fn refusal_check(kind: RefuseKind) -> &'static Check {
+    match kind {
+        RefuseKind::WrongType => &super::TFE_REFUSES_WRONG_TYPE,
+        RefuseKind::UnknownType => &super::TFE_REFUSES_UNKNOWN_TYPE,
+        RefuseKind::MissingAttribute => &super::TFE_REFUSES_MISSING_ATTRIBUTE,
+        RefuseKind::MalformedJson => &super::TFE_REFUSES_MALFORMED_JSON,
+        RefuseKind::MediaType => &super::TFE_REFUSES_MEDIA_TYPE,
+    }
+}
+
+/// The statuses the facts name for a kind of input (tfe-api-facts 0.2: 415 without the
+/// JSON:API media type; 1.3: 422 for a malformed body and missing or invalid attributes;
+/// JSON:API answers a type it does not take with 409, so that counts too).
+pub fn refusal_statuses(kind: RefuseKind) -> &'static [u16] {
+    match kind {
+        RefuseKind::WrongType | RefuseKind::MissingAttribute => &[422],
+        RefuseKind::UnknownType => &[409, 422],
+        RefuseKind::MalformedJson => &[400, 422],
+        RefuseKind::MediaType => &[415],
+    }
+}
+
+/// The answer to a request that must be refused: one of `expected`, never 5xx. `Ok(())`
+/// says nothing of what was stored; [`refusal_stored`] judges that.
+pub fn refusal_answer(ex: &Exchange, expected: &[u16]) -> Result<(), String> {
+    let codes = expected
+        .iter()
+        .map(u16::to_string)
+        .collect::<Vec<_>>()
+        .join(" or ");
+    match ex.status() {
+        None => Err("expected an answer, received none".into()),
+        Some(s) if expected.contains(&s) => Ok(()),
+        Some(s) if (200..300).contains(&s) => Err(format!(
+            "expected the request to be refused with {codes}, but it was accepted ({s})"
+        )),
+        Some(s) if s >= 500 => Err(format!(
+            "expected the request to be refused with {codes}, received a server error ({s})"
+        )),
+        Some(s) => Err(format!("expected {codes}, received {s}")),
+    }
+}
+
+/// What a show afterwards says of a refused request: `absent` (the create's resource must not
+/// be there: the show must not succeed) or unchanged (the value at the pointer is what it
+/// was before).
+pub enum Stored<'a> {
+    /// The show of what a create would have made, after the request.
+    Absent(&'a Exchange),
+    /// The value before the request and the show after it, with the pointer.
+    Unchanged {
+        /// The value read before.
+        before: &'a Value,
+        /// The show after.
+        after: &'a Exchange,
+        /// Where the value is.
+        pointer: &'a str,
+    },
+}
+
+/// `Err` when the show afterwards proves the refused input was stored.
+pub fn refusal_stored(stored: Stored<'_>) -> Result<(), String> {
+    match stored {
+        Stored::Absent(ex) if ex.is_success() => Err(format!(
+            "the refused create was stored: {} {} answers {}",
+            ex.request.method,
+            ex.request.url,
+            ex.status().unwrap_or_default()
+        )),
+        Stored::Absent(_) => Ok(()),
+        Stored::Unchanged {
+            before,
+            after,
+            pointer,
+        } => {
+            let now = after.json().ok().and_then(|d| d.pointer(pointer).cloned());
+            match now {
+                Some(now) if &now == before => Ok(()),
+                Some(now) => Err(format!(
+                    "the refused update was stored: `{pointer}` was {before} and is now {now}"
+                )),
+                None => Err(format!(
+                    "after the refused update, the show has no `{pointer}` (it was {before})"
+                )),
+            }
+        }
+    }
+}

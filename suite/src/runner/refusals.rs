@@ -1,0 +1,180 @@
+//! Input that must be refused (`cases/refuse.toml`): the cases an endpoint's test sends after
+//! its own request succeeded, each judged by its `tfe.refuses-*` check: the answer (the
+//! statuses the facts name, never 5xx) and a show afterwards that proves nothing was stored.
+
+use reqwest::Method;
+use serde_json::Value;
+
+use super::TestRun;
+use crate::catalog::{path_for, Refusal, Variant};
+use crate::checks::{self as c, Stored};
+use crate::fixtures::auth_for;
+use crate::target::{Body, Request, TransportError, JSONAPI};
+
+impl TestRun<'_> {
+    /// Sends every refusal case this test's endpoint hosts, under the test's prefix choice.
+    pub(super) async fn refusals(&mut self) {
+        let cases: Vec<Refusal> = self
+            .ctx
+            .catalog
+            .refusals_for(&self.case.group, &self.endpoint.id)
+            .cloned()
+            .collect();
+        for case in &cases {
+            self.refusal(case).await;
+        }
+    }
+
+    /// A path of the case, its placeholders and `:params` filled, under the test's prefix.
+    fn refusal_path(&self, template: &str, name: &str) -> Option<String> {
+        let variant = if self.case.variant.has_prefix() {
+            Variant::ApiV2
+        } else {
+            Variant::Bare
+        };
+        let fixtures = &self.ctx.fixtures;
+        let text = fixtures
+            .fill_text(&template.replace("{{refused}}", name), &self.scope)
+            .ok()?;
+        fixtures
+            .fill_path(
+                &path_for(&text, variant),
+                &self.scope,
+                Some(self.endpoint),
+                None,
+            )
+            .ok()
+    }
+
+    async fn get(&mut self, path: &str) -> usize {
+        let url = self.url_for(path);
+        self.send(Request::new(Method::GET, url, auth_for(path)))
+            .await
+    }
+
+    async fn refusal(&mut self, r: &Refusal) {
+        let check = c::refusal_check(r.what);
+        let what = format!("{} (refuse.toml)", check.id);
+        let fixtures = &self.ctx.fixtures;
+        let Ok(name) = fixtures.fill_text("{{prefix}}-refused{{unique}}", &self.scope) else {
+            self.notes
+                .push(format!("{what}: not evaluated, no name could be made"));
+            return;
+        };
+        // Every path is filled before anything is sent: a case that cannot prove what was
+        // stored is not sent at all.
+        let proof = r.absent.as_ref().or(r.unchanged.as_ref().map(|u| &u.show));
+        let Some(proof_path) = proof.and_then(|p| self.refusal_path(p, &name)) else {
+            self.notes.push(format!(
+                "{what}: not evaluated, the path of its proof could not be filled"
+            ));
+            return;
+        };
+        let template = r.path.clone().unwrap_or_else(|| self.endpoint.path.clone());
+        let Some(path) = self.refusal_path(&template, &name) else {
+            self.notes.push(format!(
+                "{what}: not evaluated, its path could not be filled"
+            ));
+            return;
+        };
+        let Ok(body) = fixtures.fill_text(&r.body.replace("{{refused}}", &name), &self.scope)
+        else {
+            self.notes.push(format!(
+                "{what}: not evaluated, its body could not be filled"
+            ));
+            return;
+        };
+        // The value an update would change, read first.
+        let mut before: Option<(Value, String, String)> = None;
+        if let Some(u) = &r.unchanged {
+            let show = proof_path.clone();
+            let index = self.get(&show).await;
+            let value = self
+                .ex(index)
+                .json()
+                .ok()
+                .filter(|_| self.ex(index).is_success())
+                .and_then(|d| d.pointer(&u.pointer).cloned());
+            match value {
+                Some(v) => before = Some((v, show, u.pointer.clone())),
+                None => {
+                    self.notes.push(format!(
+                        "{what}: not evaluated, the show before it did not answer `{}`",
+                        u.pointer
+                    ));
+                    return;
+                }
+            }
+        }
+        let method = r.method.as_deref().unwrap_or(&self.endpoint.method);
+        let method = Method::from_bytes(method.as_bytes()).unwrap_or(Method::POST);
+        let content_type = r
+            .content_type
+            .clone()
+            .unwrap_or_else(|| JSONAPI.to_string());
+        let request = Request::new(method, self.url_for(&path), auth_for(&path))
+            .with_body(Body::Raw(content_type, body.into_bytes()));
+        let sent = self.send(request).await;
+        if let Err(TransportError::Refused(why)) = &self.ex(sent).response {
+            self.notes.push(format!("{what}: not evaluated, {why}"));
+            return;
+        }
+        let statuses: Vec<u16> = if r.status.is_empty() {
+            c::refusal_statuses(r.what).to_vec()
+        } else {
+            r.status.clone()
+        };
+        let answer = c::refusal_answer(self.ex(sent), &statuses);
+        // Whatever it answered, a show afterwards says whether it was stored.
+        let (shown, stored) = match (&r.absent, before) {
+            (Some(_), _) => {
+                let index = self.get(&proof_path).await;
+                let stored = c::refusal_stored(Stored::Absent(self.ex(index)));
+                if stored.is_err() {
+                    self.note_refused_but_made(r, index);
+                }
+                (index, stored)
+            }
+            (None, Some((value, show, pointer))) => {
+                let index = self.get(&show).await;
+                let stored = c::refusal_stored(Stored::Unchanged {
+                    before: &value,
+                    after: self.ex(index),
+                    pointer: &pointer,
+                });
+                (index, stored)
+            }
+            (None, None) => return,
+        };
+        let context = r
+            .note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        // The exchange that shows it: the answer when that is wrong, else the show.
+        let evidence = if answer.is_err() { sent } else { shown };
+        let result = match (answer, stored) {
+            (Ok(()), Ok(())) => Ok(()),
+            (Err(a), Ok(())) => Err(format!("{a}{context}")),
+            (Ok(()), Err(s)) => Err(format!("{s}{context}")),
+            (Err(a), Err(s)) => Err(format!("{a}; {s}{context}")),
+        };
+        self.check(check, Some(evidence), result);
+    }
+
+    /// A create that should have been refused made something: it goes in the ledger, so
+    /// that teardown deletes it.
+    fn note_refused_but_made(&mut self, r: &Refusal, shown: usize) {
+        let Some(kind) = &r.kind else { return };
+        let Ok(doc) = self.ex(shown).json() else {
+            return;
+        };
+        let Some(id) = c::document_id(&doc) else {
+            return;
+        };
+        let made = self.ctx.fixtures.instance_from(kind, id, &doc);
+        for record in self.ctx.fixtures.made_records(kind, &made, &self.scope) {
+            self.ctx.fixtures.note_made(record);
+        }
+    }
+}
