@@ -1,6 +1,7 @@
 //! `conform proxy`: real requests through the proxy to the reference give a report with
 //! per-endpoint verdicts and coverage; through a reference fault, the deviation is reported.
 
+use libtest_mimic::{Arguments, Completion, Trial};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -211,7 +212,6 @@ fn run(faults: &[&str], profile: &str, name: &str) -> (Value, String, Vec<(Strin
     (results, summary, seen)
 }
 
-#[test]
 fn traffic_through_the_proxy_is_judged_per_endpoint_with_coverage() {
     let (results, summary, seen) = run(&[], "tfe", "clean");
     for (what, status) in &seen {
@@ -278,7 +278,6 @@ fn traffic_through_the_proxy_is_judged_per_endpoint_with_coverage() {
     assert!(summary.contains("`organizations::create` | api-v2 | 1 | pass"));
 }
 
-#[test]
 fn a_reference_fault_is_reported_as_a_deviation() {
     // Core: a list answered as an object breaks the list envelope.
     let (results, summary, _) = run(&["list-as-object"], "core", "fault");
@@ -315,7 +314,6 @@ fn a_reference_fault_is_reported_as_a_deviation() {
     assert!(summary.contains("`envelope.list` (core, 1x)"), "{summary}");
 }
 
-#[test]
 fn a_tfe_deviation_is_reported_but_fails_only_at_the_tfe_profile() {
     let (results, _, _) = run(&["plain-json-media-type"], "core", "media");
     let show = entry(&results, "organizations::show::api-v2");
@@ -331,7 +329,7 @@ fn a_tfe_deviation_is_reported_but_fails_only_at_the_tfe_profile() {
 }
 
 /// The project's Python with pytfe, or `None` (skip) outside CI.
-fn pytfe_python() -> Option<PathBuf> {
+fn pytfe_python() -> Result<PathBuf, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap()
@@ -344,7 +342,7 @@ fn pytfe_python() -> Option<PathBuf> {
             .status()
             .is_ok_and(|s| s.success());
     if ready {
-        return Some(python);
+        return Ok(python);
     }
     let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
     assert!(
@@ -352,11 +350,10 @@ fn pytfe_python() -> Option<PathBuf> {
         "{} with pytfe is missing; .ci/run makes it from clients/requirements.txt",
         python.display()
     );
-    eprintln!(
-        "SKIPPED the pytfe session through the proxy: {} with pytfe is missing (outside CI); make it with `python3 -m venv .venv && .venv/bin/pip install -r clients/requirements.txt`",
+    Err(format!(
+        "skipped: {} with pytfe is missing (outside CI); make it with `python3 -m venv .venv && .venv/bin/pip install -r clients/requirements.txt`",
         python.display()
-    );
-    None
+    ))
 }
 
 /// Runs the pytfe session through a proxy in front of the reference with `faults`.
@@ -397,9 +394,7 @@ fn pytfe_through_proxy(python: &Path, faults: &[&str], profile: &str, name: &str
     serde_json::from_str(&text).expect("results JSON")
 }
 
-#[test]
-fn a_pytfe_session_through_the_proxy_is_judged_and_a_fault_reported() {
-    let Some(python) = pytfe_python() else { return };
+fn a_pytfe_session_through_the_proxy_is_judged_and_a_fault_reported(python: PathBuf) {
     let clean = pytfe_through_proxy(&python, &[], "tfe", "pytfe-clean");
     assert_eq!(clean["failing_deviations"], 0, "{clean:#}");
     for test in [
@@ -423,7 +418,6 @@ fn a_pytfe_session_through_the_proxy_is_judged_and_a_fault_reported() {
         .any(|d| d["check"] == "tfe.status-code" && d["fails"] == true));
 }
 
-#[test]
 fn an_answer_over_the_cap_streams_through_whole_and_unjudged() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -463,4 +457,44 @@ fn an_answer_over_the_cap_streams_through_whole_and_unjudged() {
     assert!(list["held"].get("json.body").is_none(), "{list:#}");
     assert_eq!(list["held"]["transport.no-5xx"], 1);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A libtest-mimic harness, so that the pytfe session says `ignored` without `.venv`.
+fn main() {
+    let args = Arguments::from_args();
+    let plain = |name: &str, test: fn()| {
+        Trial::test(name, move || {
+            test();
+            Ok(())
+        })
+    };
+    let trials = vec![
+        plain(
+            "traffic_through_the_proxy_is_judged_per_endpoint_with_coverage",
+            traffic_through_the_proxy_is_judged_per_endpoint_with_coverage,
+        ),
+        plain(
+            "a_reference_fault_is_reported_as_a_deviation",
+            a_reference_fault_is_reported_as_a_deviation,
+        ),
+        plain(
+            "a_tfe_deviation_is_reported_but_fails_only_at_the_tfe_profile",
+            a_tfe_deviation_is_reported_but_fails_only_at_the_tfe_profile,
+        ),
+        plain(
+            "an_answer_over_the_cap_streams_through_whole_and_unjudged",
+            an_answer_over_the_cap_streams_through_whole_and_unjudged,
+        ),
+        Trial::ignorable_test(
+            "a_pytfe_session_through_the_proxy_is_judged_and_a_fault_reported",
+            || match pytfe_python() {
+                Ok(python) => {
+                    a_pytfe_session_through_the_proxy_is_judged_and_a_fault_reported(python);
+                    Ok(Completion::Completed)
+                }
+                Err(why) => Ok(Completion::ignored_with(why)),
+            },
+        ),
+    ];
+    libtest_mimic::run(&args, trials).exit();
 }
