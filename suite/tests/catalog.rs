@@ -10,66 +10,48 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use conform::catalog::Catalog;
-use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+mod harness;
 
 /// Where the spec lives: `../shared/spec/` beside the clone.
 fn spec_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec/000_02ffe03873a68711.txt")
 }
 
-/// The spec's text, or why a test that needs it cannot run.
-fn spec() -> Result<String, Result<Completion, Failed>> {
+/// The spec's text, or why a test that needs it cannot run (in CI its absence fails).
+fn spec() -> Result<String, String> {
     let path = spec_path();
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok(text),
-        Err(e) if std::env::var_os("CI").is_some() => Err(Err(format!(
+        Err(e) if harness::in_ci() => panic!(
             "the spec is not at {} ({e}), and CI is set: CI needs it beside the clone",
             path.display()
-        )
-        .into())),
-        Err(_) => Err(Ok(Completion::ignored_with(format!(
+        ),
+        Err(_) => Err(format!(
             "skipped: the spec is not at {} (README: where the spec lives)",
             path.display()
-        )))),
+        )),
     }
 }
 
-/// A test that needs the spec: ignored (with the reason) when it is absent.
-fn with_spec(name: &str, test: fn(&str)) -> Trial {
-    Trial::ignorable_test(name, move || match spec() {
-        Ok(text) => {
-            test(&text);
-            Ok(Completion::Completed)
-        }
-        Err(outcome) => outcome,
-    })
-}
-
 fn main() {
-    let args = Arguments::from_args();
-    let plain = |name: &str, test: fn()| {
-        Trial::test(name, move || {
-            test();
-            Ok(())
-        })
-    };
-    let trials = vec![
-        with_spec("spec_parser_finds_183_rows", spec_parser_finds_183_rows),
-        with_spec(
-            "catalog_holds_every_spec_row_exactly_once",
-            catalog_holds_every_spec_row_exactly_once,
-        ),
-        plain("catalog_keeps_the_quirks", catalog_keeps_the_quirks),
-        plain(
+    harness::run(vec![
+        harness::needing("spec_parser_finds_183_rows", spec, |spec| {
+            spec_parser_finds_183_rows(&spec)
+        }),
+        harness::needing("catalog_holds_every_spec_row_exactly_once", spec, |spec| {
+            catalog_holds_every_spec_row_exactly_once(&spec)
+        }),
+        harness::test("catalog_keeps_the_quirks", catalog_keeps_the_quirks),
+        harness::test(
             "a_delete_has_every_form_the_catalog_knows",
             a_delete_has_every_form_the_catalog_knows,
         ),
-        plain(
+        harness::test(
             "every_endpoint_has_both_prefix_variants_and_names_are_unique",
             every_endpoint_has_both_prefix_variants_and_names_are_unique,
         ),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+    ]);
 }
 
 /// (method, path) rows of the Endpoints part, as the spec writes them.

@@ -6,7 +6,8 @@
 //! from `clients/requirements.txt`). Outside CI (`CI` unset) a missing environment skips these
 //! tests, saying so on standard error; with `CI=true` it fails them.
 
-use libtest_mimic::{Arguments, Completion, Trial};
+mod harness;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -26,9 +27,8 @@ fn venv_tool(name: &str) -> Result<PathBuf, String> {
     if path.is_file() {
         return Ok(path);
     }
-    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
     assert!(
-        !in_ci,
+        !harness::in_ci(),
         "{} is missing; .ci/run makes it with `python3 -m venv .venv && .venv/bin/pip install -r clients/requirements.txt`",
         path.display()
     );
@@ -38,35 +38,23 @@ fn venv_tool(name: &str) -> Result<PathBuf, String> {
     ))
 }
 
-/// A libtest-mimic harness, so that a test that cannot run here says `ignored`, not `ok`.
 fn main() {
-    let args = Arguments::from_args();
-    let with_tool = |name: &str, tool: &'static str, test: fn(PathBuf)| {
-        Trial::ignorable_test(name, move || match venv_tool(tool) {
-            Ok(path) => {
-                test(path);
-                Ok(Completion::Completed)
-            }
-            Err(why) => Ok(Completion::ignored_with(why)),
-        })
-    };
-    let trials = vec![
-        Trial::test("the_document_describes_the_catalog", || {
-            the_document_describes_the_catalog();
-            Ok(())
-        }),
-        with_tool(
+    harness::run(vec![
+        harness::test(
+            "the_document_describes_the_catalog",
+            the_document_describes_the_catalog,
+        ),
+        harness::needing(
             "the_document_is_valid_openapi_3_1",
-            "python",
+            || venv_tool("python"),
             the_document_is_valid_openapi_3_1,
         ),
-        with_tool(
+        harness::needing(
             "schemathesis_runs_against_the_reference_with_it",
-            "schemathesis",
+            || venv_tool("schemathesis"),
             schemathesis_runs_against_the_reference_with_it,
         ),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+    ]);
 }
 
 fn generate(dir: &Path) -> (PathBuf, Value) {

@@ -1,7 +1,8 @@
 //! `conform proxy`: real requests through the proxy to the reference give a report with
 //! per-endpoint verdicts and coverage; through a reference fault, the deviation is reported.
 
-use libtest_mimic::{Arguments, Completion, Trial};
+mod harness;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -344,9 +345,8 @@ fn pytfe_python() -> Result<PathBuf, String> {
     if ready {
         return Ok(python);
     }
-    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
     assert!(
-        !in_ci,
+        !harness::in_ci(),
         "{} with pytfe is missing; .ci/run makes it from clients/requirements.txt",
         python.display()
     );
@@ -459,42 +459,28 @@ fn an_answer_over_the_cap_streams_through_whole_and_unjudged() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A libtest-mimic harness, so that the pytfe session says `ignored` without `.venv`.
 fn main() {
-    let args = Arguments::from_args();
-    let plain = |name: &str, test: fn()| {
-        Trial::test(name, move || {
-            test();
-            Ok(())
-        })
-    };
-    let trials = vec![
-        plain(
+    harness::run(vec![
+        harness::test(
             "traffic_through_the_proxy_is_judged_per_endpoint_with_coverage",
             traffic_through_the_proxy_is_judged_per_endpoint_with_coverage,
         ),
-        plain(
+        harness::test(
             "a_reference_fault_is_reported_as_a_deviation",
             a_reference_fault_is_reported_as_a_deviation,
         ),
-        plain(
+        harness::test(
             "a_tfe_deviation_is_reported_but_fails_only_at_the_tfe_profile",
             a_tfe_deviation_is_reported_but_fails_only_at_the_tfe_profile,
         ),
-        plain(
+        harness::test(
             "an_answer_over_the_cap_streams_through_whole_and_unjudged",
             an_answer_over_the_cap_streams_through_whole_and_unjudged,
         ),
-        Trial::ignorable_test(
+        harness::needing(
             "a_pytfe_session_through_the_proxy_is_judged_and_a_fault_reported",
-            || match pytfe_python() {
-                Ok(python) => {
-                    a_pytfe_session_through_the_proxy_is_judged_and_a_fault_reported(python);
-                    Ok(Completion::Completed)
-                }
-                Err(why) => Ok(Completion::ignored_with(why)),
-            },
+            pytfe_python,
+            a_pytfe_session_through_the_proxy_is_judged_and_a_fault_reported,
         ),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+    ]);
 }

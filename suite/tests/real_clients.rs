@@ -7,7 +7,8 @@
 //! is possible) and fails when the script reports a failure. Outside CI (`CI` unset) a missing
 //! `.venv` makes the test say that it skipped; in CI it is a failure.
 
-use libtest_mimic::{Arguments, Completion, Trial};
+mod harness;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -31,8 +32,7 @@ fn python() -> Result<PathBuf, String> {
     if python.exists() {
         return Ok(python);
     }
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    if ci {
+    if harness::in_ci() {
         panic!(
             "{} is missing but CI is set: .ci/run makes it (python3 -m venv .venv && \
              .venv/bin/pip install -r clients/requirements.txt)",
@@ -222,26 +222,14 @@ fn terrasnek_calls_pass(python: PathBuf) {
     assert_eq!(passed, tried, "terrasnek");
 }
 
-/// A libtest-mimic harness, so that a test that cannot run here (no `.venv`) says
-/// `ignored`, with why, not `ok`.
 fn main() {
-    let args = Arguments::from_args();
-    let client = |name: &str, test: fn(PathBuf)| {
-        Trial::ignorable_test(name, move || match python() {
-            Ok(python) => {
-                test(python);
-                Ok(Completion::Completed)
-            }
-            Err(why) => Ok(Completion::ignored_with(why)),
-        })
-    };
-    let trials = vec![
-        client(
+    harness::run(vec![
+        harness::needing(
             "terraform_engine_runs_init_apply_output_state_destroy_and_a_remote_plan",
+            python,
             terraform_engine_runs_init_apply_output_state_destroy_and_a_remote_plan,
         ),
-        client("pytfe_calls_pass", pytfe_calls_pass),
-        client("terrasnek_calls_pass", terrasnek_calls_pass),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+        harness::needing("pytfe_calls_pass", python, pytfe_calls_pass),
+        harness::needing("terrasnek_calls_pass", python, terrasnek_calls_pass),
+    ]);
 }

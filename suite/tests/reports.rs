@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::Value;
+
+mod harness;
 
 const BIN: &str = env!("CARGO_BIN_EXE_conform");
 const SHOW: &str = "drop-route=GET /runs/:run_id";
@@ -512,21 +513,23 @@ fn dump_dom(chromium: &Path, profile: &Path, url: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Ignored, with the reason, when chromium is missing outside CI; a failure in CI.
-fn the_html_report_renders_and_filters_in_headless_chromium() -> Result<Completion, Failed> {
-    let Some(chromium) = find_chromium() else {
-        if std::env::var_os("CI").is_some() {
-            return Err("chromium is not installed but CI is set: .ci/run installs it (apt-get install chromium)".into());
-        }
-        return Ok(Completion::ignored_with(
-            "skipped: the headless-browser check of report.html needs chromium (apt-get install chromium); CI runs it",
-        ));
-    };
-    renders_and_filters(&chromium);
-    Ok(Completion::Completed)
+/// Chromium, or why the report.html check cannot run here (in CI its absence fails).
+fn chromium() -> Result<PathBuf, String> {
+    match find_chromium() {
+        Some(chromium) => Ok(chromium),
+        None if harness::in_ci() => panic!(
+            "chromium is not installed but CI is set: .ci/run installs it (apt-get install chromium)"
+        ),
+        None => Err(
+            "skipped: the headless-browser check of report.html needs chromium (apt-get install chromium); CI runs it"
+                .into(),
+        ),
+    }
 }
 
-fn renders_and_filters(chromium: &Path) {
+/// report.html renders in headless chromium, and its filters show what they say.
+fn the_html_report_renders_and_filters_in_headless_chromium(chromium: PathBuf) {
+    let chromium = chromium.as_path();
     let dir = scratch("html");
     let out = run_faulted(&dir, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
@@ -752,45 +755,37 @@ fn every_report_names_the_root_cause_of_blocked_tests_once() {
     assert!(junit.contains(see));
 }
 
-/// A libtest-mimic harness, so that a test that cannot run here says `ignored`, not `ok`.
 fn main() {
-    let args = Arguments::from_args();
-    let plain = |name: &str, test: fn()| {
-        Trial::test(name, move || {
-            test();
-            Ok(())
-        })
-    };
-    let trials = vec![
-        plain(
+    harness::run(vec![
+        harness::test(
             "every_format_states_the_same_verdicts",
             every_format_states_the_same_verdicts,
         ),
-        plain(
+        harness::test(
             "waivers_waive_until_they_expire_and_stale_ones_are_reported",
             waivers_waive_until_they_expire_and_stale_ones_are_reported,
         ),
-        plain(
+        harness::test(
             "bad_waivers_and_partitions_stop_the_run_before_any_request",
             bad_waivers_and_partitions_stop_the_run_before_any_request,
         ),
-        plain(
+        harness::test(
             "partitions_split_the_tests_deterministically",
             partitions_split_the_tests_deterministically,
         ),
-        plain("no_token_reaches_any_output", no_token_reaches_any_output),
-        plain(
+        harness::test("no_token_reaches_any_output", no_token_reaches_any_output),
+        harness::test(
             "progress_is_plain_lines_in_ci_and_a_live_line_on_a_terminal",
             progress_is_plain_lines_in_ci_and_a_live_line_on_a_terminal,
         ),
-        plain(
+        harness::test(
             "every_report_names_the_root_cause_of_blocked_tests_once",
             every_report_names_the_root_cause_of_blocked_tests_once,
         ),
-        Trial::ignorable_test(
+        harness::needing(
             "the_html_report_renders_and_filters_in_headless_chromium",
+            chromium,
             the_html_report_renders_and_filters_in_headless_chromium,
         ),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+    ]);
 }
