@@ -48,8 +48,13 @@ impl<'a> Remover<'a> {
         }
     }
 
-    /// Removes one resource of `kind`: shows it (learning whether the show route answers),
-    /// tries each delete form until one succeeds, and shows it again. `parent_gone`: what it
+    /// The catalog whose delete forms and shows it knows.
+    pub fn catalog(&self) -> &'a Catalog {
+        self.catalog
+    }
+
+    /// Removes one resource of `kind`: shows it while its show route is not yet known to
+    /// answer, tries each delete form until one succeeds, and shows it again. `parent_gone`: what it
     /// lives in is known gone, so a delete that does not find it means it went along.
     pub async fn remove(
         &mut self,
@@ -58,10 +63,11 @@ impl<'a> Remover<'a> {
         show: Option<&(Url, Auth)>,
         parent_gone: bool,
     ) -> Removed {
-        let before = match show {
-            Some(show) => Some(self.get(show).await),
-            None => None,
-        };
+        // The show before the delete only proves its route answers: once one has, the
+        // route's 404 means "not there", and no further show before a delete is needed.
+        if let Some(show) = show.filter(|show| !self.proven(show)) {
+            self.get(show).await;
+        }
         let mut tried = Vec::new();
         let mut done = None;
         let mut not_found = true;
@@ -106,7 +112,7 @@ impl<'a> Remover<'a> {
             (None, Some(Some(404 | 410))) => Removed::Unconfirmed(format!(
                 "{tried}; GET {show_path} answered 404 too, and that route never answered for a {kind}: gone, or neither route exists here"
             )),
-            (None, _) if before.is_none() => Removed::Left(format!(
+            (None, _) if show.is_none() => Removed::Left(format!(
                 "{tried}; there is no show to tell whether it is gone"
             )),
             (None, _) => Removed::Left(tried),

@@ -109,9 +109,12 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
         .build()
         .map_err(|e| ConfigError(format!("cannot start the async runtime: {e}")))?;
     let mut tally = Tally::default();
+    let catalog = crate::catalog::Catalog::embedded().map_err(|e| ConfigError(e.to_string()))?;
+    // one remover for the whole sweep: a show route proven in one pass counts in the next
+    let mut remover = Remover::new(&target, &catalog);
     let have_ledger = args.ledger.exists();
     if have_ledger {
-        runtime.block_on(sweep_ledger(args, &target, &mut tally))?;
+        runtime.block_on(sweep_ledger(args, &target, &mut remover, &mut tally))?;
     } else if older_than.is_none() && args.prefix.is_none() {
         println!(
             "nothing to sweep: no ledger at {} (give --older-than or --prefix to look for organizations by name)",
@@ -123,15 +126,20 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
         runtime.block_on(sweep_named(
             args,
             &target,
-            &prefix,
-            older_than,
+            &mut remover,
+            (&prefix, older_than),
             &mut tally,
             &ORGANIZATIONS,
         ));
         // users need the administrator API
         if settings.admin_token.is_some() {
             runtime.block_on(sweep_named(
-                args, &target, &prefix, older_than, &mut tally, &USERS,
+                args,
+                &target,
+                &mut remover,
+                (&prefix, older_than),
+                &mut tally,
+                &USERS,
             ));
         }
     }
@@ -155,6 +163,7 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
 async fn sweep_ledger(
     args: &SweepArgs,
     target: &Target,
+    remover: &mut Remover<'_>,
     tally: &mut Tally,
 ) -> Result<(), ConfigError> {
     let contents = ledger::read(&args.ledger)
@@ -189,8 +198,6 @@ async fn sweep_ledger(
                 ConfigError(format!("cannot append to {}: {e}", args.ledger.display()))
             })?)
         };
-    let catalog = crate::catalog::Catalog::embedded().map_err(|e| ConfigError(e.to_string()))?;
-    let mut remover = Remover::new(target, &catalog);
     let mut unconfirmed = Vec::new();
     for entry in outstanding.into_iter().rev() {
         let what = format!("{} {} (run {})", entry.kind, entry.id, entry.prefix);
@@ -224,7 +231,10 @@ async fn sweep_ledger(
                 // a ledger written before shows were recorded: the catalog's show of the kind
                 let root = target.config.root.path().trim_end_matches('/');
                 let relative = url.path().strip_prefix(root)?;
-                let path = catalog.show_path_for(&entry.kind, method.as_str(), relative)?;
+                let path =
+                    remover
+                        .catalog()
+                        .show_path_for(&entry.kind, method.as_str(), relative)?;
                 Some(target.url(&path))
             })
             .filter(|s| target.same_origin(s))
@@ -317,8 +327,8 @@ const USERS: Named = Named {
 async fn sweep_named(
     args: &SweepArgs,
     target: &Target,
-    prefix: &str,
-    older_than: Option<Duration>,
+    remover: &mut Remover<'_>,
+    (prefix, older_than): (&str, Option<Duration>),
     tally: &mut Tally,
     named: &Named,
 ) {
@@ -371,14 +381,6 @@ async fn sweep_named(
             break;
         }
     }
-    let catalog = match crate::catalog::Catalog::embedded() {
-        Ok(catalog) => catalog,
-        Err(e) => {
-            tally.failed.push(format!("the catalog does not load: {e}"));
-            return;
-        }
-    };
-    let mut remover = Remover::new(target, &catalog);
     for (name, id, created) in found {
         let what = format!("{} {name}", named.kind);
         if let Some(age) = older_than {

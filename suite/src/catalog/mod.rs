@@ -180,15 +180,9 @@ impl Catalog {
         ];
         let mut forms = vec![(method.to_string(), path.to_string())];
         for (m, template) in templates.into_iter().flatten() {
-            let filled: Option<Vec<String>> = path_for(template, Variant::Bare)
-                .split('/')
-                .map(|seg| match seg.strip_prefix(':') {
-                    Some(name) => found.values.get(name).cloned(),
-                    None => Some(seg.to_string()),
-                })
-                .collect();
-            let Some(segments) = filled else { continue };
-            let bare = segments.join("/");
+            let Some(bare) = found.fill(template) else {
+                continue;
+            };
             for candidate in [format!("{}{bare}", variants::API_PREFIX), bare.clone()] {
                 let form = (m.to_string(), candidate);
                 if !forms.contains(&form) {
@@ -200,8 +194,7 @@ impl Catalog {
     }
 
     /// The path of the show of a `kind` resource, filled from the path of a request about it
-    /// (its delete): for a ledger entry written without its show.
-    /// A GET of the delete's own path, where the catalog has one, shows what the delete
+    /// (its delete): a GET of the delete's own path, where the catalog has one, shows what the delete
     /// removes (an invited user's membership); else the kind's show.
     pub fn show_path_for(&self, kind: &str, method: &str, path: &str) -> Option<String> {
         if method != "GET" && self.endpoint_for("GET", path).is_some() {
@@ -209,14 +202,7 @@ impl Catalog {
         }
         let found = self.endpoint_for(method, path)?;
         let (_, show) = self.show_of(kind)?;
-        let segments: Option<Vec<String>> = path_for(&show.path, Variant::Bare)
-            .split('/')
-            .map(|seg| match seg.strip_prefix(':') {
-                Some(name) => found.values.get(name).cloned(),
-                None => Some(seg.to_string()),
-            })
-            .collect();
-        let bare = segments?.join("/");
+        let bare = found.fill(&show.path)?;
         Some(if found.prefixed {
             format!("{}{bare}", variants::API_PREFIX)
         } else {
@@ -489,4 +475,19 @@ struct Found<'a> {
     variants: (Variant, Variant),
     prefixed: bool,
     values: BTreeMap<String, String>,
+}
+
+impl Found<'_> {
+    /// `template` in its bare form, filled with the request's values; `None` when it names
+    /// a parameter the request does not hold.
+    fn fill(&self, template: &str) -> Option<String> {
+        let segments: Option<Vec<String>> = path_for(template, Variant::Bare)
+            .split('/')
+            .map(|seg| match seg.strip_prefix(':') {
+                Some(name) => self.values.get(name).cloned(),
+                None => Some(seg.to_string()),
+            })
+            .collect();
+        Some(segments?.join("/"))
+    }
 }
