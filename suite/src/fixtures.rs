@@ -17,7 +17,8 @@ use tokio::sync::OnceCell;
 
 use crate::catalog::{Catalog, Endpoint, ResourceDef, Route};
 use crate::checks::upload_candidates;
-use crate::ledger::Ledger;
+use crate::ledger::{Ledger, Made};
+
 use crate::removal::{Removed, Remover};
 use crate::target::{Auth, Body, Exchange, Request, Target};
 
@@ -82,21 +83,6 @@ impl Scope {
     pub fn insert(&mut self, instance: Arc<Instance>) {
         self.instances.insert(instance.kind.clone(), instance);
     }
-}
-
-/// One resource made by the run, for teardown.
-#[derive(Debug, Clone)]
-pub struct Made {
-    /// Its kind.
-    pub kind: String,
-    /// Its id.
-    pub id: String,
-    /// The request that deletes it.
-    pub delete: Option<(Method, url::Url, Auth)>,
-    /// The request that shows it, to tell whether it is gone.
-    pub show: Option<(url::Url, Auth)>,
-    /// The resources it lives in (its kind's `parents`, as made): it goes with them.
-    pub parents: Vec<(String, String)>,
 }
 
 /// What made resources live in, and which are known gone.

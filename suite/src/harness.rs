@@ -11,6 +11,7 @@ use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
+use crate::catalog::families::model::Family;
 use crate::catalog::{Catalog, TestCase};
 use crate::checks::Schemas;
 use crate::cli::RunArgs;
@@ -22,7 +23,7 @@ use crate::report::{
     RunReport,
 };
 use crate::runner::Context;
-use crate::sequences::{self, model::Family, SequenceConfig};
+use crate::sequences::{self, SequenceConfig};
 use crate::settings::{ConfigError, Settings};
 use crate::target::{join, Auth, PathForms, Request, Secret, Target, TargetConfig};
 use crate::verdict::{Profile, TestResult, Verdict};

@@ -13,8 +13,22 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::rfc3339;
-use crate::fixtures::Made;
 use crate::target::Auth;
+
+/// One resource made by the run, for teardown.
+#[derive(Debug, Clone)]
+pub struct Made {
+    /// Its kind.
+    pub kind: String,
+    /// Its id.
+    pub id: String,
+    /// The request that deletes it.
+    pub delete: Option<(reqwest::Method, url::Url, Auth)>,
+    /// The request that shows it, to tell whether it is gone.
+    pub show: Option<(url::Url, Auth)>,
+    /// The resources it lives in (its kind's `parents`, as made): it goes with them.
+    pub parents: Vec<(String, String)>,
+}
 
 /// What a line records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

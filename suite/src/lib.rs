@@ -21,7 +21,6 @@ pub mod openapi;
 pub mod partition;
 pub mod precision;
 pub mod proxy;
-pub mod registry_checks;
 pub mod removal;
 pub mod report;
 pub mod runner;

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use conform::catalog::families::{file, FAMILIES};
 use conform::catalog::Catalog;
-use conform::sequences::{file, FAMILIES};
 
 fn cases() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases")

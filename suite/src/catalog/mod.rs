@@ -1,6 +1,7 @@
 //! The catalog: every documented endpoint, read from `cases/` (embedded, or `--cases DIR`),
 //! checked for consistency, and expanded into one test per endpoint and path variant.
 
+pub mod families;
 mod model;
 mod variants;
 
@@ -44,7 +45,7 @@ pub struct Catalog {
     pub graph: ResourceGraph,
     payloads: BTreeMap<String, String>,
     /// The sequence families (`sequences/<name>.toml`), in report order.
-    pub families: Vec<Arc<crate::sequences::model::Family>>,
+    pub families: Vec<Arc<families::model::Family>>,
     /// Where the catalog came from (`embedded` or a folder).
     pub origin: String,
     /// Input that must be refused (`refuse.toml`), in file order.
@@ -85,8 +86,8 @@ impl Catalog {
                 .strip_prefix("sequences/")
                 .and_then(|p| p.strip_suffix(".toml"))
             {
-                let family = crate::sequences::file::parse(name, &text)
-                    .map_err(|e| CatalogError::new(&path, e))?;
+                let family =
+                    families::file::parse(name, &text).map_err(|e| CatalogError::new(&path, e))?;
                 families.push(Arc::new(family));
             } else if path == "refuse.toml" {
                 let file: RefuseFile =
@@ -99,7 +100,7 @@ impl Catalog {
             }
         }
         groups.sort_by(|a, b| a.group.cmp(&b.group));
-        crate::sequences::sort(&mut families);
+        families::sort(&mut families);
         let graph = graph.ok_or_else(|| CatalogError::new("resources.toml", "missing"))?;
         let catalog = Self {
             groups,

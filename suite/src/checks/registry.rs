@@ -1,5 +1,5 @@
 //! The registry read protocol ("Registry modules, read endpoints"): pure judgments on its
-//! answers. Nothing here sends a request; `crate::registry_checks` sends them and records the
+//! answers. Nothing here sends a request; `crate::runner`'s registry part sends them and records the
 //! results.
 //!
 //! The spec names no member of a registry answer. The core judgments read only what the spec's

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use super::model::{Family, Foreign, Item, ListRead, Model, Route};
+use crate::catalog::families::model::{Family, Foreign, Item, ListRead, Model, Route};
 use crate::checks::{self as c, Check, Finding};
 use crate::runner::Context;
 use crate::target::{Auth, Body, Exchange, Request, TransportError};
@@ -143,7 +143,7 @@ type StepResult = Result<(), Stop>;
 /// the runs of shrinking.
 #[derive(Debug, Default)]
 pub struct Learned {
-    /// States the service reaches on its own (see [`super::model::StateDef::eventually`])
+    /// States the service reaches on its own (see [`crate::catalog::families::model::StateDef::eventually`])
     /// that an item did not reach within the poll budget: later items are read once before an
     /// action, not waited for (a service without a runner never plans a run).
     unreached: std::sync::Mutex<BTreeSet<String>>,
@@ -370,7 +370,7 @@ impl<'a> Run<'a> {
         if let Ok(mut segments) = url.path_segments_mut() {
             segments.push(&name);
         }
-        self.ctx.fixtures.note_made(crate::fixtures::Made {
+        self.ctx.fixtures.note_made(crate::ledger::Made {
             kind: "organization".into(),
             id: name,
             delete: Some((Method::DELETE, url.clone(), Auth::User)),
@@ -379,7 +379,7 @@ impl<'a> Run<'a> {
         });
     }
 
-    fn coll(&self, coll: usize) -> &'a super::model::Coll {
+    fn coll(&self, coll: usize) -> &'a crate::catalog::families::model::Coll {
         &self.family.colls[coll]
     }
 
@@ -426,13 +426,17 @@ impl<'a> Run<'a> {
 
     /// Whether a list of the collection holds others' items as well as the sequence's: a list
     /// of the given organization's own items (its path names `{org}`).
-    fn shared_list(&self, coll: &super::model::Coll, parent: Option<usize>) -> bool {
+    fn shared_list(
+        &self,
+        coll: &crate::catalog::families::model::Coll,
+        parent: Option<usize>,
+    ) -> bool {
         self.given && parent.is_none() && coll.list.as_deref().is_some_and(|l| l.contains("{org}"))
     }
 
     /// Whether a list item carries a name the sequence gives (`{ns}-…`, at the collection's
     /// `name_pointer`), which no other sequence's names start with.
-    fn own_named(&self, coll: &super::model::Coll, object: &Value) -> bool {
+    fn own_named(&self, coll: &crate::catalog::families::model::Coll, object: &Value) -> bool {
         let prefix = format!("{}-", self.ns.trim_end_matches('-'));
         object
             .pointer(&coll.name_pointer)
@@ -933,7 +937,7 @@ impl<'a> Run<'a> {
         let item = self.model.items.len() - 1;
         if let Some(delete) = self.cleanup_request(item) {
             let show = self.show_request(item);
-            self.ctx.fixtures.note_made(crate::fixtures::Made {
+            self.ctx.fixtures.note_made(crate::ledger::Made {
                 kind: coll.kind.clone(),
                 id: self.model.items[item].id.clone(),
                 delete: Some(delete),
@@ -976,7 +980,7 @@ impl<'a> Run<'a> {
             Some(a) => (primary, Some(a)),
             None => (primary, None),
         };
-        let show = super::model::get(path);
+        let show = crate::catalog::families::model::get(path);
         let env = self.env(Some(item), self.model.items[item].parent, None);
         let index = self.send_route(&show, &env, op.api_v2, "").await?;
         if coll.show_list {
@@ -1008,7 +1012,12 @@ impl<'a> Run<'a> {
         // The other show form (the deprecated one, or the current one after it) too.
         let Some(alt) = alt else { return Ok(()) };
         let other = self
-            .send_route(&super::model::get(alt), &env, op.api_v2, "")
+            .send_route(
+                &crate::catalog::families::model::get(alt),
+                &env,
+                op.api_v2,
+                "",
+            )
             .await?;
         self.expect_success(&c::DEPRECATED_SAME, other, &format!("show {label}"))?;
         let doc3 = self.single(other)?;
@@ -1098,7 +1107,7 @@ impl<'a> Run<'a> {
 
     async fn show_unknown(&mut self, op: &Op) -> StepResult {
         let coll = self.coll(op.coll);
-        let show = super::model::get(coll.show.as_deref().ok_or(Stop)?);
+        let show = crate::catalog::families::model::get(coll.show.as_deref().ok_or(Stop)?);
         let mut env = self.env(None, None, None);
         for key in ["id", "name", "provider", "email", "version"] {
             env.0.insert(key.to_string(), coll.unknown_id.to_string());
@@ -1205,7 +1214,7 @@ impl<'a> Run<'a> {
         let env = self.env(None, parent, None);
         let index = self
             .send_route(
-                &super::model::get(coll.list.as_deref().ok_or(Stop)?),
+                &crate::catalog::families::model::get(coll.list.as_deref().ok_or(Stop)?),
                 &env,
                 op.api_v2,
                 "",
@@ -1243,7 +1252,7 @@ impl<'a> Run<'a> {
         let mut seen: Vec<(String, usize)> = Vec::new();
         let mut all = Vec::new();
         let mut last = None;
-        let list = super::model::get(coll.list.as_deref().ok_or(Stop)?);
+        let list = crate::catalog::families::model::get(coll.list.as_deref().ok_or(Stop)?);
         let mut page = 1;
         while page <= max_pages {
             let query = format!("page={page}&page_size={size}");
@@ -1763,7 +1772,7 @@ impl<'a> Run<'a> {
         let Some(show) = coll.show.as_deref().filter(|_| !coll.show_list) else {
             return Ok(None);
         };
-        let show = super::model::get(show);
+        let show = crate::catalog::families::model::get(show);
         let env = self.env(Some(item), self.model.items[item].parent, None);
         let index = self.send_route(&show, &env, op.api_v2, "").await?;
         let doc = self.shown(index, item)?;
@@ -1774,7 +1783,7 @@ impl<'a> Run<'a> {
 }
 
 /// The state an action leads to from `from` (`None`: the model does not allow it there).
-fn leads_to(action: &super::model::ActionDef, from: &str) -> Option<String> {
+fn leads_to(action: &crate::catalog::families::model::ActionDef, from: &str) -> Option<String> {
     match action.transition {
         Some(transition) => transition(from).map(str::to_string),
         None => action
@@ -1848,7 +1857,7 @@ impl Run<'_> {
                 .await?
         } else {
             self.send_route(
-                &super::model::get(coll.list.as_deref().ok_or(Stop)?),
+                &crate::catalog::families::model::get(coll.list.as_deref().ok_or(Stop)?),
                 &env,
                 op.api_v2,
                 "",

@@ -17,9 +17,6 @@
 //! alone, and the sequence deletes what it made one by one. The organization is never changed.
 
 pub mod engine;
-pub mod file;
-pub mod model;
-pub mod named;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
@@ -29,12 +26,12 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
+use crate::catalog::families::model::Family;
 use crate::checks::Finding;
 use crate::runner::Context;
 use crate::target::Exchange;
 use crate::verdict::{TestResult, Verdict};
 use engine::{Learned, Op, OpKind, Run, RunOutcome};
-use model::Family;
 
 /// The test-name group of the sequence tests.
 pub const GROUP: &str = "sequences";
@@ -70,33 +67,6 @@ impl Default for SequenceConfig {
             organization: None,
         }
     }
-}
-
-/// The families the suite ships (`cases/sequences/<name>.toml`), in report order. A cases
-/// folder may hold others: they run after these, by name.
-pub const FAMILIES: [&str; 9] = [
-    "organizations",
-    "workspaces",
-    "teams",
-    "variables",
-    "notifications",
-    "agents",
-    "policy_sets",
-    "registry_modules",
-    "admin_users",
-];
-
-/// Sorts families into report order: [`FAMILIES`] first, then the others by name.
-pub fn sort(families: &mut [Arc<Family>]) {
-    families.sort_by_key(|f| {
-        (
-            FAMILIES
-                .iter()
-                .position(|n| *n == f.name)
-                .unwrap_or(FAMILIES.len()),
-            f.name.clone(),
-        )
-    });
 }
 
 /// The families of the embedded catalog, in report order (a run takes them from its

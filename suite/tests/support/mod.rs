@@ -72,7 +72,7 @@ pub fn run_sequences(faults: &[&str], prefixes: &[&str], args: &[&str]) -> Vec<T
 pub fn families_named(
     catalog: &conform::catalog::Catalog,
     prefixes: &[&str],
-) -> Vec<std::sync::Arc<conform::sequences::model::Family>> {
+) -> Vec<std::sync::Arc<conform::catalog::families::model::Family>> {
     let families: Vec<_> = catalog
         .families
         .iter()

@@ -16,6 +16,7 @@ use crate::target::{Auth, Body, Exchange, Request, Target};
 use crate::verdict::{Blocker, Profile, TestResult, Verdict};
 
 mod refusals;
+mod registry;
 
 /// Pages a walk reads at most.
 const MAX_PAGES: usize = 50;
@@ -1642,15 +1643,14 @@ impl<'a> TestRun<'a> {
         if self.case.variant == Variant::Registry {
             let subject = self.registry_subject();
             if let Some(subject) = subject {
-                let mut probe = crate::registry_checks::Probe {
+                let mut probe = registry::Probe {
                     target: &self.ctx.target,
                     exchanges: &mut self.exchanges,
                     findings: &mut self.findings,
                     passed: &mut self.passed,
                     notes: &mut self.notes,
                 };
-                crate::registry_checks::after_read(&mut probe, self.endpoint, &subject, main, &doc)
-                    .await;
+                registry::after_read(&mut probe, self.endpoint, &subject, main, &doc).await;
             }
         } else {
             self.variants_agree(main, &doc).await;
@@ -1682,14 +1682,14 @@ impl<'a> TestRun<'a> {
         }
         if self.case.variant == Variant::Registry {
             let subject = self.registry_subject();
-            let mut probe = crate::registry_checks::Probe {
+            let mut probe = registry::Probe {
                 target: &self.ctx.target,
                 exchanges: &mut self.exchanges,
                 findings: &mut self.findings,
                 passed: &mut self.passed,
                 notes: &mut self.notes,
             };
-            crate::registry_checks::after_download(&mut probe, subject.as_ref(), index).await;
+            registry::after_download(&mut probe, subject.as_ref(), index).await;
         } else {
             let result = c::succeeds(self.ex(index)).and_then(|_| {
                 if self.ex(index).body().is_empty() {
@@ -1703,10 +1703,10 @@ impl<'a> TestRun<'a> {
     }
 
     /// The registry module a registry test reads (its `resource`'s instance).
-    fn registry_subject(&self) -> Option<crate::registry_checks::Subject> {
+    fn registry_subject(&self) -> Option<registry::Subject> {
         let kind = self.endpoint.resource.as_deref()?;
         let given = self.ctx.fixtures.is_given(kind);
-        crate::registry_checks::Subject::of(&self.scope, kind, given)
+        registry::Subject::of(&self.scope, kind, given)
     }
 
     /// Rule 3 and Versioning 2: create a version, find its upload address, PUT a tarball,
