@@ -18,6 +18,7 @@ pub mod glob;
 pub mod harness;
 pub mod ledger;
 pub mod openapi;
+pub mod pages;
 pub mod partition;
 pub mod precision;
 pub mod proxy;

@@ -1,15 +1,27 @@
-//! Named checks: each has a stable id, a level and the spec section it enforces.
-//! `conform checks` prints this table; nothing here sends a request.
+//! Named checks: each has a stable id, a level and the spec section it enforces
+//! (`conform checks` prints this table), and the pure functions that decide them, by family:
+//! `status` (status codes and media types), `envelope` (JSON:API documents), `lists` (contains,
+//! page size, partition), `lifecycle` (then-show, same id, persisted, then-gone, wrong state),
+//! `uploads`, `registry` and `refuse`. Nothing here sends a request: the runner and the
+//! sequence engine send them, call these functions and record what they answer.
 
 mod envelope;
+pub mod lifecycle;
+pub mod lists;
 mod refuse;
 mod registry;
 mod schemas;
+mod status;
+#[cfg(test)]
+pub(crate) mod testing;
+mod uploads;
 
 pub use envelope::*;
 pub use refuse::*;
 pub use registry::*;
 pub use schemas::{SchemaError, Schemas};
+pub use status::*;
+pub use uploads::*;
 
 use std::fmt;
 

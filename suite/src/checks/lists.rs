@@ -1,0 +1,121 @@
+//! Checks of lists: a list holds what the run made in it, a page holds at most its page size,
+//! and the pages of a walk partition the list. Each answers `Ok(())` or `Err(message)`; the
+//! caller walks the pages (with [`crate::pages`]) and records the result under the check's id.
+
+use std::collections::BTreeSet;
+
+/// `list.contains`: the ids read hold `wanted`, the resource (`what`) the run made.
+pub fn holds(ids: &[String], wanted: &str, what: &str) -> Result<(), String> {
+    if ids.iter().any(|id| id == wanted) {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected the list to hold the {what} {wanted} this run made; it does not (pages read up to the end)"
+        ))
+    }
+}
+
+/// `tfe.page-size`: page `page` holds at most `size` items.
+pub fn page_size(count: usize, size: usize, page: usize) -> Result<(), String> {
+    if count <= size {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected page {page} to hold at most {size} item(s) (the page size asked for), it holds {count}"
+        ))
+    }
+}
+
+/// `tfe.page-size`: page 2 is another page than page 1 (with one item a page): a server that
+/// ignores the page number answers page 1 twice.
+pub fn pages_differ(first: &[String], second: &[String]) -> Result<(), String> {
+    match second.first() {
+        Some(id) if first == second => Err(format!(
+            "page 2 repeats page 1 ({id}) with a page size of 1: the page number seems ignored"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `tfe.page-size`: a walk with pages of `size` read each of the `stable` items (those in the
+/// list before and after the walk) exactly once.
+pub fn partition(stable: &[String], walked: &[String], size: usize) -> Result<(), String> {
+    let missing: Vec<&String> = stable.iter().filter(|id| !walked.contains(id)).collect();
+    let mut seen = BTreeSet::new();
+    let twice: Vec<&String> = walked
+        .iter()
+        .filter(|id| stable.contains(id) && !seen.insert(*id))
+        .collect();
+    if missing.is_empty() && twice.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected a walk with pages of {size} to read each of the {} items once; missing {missing:?}, read twice {twice:?}",
+            stable.len()
+        ))
+    }
+}
+
+/// The first id a walk read on two pages: (id, first page, again page). `seen` is every id
+/// read with the page it was on, in order.
+pub fn repeated(seen: &[(String, usize)]) -> Option<(String, usize, usize)> {
+    seen.iter().enumerate().find_map(|(i, (id, page))| {
+        seen[i + 1..]
+            .iter()
+            .find(|(other, _)| other == id)
+            .map(|(_, again)| (id.clone(), *page, *again))
+    })
+}
+
+/// `tfe.page-size`: the message for an item a walk read on two pages.
+pub fn read_twice(id: &str, first: usize, again: usize, size: usize) -> Result<(), String> {
+    Err(format!(
+        "expected the pages to partition the list; {id} is on page {first} and again on page {again} (page size {size})"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_list_holds_what_was_made() {
+        assert!(holds(&ids(&["a", "b"]), "b", "workspace").is_ok());
+        assert!(holds(&ids(&["a"]), "b", "workspace")
+            .unwrap_err()
+            .contains("workspace b"));
+    }
+
+    #[test]
+    fn pages_hold_at_most_their_size_and_move_on() {
+        assert!(page_size(2, 2, 1).is_ok());
+        assert!(page_size(3, 2, 1).is_err());
+        assert!(pages_differ(&ids(&["a"]), &ids(&["b"])).is_ok());
+        assert!(pages_differ(&ids(&["a"]), &ids(&[])).is_ok());
+        assert!(pages_differ(&ids(&["a"]), &ids(&["a"]))
+            .unwrap_err()
+            .contains("repeats page 1 (a)"));
+    }
+
+    #[test]
+    fn a_walk_partitions_the_stable_items() {
+        let stable = ids(&["a", "b", "c"]);
+        assert!(partition(&stable, &ids(&["a", "b", "c"]), 2).is_ok());
+        // an item that came during the walk may be read twice without a finding
+        assert!(partition(&stable, &ids(&["a", "n", "n", "b", "c"]), 2).is_ok());
+        let e = partition(&stable, &ids(&["a", "b", "b"]), 2).unwrap_err();
+        assert!(
+            e.contains(r#"missing ["c"]"#) && e.contains(r#"read twice ["b"]"#),
+            "{e}"
+        );
+        let seen = vec![("a".into(), 1), ("b".into(), 1), ("a".into(), 2)];
+        assert_eq!(repeated(&seen), Some(("a".into(), 1, 2)));
+        assert!(read_twice("a", 1, 2, 2)
+            .unwrap_err()
+            .contains("page 1 and again on page 2"));
+    }
+}

@@ -1,0 +1,231 @@
+//! Checks of an answer's status and media type: the route exists, the request succeeds, no
+//! server error, a JSON body, and TFE's status codes, media type and error documents.
+//! Each answers `Ok(())` or `Err(message)` in the form "expected …, received …"; the
+//! caller records it under the check's id.
+
+use serde_json::Value;
+
+use super::Schemas;
+use crate::catalog::Kind;
+use crate::target::Exchange;
+
+/// `endpoint.exists`: the route answered something other than 404/405/501.
+pub fn route_exists(ex: &Exchange) -> Result<(), String> {
+    match ex.status() {
+        Some(status @ (404 | 405 | 501)) => Err(format!(
+            "expected the endpoint {} {} to exist; it answered {status} although every id in the path was made by this run",
+            ex.request.method, path_of(&ex.request.url)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `endpoint.succeeds`: a 2xx answer.
+pub fn succeeds(ex: &Exchange) -> Result<(), String> {
+    match &ex.response {
+        Ok(r) if (200..300).contains(&r.status) => Ok(()),
+        Ok(r) => Err(format!(
+            "expected success (2xx), received {}{}",
+            r.status,
+            error_detail(&r.body)
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default()
+        )),
+        Err(e) => Err(format!("expected an answer, received none: {e}")),
+    }
+}
+
+/// `transport.no-5xx`.
+pub fn no_server_error(ex: &Exchange) -> Result<(), String> {
+    match ex.status() {
+        Some(s) if s >= 500 => Err(format!("expected no server error, received {s}")),
+        _ => Ok(()),
+    }
+}
+
+/// `json.body`: a JSON content type and a parseable body. Returns the document.
+pub fn json_body(ex: &Exchange) -> Result<Value, String> {
+    let content_type = ex.header("content-type").unwrap_or("");
+    let value = ex.json()?;
+    if !is_json_media_type(content_type) {
+        let shown = if content_type.is_empty() {
+            "none"
+        } else {
+            content_type
+        };
+        return Err(format!(
+            "expected a JSON content type (application/json or application/*+json), received `{shown}`"
+        ));
+    }
+    Ok(value)
+}
+
+/// True for `application/json` and `application/<x>+json` (parameters allowed).
+pub fn is_json_media_type(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// `tfe.status-code` for the endpoint's kind.
+/// `None` when the facts name no status for the endpoint (an action, a download, an
+/// upload without an `expect.status` in `cases/`): the check is then not evaluated, and not
+/// listed as passed.
+pub fn tfe_status(
+    ex: &Exchange,
+    kind: Kind,
+    expected_override: &[u16],
+) -> Option<Result<(), String>> {
+    let status = ex.status()?;
+    let expected: &[u16] = if !expected_override.is_empty() {
+        expected_override
+    } else {
+        match kind {
+            Kind::Create => &[201],
+            Kind::Delete | Kind::Relationship => &[204],
+            Kind::Show | Kind::List | Kind::Update | Kind::Read => &[200],
+            Kind::Action | Kind::Download | Kind::Upload => return None,
+        }
+    };
+    Some(if expected.contains(&status) {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected status {}, received {status}",
+            join(expected)
+        ))
+    })
+}
+
+/// `tfe.media-type`: `application/vnd.api+json`.
+pub fn tfe_media_type(ex: &Exchange) -> Result<(), String> {
+    let content_type = ex.header("content-type").unwrap_or("none");
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    if essence.eq_ignore_ascii_case(crate::target::JSONAPI) {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected content type application/vnd.api+json, received `{content_type}`"
+        ))
+    }
+}
+
+/// `tfe.error-document`: a 4xx answer is a JSON:API error document.
+pub fn tfe_error_document(schemas: &Schemas, ex: &Exchange) -> Result<(), String> {
+    let doc = ex
+        .json()
+        .map_err(|e| format!("expected a JSON:API error document; {e}"))?;
+    schemas
+        .validate("tfe/error", &doc)
+        .map_err(|e| format!("expected a JSON:API error document (schema tfe/error); {e}"))
+}
+
+fn path_of(url: &str) -> String {
+    url::Url::parse(url)
+        .map(|u| u.path().to_string())
+        .unwrap_or_else(|_| url.to_string())
+}
+
+fn join(codes: &[u16]) -> String {
+    codes
+        .iter()
+        .map(u16::to_string)
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+/// A status code for a message: the number, or "no answer".
+pub fn status_text(status: Option<u16>) -> String {
+    status.map_or_else(|| "no answer".to_string(), |s| s.to_string())
+}
+
+/// A TFE status rule on a request sent `on_purpose` (`tfe.unauthorized`: 401 without a token;
+/// `tfe.required-filter`: 400 without the required filter): the answer is `expected`.
+pub fn answered(status: Option<u16>, expected: u16, on_purpose: &str) -> Result<(), String> {
+    match status {
+        Some(s) if s == expected => Ok(()),
+        other => Err(format!(
+            "expected {expected} {on_purpose}, received {}",
+            status_text(other)
+        )),
+    }
+}
+
+/// The first error's title/detail of a JSON:API error body, for messages.
+pub fn error_detail(body: &[u8]) -> Option<String> {
+    let doc: Value = serde_json::from_slice(body).ok()?;
+    let first = doc.get("errors")?.get(0)?;
+    if let Some(s) = first.as_str() {
+        return Some(s.to_string());
+    }
+    let title = first.get("title").and_then(Value::as_str).unwrap_or("");
+    let detail = first.get("detail").and_then(Value::as_str).unwrap_or("");
+    Some(format!("{title} {detail}").trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::testing::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_body_passes_json_and_fails_html_wrong_type_and_empty() {
+        assert!(json_body(&exchange(200, "application/vnd.api+json", r#"{"data":{}}"#)).is_ok());
+        let html = json_body(&exchange(200, "text/html", "<html>hi</html>")).unwrap_err();
+        assert!(
+            html.contains("not JSON") && html.contains("<html>"),
+            "{html}"
+        );
+        let wrong = json_body(&exchange(200, "text/plain", "{}")).unwrap_err();
+        assert!(wrong.contains("text/plain"), "{wrong}");
+        assert!(json_body(&exchange(200, "application/json", ""))
+            .unwrap_err()
+            .contains("empty"));
+    }
+
+    #[test]
+    fn a_tfe_status_rule_names_what_was_left_out() {
+        assert!(answered(Some(401), 401, "without a token").is_ok());
+        let e = answered(Some(200), 401, "without a token").unwrap_err();
+        assert_eq!(e, "expected 401 without a token, received 200");
+        assert!(answered(None, 400, "without the filter")
+            .unwrap_err()
+            .contains("no answer"));
+    }
+
+    #[test]
+    fn route_exists_flags_404_405_501_only() {
+        assert!(route_exists(&exchange(200, "application/json", "{}")).is_ok());
+        assert!(route_exists(&exchange(409, "application/json", "{}")).is_ok());
+        for s in [404, 405, 501] {
+            let e = route_exists(&exchange(s, "application/json", "{}")).unwrap_err();
+            assert!(e.contains("GET /runs/run-1"), "{e}");
+        }
+    }
+
+    #[test]
+    fn tfe_checks_fail_on_wrong_codes_media_and_error_shape() {
+        let s = schemas();
+        assert_eq!(
+            tfe_status(&exchange(201, "", ""), Kind::Create, &[]),
+            Some(Ok(()))
+        );
+        assert!(tfe_status(&exchange(200, "", ""), Kind::Create, &[]).is_some_and(|r| r.is_err()));
+        // an action whose status the facts do not name is not evaluated (never "passed")
+        assert_eq!(tfe_status(&exchange(200, "", ""), Kind::Action, &[]), None);
+        assert!(
+            tfe_status(&exchange(200, "", ""), Kind::Action, &[202]).is_some_and(|r| r.is_err())
+        );
+        assert!(tfe_media_type(&exchange(200, "application/vnd.api+json", "")).is_ok());
+        assert!(tfe_media_type(&exchange(200, "application/json", "")).is_err());
+        let good = r#"{"errors":[{"status":"404","title":"not found"}]}"#;
+        assert!(tfe_error_document(&s, &exchange(404, "application/vnd.api+json", good)).is_ok());
+        assert!(tfe_error_document(&s, &exchange(404, "text/plain", "not found")).is_err());
+    }
+}

@@ -1,0 +1,217 @@
+//! The one page follower: which page a walk over a list reads next and when it is over, from
+//! what the pages say (`meta.pagination.next-page`, `links.next`, or a short page). It sends
+//! nothing: the runner, the sequence engine and `sweep` send each page's request and hand the
+//! answer back, so the same rules hold wherever a list is walked.
+
+use serde_json::Value;
+
+/// The page parameters a walk sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paging {
+    /// The spec's `page` and `page_size` ("Endpoints conventions (paged)").
+    Spec,
+    /// TFE's `page[number]` and `page[size]` (tfe-api-facts 0.5).
+    Tfe,
+}
+
+impl Paging {
+    /// The names of the page number and page size parameters.
+    pub fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Paging::Spec => ("page", "page_size"),
+            Paging::Tfe => ("page[number]", "page[size]"),
+        }
+    }
+
+    /// The query string that asks for one page, percent-encoded.
+    pub fn query(self, page: usize, size: usize) -> String {
+        match self {
+            Paging::Spec => format!("page={page}&page_size={size}"),
+            Paging::Tfe => format!("page%5Bnumber%5D={page}&page%5Bsize%5D={size}"),
+        }
+    }
+}
+
+/// A walk over a list's pages, page 1 first, bounded by a number of pages.
+#[derive(Debug, Clone)]
+pub struct Walk {
+    size: usize,
+    max_pages: usize,
+    page: usize,
+    more: bool,
+    cut_short: bool,
+}
+
+impl Walk {
+    /// A walk with pages of `size` items that reads at most `max_pages` pages.
+    pub fn new(size: usize, max_pages: usize) -> Self {
+        Walk {
+            size: size.max(1),
+            max_pages,
+            page: 0,
+            more: true,
+            cut_short: false,
+        }
+    }
+
+    /// The next page to read (from 1), or `None` when the walk is over: the list said it
+    /// has no more, or the walk read its number of pages (see [`Walk::cut_short`]).
+    pub fn next_page(&mut self) -> Option<usize> {
+        if !self.more {
+            return None;
+        }
+        if self.page >= self.max_pages {
+            self.cut_short = true;
+            return None;
+        }
+        self.page += 1;
+        Some(self.page)
+    }
+
+    /// Takes the answer to the page [`Walk::next_page`] gave: returns its items and notes
+    /// whether the list has more. A list that does not say so has more while a page is full.
+    pub fn read(&mut self, doc: &Value) -> Vec<Value> {
+        let items = items(doc);
+        let full = items.len() >= self.size;
+        self.more = !items.is_empty() && has_next(doc).unwrap_or(full);
+        items
+    }
+
+    /// Ends the walk (its caller has read what it needed).
+    pub fn stop(&mut self) {
+        self.more = false;
+    }
+
+    /// Starts over from page 1 with another page size.
+    pub fn restart(&mut self, size: usize) {
+        *self = Walk::new(size, self.max_pages);
+    }
+
+    /// Lets the walk read up to `max_pages` pages in all.
+    pub fn allow_pages(&mut self, max_pages: usize) {
+        self.max_pages = max_pages;
+    }
+
+    /// The page size.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The page last given by [`Walk::next_page`] (0 before the first).
+    pub fn page(&self) -> usize {
+        self.page
+    }
+
+    /// Whether the walk stopped at its bound while the list said it had more.
+    pub fn cut_short(&self) -> bool {
+        self.cut_short
+    }
+}
+
+/// The items of a list document (`data`, an array; none otherwise).
+pub fn items(doc: &Value) -> Vec<Value> {
+    doc.get("data")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Whether a list document says there is a next page: `Some(true/false)` from
+/// `meta.pagination.next-page` or `links.next`, `None` when it says nothing.
+pub fn has_next(doc: &Value) -> Option<bool> {
+    if let Some(next) = doc.pointer("/meta/pagination/next-page") {
+        return Some(!next.is_null());
+    }
+    doc.pointer("/links/next").map(|next| !next.is_null())
+}
+
+/// The address `links.next` gives, as the document wrote it.
+pub fn next_link(doc: &Value) -> Option<&str> {
+    doc.pointer("/links/next").and_then(Value::as_str)
+}
+
+/// `meta.pagination.total-count` of a list document.
+pub fn total_count(doc: &Value) -> Option<usize> {
+    doc.pointer("/meta/pagination/total-count")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn page(ids: &[&str], next: Option<Value>) -> Value {
+        let data: Vec<Value> = ids.iter().map(|id| json!({"id": id})).collect();
+        match next {
+            Some(next) => json!({"data": data, "meta": {"pagination": {"next-page": next}}}),
+            None => json!({"data": data}),
+        }
+    }
+
+    #[test]
+    fn a_walk_follows_what_the_list_says() {
+        let mut walk = Walk::new(2, 10);
+        assert_eq!(walk.next_page(), Some(1));
+        assert_eq!(walk.read(&page(&["a", "b"], Some(json!(2)))).len(), 2);
+        assert_eq!(walk.next_page(), Some(2));
+        walk.read(&page(&["c"], Some(Value::Null)));
+        assert_eq!(walk.next_page(), None);
+        assert!(!walk.cut_short());
+    }
+
+    #[test]
+    fn a_list_that_says_nothing_has_more_while_its_pages_are_full() {
+        let mut walk = Walk::new(2, 10);
+        walk.next_page();
+        walk.read(&page(&["a", "b"], None));
+        assert_eq!(walk.next_page(), Some(2));
+        walk.read(&page(&["c"], None));
+        assert_eq!(walk.next_page(), None);
+        // an empty page ends the walk, whatever the meta says
+        let mut walk = Walk::new(2, 10);
+        walk.next_page();
+        walk.read(&page(&[], Some(json!(2))));
+        assert_eq!(walk.next_page(), None);
+    }
+
+    #[test]
+    fn a_walk_stops_at_its_bound_and_says_so() {
+        let mut walk = Walk::new(1, 2);
+        for expected in 1..=2 {
+            assert_eq!(walk.next_page(), Some(expected));
+            walk.read(&page(&["x"], Some(json!(expected + 1))));
+        }
+        assert_eq!(walk.next_page(), None);
+        assert!(walk.cut_short());
+        walk.restart(5);
+        assert_eq!((walk.next_page(), walk.size()), (Some(1), 5));
+    }
+
+    #[test]
+    fn next_pages_are_read_from_meta_or_links() {
+        assert_eq!(has_next(&page(&[], Some(json!(3)))), Some(true));
+        assert_eq!(has_next(&page(&[], Some(Value::Null))), Some(false));
+        assert_eq!(
+            has_next(&json!({"links": {"next": "/x?page=2"}})),
+            Some(true)
+        );
+        assert_eq!(has_next(&json!({"links": {"next": null}})), Some(false));
+        assert_eq!(has_next(&json!({"links": {"self": "/x"}})), None);
+        assert_eq!(has_next(&json!({"data": []})), None);
+        assert_eq!(
+            next_link(&json!({"links": {"next": "/x?page=2"}})),
+            Some("/x?page=2")
+        );
+        assert_eq!(
+            total_count(&json!({"meta": {"pagination": {"total-count": 7}}})),
+            Some(7)
+        );
+        assert_eq!(
+            Paging::Tfe.query(2, 5),
+            "page%5Bnumber%5D=2&page%5Bsize%5D=5"
+        );
+        assert_eq!(Paging::Spec.query(2, 5), "page=2&page_size=5");
+    }
+}
