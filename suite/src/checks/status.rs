@@ -172,7 +172,6 @@ pub fn error_detail(body: &[u8]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::checks::testing::*;
-    use serde_json::json;
 
     #[test]
     fn json_body_passes_json_and_fails_html_wrong_type_and_empty() {

@@ -52,7 +52,6 @@ pub fn upload_url_form(url: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::testing::*;
     use serde_json::json;
 
     #[test]
