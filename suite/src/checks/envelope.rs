@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use super::Schemas;
+use crate::target::Exchange;
 
 /// `envelope.single`.
 pub fn envelope_single(schemas: &Schemas, doc: &Value) -> Result<(), String> {
@@ -40,13 +41,37 @@ fn id_text(id: &Value) -> Option<String> {
 pub fn list_ids(doc: &Value) -> Vec<String> {
     doc.get("data")
         .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|i| i.get("id").and_then(id_text))
-                .collect()
-        })
+        .map(|items| item_ids(items))
         .unwrap_or_default()
+}
+
+/// The ids of a list's items (those without an id aside).
+pub fn item_ids(items: &[Value]) -> Vec<String> {
+    items
+        .iter()
+        .filter_map(|i| i.get("id").and_then(id_text))
+        .collect()
+}
+
+/// `variants.agree`: the other path form's answer (`other`) has the status of the main
+/// answer (`main`, whose document is `doc`) and a document that agrees with it (see
+/// [`documents_agree`]).
+pub fn forms_agree(
+    main: &Exchange,
+    doc: &Value,
+    other: &Exchange,
+    must_hold: Option<&str>,
+) -> Result<(), String> {
+    match other.json() {
+        Ok(other_doc) if other.status() == main.status() => {
+            documents_agree(doc, &other_doc, must_hold)
+        }
+        _ => Err(format!(
+            "expected the path without /api/v2 to answer like the path with it ({}); it answered {}",
+            super::status_text(main.status()),
+            super::status_text(other.status())
+        )),
+    }
 }
 
 /// `variants.agree`: two answers to the same request under the two path forms describe the

@@ -4,6 +4,25 @@
 
 use std::collections::BTreeSet;
 
+use serde_json::Value;
+
+use super::{envelope_list, status_text, Schemas};
+use crate::target::Exchange;
+
+/// `paging.accepted`: a list asked for with page parameters (`query`) is answered with a list.
+/// Returns the document.
+pub fn paged(ex: &Exchange, schemas: &Schemas, query: &str) -> Result<Value, String> {
+    if !ex.is_success() {
+        return Err(format!(
+            "expected {query} to be answered with a list, received {}",
+            status_text(ex.status())
+        ));
+    }
+    let doc = ex.json()?;
+    envelope_list(schemas, &doc)?;
+    Ok(doc)
+}
+
 /// `list.contains`: the ids read hold `wanted`, the resource (`what`) the run made.
 pub fn holds(ids: &[String], wanted: &str, what: &str) -> Result<(), String> {
     if ids.iter().any(|id| id == wanted) {

@@ -144,6 +144,17 @@ pub fn status_text(status: Option<u16>) -> String {
     status.map_or_else(|| "no answer".to_string(), |s| s.to_string())
 }
 
+/// A 2xx answer with a JSON document (`what` is what was expected of it). Returns the document.
+pub fn answered_json(ex: &Exchange, what: &str) -> Result<Value, String> {
+    match (ex.is_success(), ex.json()) {
+        (true, Ok(doc)) => Ok(doc),
+        _ => Err(format!(
+            "expected {what}, received {}",
+            status_text(ex.status())
+        )),
+    }
+}
+
 /// A TFE status rule on a request sent `on_purpose` (`tfe.unauthorized`: 401 without a token;
 /// `tfe.required-filter`: 400 without the required filter): the answer is `expected`.
 pub fn answered(status: Option<u16>, expected: u16, on_purpose: &str) -> Result<(), String> {

@@ -1,8 +1,12 @@
-//! Checks of uploads: the upload address a create answers and its form.
+//! Checks of uploads and downloads: the upload address a create answers, its form, and the
+//! bytes a download gives back.
 //! Each answers `Ok(())` or `Err(message)` in the form "expected …, received …"; the
 //! caller records it under the check's id.
 
 use serde_json::Value;
+
+use super::{status_text, succeeds};
+use crate::target::Exchange;
 
 /// Every string in the document that looks like an upload address: (JSON pointer, URL).
 /// The spec names no field, so any attribute or link counts.
@@ -34,6 +38,43 @@ fn walk(v: &Value, at: String, f: &mut dyn FnMut(&str, &str)) {
     }
 }
 
+/// `upload.url-form`: `what` (a create's answer, `doc`) offers an upload address: one of
+/// [`upload_candidates`].
+pub fn upload_offered(
+    candidates: &[(String, String)],
+    what: &str,
+    doc: &Value,
+) -> Result<(), String> {
+    if candidates.is_empty() {
+        Err(format!(
+            "expected {what} to hold an upload address (any attribute or link); it holds none: {doc}"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// A download's answer: `upload.applied` with the `uploaded` bytes (they come back whole),
+/// `endpoint.succeeds` without (some bytes come back).
+pub fn downloaded(ex: &Exchange, uploaded: Option<&[u8]>) -> Result<(), String> {
+    match uploaded {
+        Some(bytes) if ex.is_success() && ex.body() == bytes => Ok(()),
+        Some(bytes) => Err(format!(
+            "expected the download to give back the {} bytes uploaded, received status {} with {} bytes",
+            bytes.len(),
+            status_text(ex.status()),
+            ex.body().len()
+        )),
+        None => succeeds(ex).and_then(|()| {
+            if ex.body().is_empty() {
+                Err("expected the downloaded bytes, received an empty body".into())
+            } else {
+                Ok(())
+            }
+        }),
+    }
+}
+
 /// `upload.url-form`: the path ends in `/v1/object/<object_id>` (Versioning 2).
 pub fn upload_url_form(url: &str) -> Result<(), String> {
     let path = url::Url::parse(url)
@@ -53,6 +94,19 @@ pub fn upload_url_form(url: &str) -> Result<(), String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn downloads_give_the_bytes_back() {
+        use crate::checks::testing::exchange;
+        let ex = exchange(200, "application/octet-stream", "abc");
+        assert!(downloaded(&ex, Some(b"abc")).is_ok());
+        assert!(downloaded(&ex, Some(b"abcd"))
+            .unwrap_err()
+            .contains("4 bytes uploaded"));
+        assert!(downloaded(&ex, None).is_ok());
+        assert!(downloaded(&exchange(200, "", ""), None).is_err());
+        assert!(upload_offered(&[], "the answer", &json!({})).is_err());
+    }
 
     #[test]
     fn upload_form_accepts_only_v1_object_paths() {

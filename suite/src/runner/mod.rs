@@ -12,6 +12,7 @@ use tokio::sync::OnceCell;
 use crate::catalog::{path_for, BodyKind, Catalog, Endpoint, Kind, TestCase, Variant};
 use crate::checks::{self as c, Check, Finding, Schemas};
 use crate::fixtures::{auth_for, FixtureError, Fixtures, Scope};
+use crate::pages::{Paging, Walk};
 use crate::target::{Auth, Body, Exchange, Request, Target};
 use crate::verdict::{Blocker, Profile, TestResult, Verdict};
 
@@ -765,13 +766,10 @@ impl<'a> TestRun<'a> {
         check: &'static Check,
         what: &str,
     ) -> Option<Value> {
-        match (self.ex(index).is_success(), self.ex(index).json()) {
-            (true, Ok(doc)) => Some(doc),
-            _ => {
-                let message = format!(
-                    "expected {what}, received {}",
-                    shown(self.ex(index).status())
-                );
+        let answer = c::answered_json(self.ex(index), what);
+        match answer {
+            Ok(doc) => Some(doc),
+            Err(message) => {
                 self.check(check, Some(index), Err(message));
                 None
             }
@@ -780,20 +778,10 @@ impl<'a> TestRun<'a> {
 
     /// Parses the main answer as JSON (check `json.body`).
     fn json(&mut self, index: usize) -> Option<Value> {
-        match c::json_body(self.ex(index)) {
-            Ok(v) => {
-                self.passed.insert(c::JSON_BODY.id);
-                Some(v)
-            }
-            Err(message) => {
-                self.findings.push(Finding {
-                    check: &c::JSON_BODY,
-                    message,
-                    exchange: Some(index),
-                });
-                None
-            }
-        }
+        let body = c::json_body(self.ex(index));
+        let doc = body.as_ref().ok().cloned();
+        self.check(&c::JSON_BODY, Some(index), body.map(|_| ()));
+        doc
     }
 
     /// `tfe.error-document` on an error answer the test provoked on purpose.
@@ -871,14 +859,12 @@ impl<'a> TestRun<'a> {
         self.jsonapi_media_type(main);
         let envelope = c::envelope_single(&self.ctx.schemas, &doc);
         self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
-        let id = c::document_id(&doc);
-        let returned = id.clone().map(|_| ()).ok_or_else(|| {
-            "expected the created resource's `data.id` (a string), found none".to_string()
-        });
+        let id = c::lifecycle::returned_id(&doc);
+        let returned = id.as_ref().map(|_| ()).map_err(Clone::clone);
         if !self.check(&c::CREATE_RETURNS_ID, Some(main), returned) {
             return;
         }
-        let (Some(id), Some(kind)) = (id, self.endpoint.resource.clone()) else {
+        let (Ok(id), Some(kind)) = (id, self.endpoint.resource.clone()) else {
             return;
         };
         let made = self.ctx.fixtures.instance_from(&kind, id.clone(), &doc);
@@ -895,20 +881,8 @@ impl<'a> TestRun<'a> {
             &c::CREATE_THEN_SHOW
         };
         if let Some(index) = self.show_resource(&kind).await {
-            let result = match (self.ex(index).is_success(), self.ex(index).json()) {
-                (true, Ok(shown)) if c::document_id(&shown).as_deref() == Some(id.as_str()) => {
-                    Ok(())
-                }
-                (true, Ok(shown)) => Err(format!(
-                    "expected the show of {id} to answer id {id}, received {}",
-                    c::document_id(&shown).unwrap_or_else(|| "no id".into())
-                )),
-                (true, Err(e)) => Err(format!("the show of the created {kind} is not JSON: {e}")),
-                (false, _) => Err(format!(
-                    "expected the show of the created {kind} {id} to succeed, received {}",
-                    shown(self.ex(index).status())
-                )),
-            };
+            let what = format!("the show of the created {kind}");
+            let result = c::lifecycle::shows(self.ex(index), &id, &what);
             self.check(check, Some(index), result);
         }
     }
@@ -946,16 +920,7 @@ impl<'a> TestRun<'a> {
         let envelope = c::envelope_single(&self.ctx.schemas, &doc);
         self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
         if let Some(expected) = self.requested_id() {
-            let got = c::document_id(&doc);
-            let result = if got.as_deref() == Some(expected.as_str()) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "expected `data.id` {expected}, received {}",
-                    got.map(|g| format!("`{g}`"))
-                        .unwrap_or_else(|| "none".into())
-                ))
-            };
+            let result = c::lifecycle::same_id(&doc, &expected, "the answer");
             self.check(same_id, Some(main), result);
         }
         Some(doc)
@@ -970,22 +935,18 @@ impl<'a> TestRun<'a> {
         }
         if let Some(kind) = self.endpoint.expect.contains.clone() {
             if let Some(wanted) = self.scope.get(&kind).map(|i| i.id.clone()) {
-                let (mut found, mut last) = self.find_in_list(main, &doc, &wanted).await;
-                if !found {
+                let (mut ids, mut last) = self.find_in_list(main, &doc, &wanted).await;
+                if !ids.contains(&wanted) {
                     // A list that other tests change while it is walked can move an item
                     // across a page boundary: walk it once more from the start.
                     if let Ok(request) = self.main_request(&self.case.path, "GET", true) {
                         let again = self.send(request).await;
                         if let Ok(fresh_doc) = self.ex(again).json() {
-                            (found, last) = self.find_in_list(again, &fresh_doc, &wanted).await;
+                            (ids, last) = self.find_in_list(again, &fresh_doc, &wanted).await;
                         }
                     }
                 }
-                let result = if found {
-                    Ok(())
-                } else {
-                    Err(format!("expected the list to hold the {kind} {wanted} this run made; it does not (pages read up to the end)"))
-                };
+                let result = c::lists::holds(&ids, &wanted, &kind);
                 self.check(&c::LIST_CONTAINS, Some(last), result);
             }
         }
@@ -997,48 +958,50 @@ impl<'a> TestRun<'a> {
         self.unauthorized().await;
     }
 
-    /// Looks for `wanted` in the list, following `links.next` (bounded).
-    async fn find_in_list(&mut self, main: usize, doc: &Value, wanted: &str) -> (bool, usize) {
+    /// The ids of the list up to `wanted`, following `links.next` (bounded), and the index
+    /// of the last page read.
+    async fn find_in_list(
+        &mut self,
+        main: usize,
+        doc: &Value,
+        wanted: &str,
+    ) -> (Vec<String>, usize) {
         let mut doc = doc.clone();
         let mut last = main;
+        let mut ids = Vec::new();
         for _ in 0..MAX_PAGES {
-            if c::list_ids(&doc).iter().any(|id| id == wanted) {
-                return (true, last);
+            ids.extend(c::list_ids(&doc));
+            if ids.iter().any(|id| id == wanted) {
+                break;
             }
-            let Some(next) = doc
-                .pointer("/links/next")
-                .and_then(Value::as_str)
-                .and_then(|n| {
-                    url::Url::parse(n)
-                        .ok()
-                        .or_else(|| Some(self.ctx.target.url(n)))
-                })
+            let Some(next) = crate::pages::next_link(&doc)
+                .map(|n| url::Url::parse(n).unwrap_or_else(|_| self.ctx.target.url(n)))
             else {
-                return (false, last);
+                break;
             };
             if !self.ctx.target.same_origin(&next) {
-                return (false, last);
+                break;
             }
             last = self
                 .send(Request::new(Method::GET, next, auth_for("")))
                 .await;
             match self.ex(last).json() {
                 Ok(d) if self.ex(last).is_success() => doc = d,
-                _ => return (false, last),
+                _ => break,
             }
         }
-        (false, last)
+        (ids, last)
     }
 
     fn list_request(&self, page: Option<(usize, usize)>, with_required: bool) -> Option<Request> {
-        self.list_request_as(page, with_required, PageParams::Spec)
+        self.list_request_as(page, with_required, Paging::Spec)
     }
 
     fn list_request_as(
         &self,
         page: Option<(usize, usize)>,
         with_required: bool,
-        params: PageParams,
+        params: Paging,
     ) -> Option<Request> {
         let mut request = self
             .main_request(&self.case.path, "GET", with_required)
@@ -1059,30 +1022,13 @@ impl<'a> TestRun<'a> {
             return;
         };
         let index = self.send(first).await;
-        let accepted = match (self.ex(index).is_success(), self.ex(index).json()) {
-            (true, Ok(doc)) => c::envelope_list(&self.ctx.schemas, &doc).map(|_| doc),
-            (true, Err(e)) => Err(e),
-            (false, _) => Err(format!(
-                "expected `page=1&page_size=1` to be answered with a list, received {}",
-                shown(self.ex(index).status())
-            )),
-        };
-        match accepted {
-            Ok(_) => {
-                self.passed.insert(c::PAGING_ACCEPTED.id);
-            }
-            Err(message) => {
-                self.findings.push(Finding {
-                    check: &c::PAGING_ACCEPTED,
-                    message,
-                    exchange: Some(index),
-                });
-                return;
-            }
-        };
+        let accepted = c::lists::paged(self.ex(index), &self.ctx.schemas, "`page=1&page_size=1`");
+        if !self.check(&c::PAGING_ACCEPTED, Some(index), accepted.map(|_| ())) {
+            return;
+        }
         // The spec's `page`/`page_size` are judged above (core); TFE's conventions are judged
         // with TFE's own parameters, `page[number]`/`page[size]` (tfe-api-facts 0.5).
-        let Some(first) = self.list_request_as(Some((1, 1)), true, PageParams::Tfe) else {
+        let Some(first) = self.list_request_as(Some((1, 1)), true, Paging::Tfe) else {
             return;
         };
         let index = self.send(first).await;
@@ -1099,72 +1045,37 @@ impl<'a> TestRun<'a> {
         // Page 1 holds at most one item, and page 2 is another page: a server that ignores
         // `page` answers page 1 twice. The pair is read twice before that is concluded, so a
         // list that changes under the run's other tests does not give a false finding.
-        let first_ids = c::list_ids(&doc);
-        if first_ids.len() > 1 {
-            let message = format!(
-                "expected at most 1 item with page[size]=1, received {}",
-                first_ids.len()
-            );
-            self.findings.push(Finding {
-                check: &c::TFE_PAGE_SIZE,
-                message,
-                exchange: Some(index),
-            });
+        let size = c::lists::page_size(c::list_ids(&doc).len(), 1, 1);
+        if size.is_err() {
+            self.check(&c::TFE_PAGE_SIZE, Some(index), size);
             return;
         }
-        let mut repeated = None;
+        let mut repeated = Ok(());
+        let mut last = index;
         for _attempt in 0..2 {
-            let (Some(one), Some(two)) = (
-                self.list_request_as(Some((1, 1)), true, PageParams::Tfe),
-                self.list_request_as(Some((2, 1)), true, PageParams::Tfe),
-            ) else {
+            let (Some((_, ids_one)), Some((two, ids_two))) =
+                (self.page_ids(1, 1).await, self.page_ids(2, 1).await)
+            else {
                 return;
             };
-            let one = self.send(one).await;
-            let two = self.send(two).await;
-            let ids_one = self
-                .ex(one)
-                .json()
-                .map(|d| c::list_ids(&d))
-                .unwrap_or_default();
-            let ids_two = self
-                .ex(two)
-                .json()
-                .map(|d| c::list_ids(&d))
-                .unwrap_or_default();
-            if ids_two.is_empty() || ids_one != ids_two {
-                repeated = None;
+            (last, repeated) = (two, c::lists::pages_differ(&ids_one, &ids_two));
+            if repeated.is_ok() {
                 break;
             }
-            repeated = Some((two, ids_two[0].clone()));
         }
-        match repeated {
-            Some((index, id)) => {
-                let message = format!("page[number]=2 repeats page 1 ({id}) with page[size]=1: the page parameter seems ignored");
-                self.findings.push(Finding {
-                    check: &c::TFE_PAGE_SIZE,
-                    message,
-                    exchange: Some(index),
-                });
-            }
-            None => match self.page_walk().await {
-                Ok(()) => {
-                    self.passed.insert(c::TFE_PAGE_SIZE.id);
-                }
-                Err((index, message)) => {
-                    self.findings.push(Finding {
-                        check: &c::TFE_PAGE_SIZE,
-                        message,
-                        exchange: Some(index),
-                    });
-                }
-            },
+        if repeated.is_err() {
+            self.check(&c::TFE_PAGE_SIZE, Some(last), repeated);
+            return;
         }
+        match self.page_walk().await {
+            Some((index, result)) => self.check(&c::TFE_PAGE_SIZE, Some(index), result),
+            None => self.check(&c::TFE_PAGE_SIZE, None, Ok(())),
+        };
     }
 
-    /// The ids of one page (`None` when the answer is no list).
+    /// The ids of one page read with TFE's parameters (`None` when the answer is no list).
     async fn page_ids(&mut self, page: usize, size: usize) -> Option<(usize, Vec<String>)> {
-        let request = self.list_request_as(Some((page, size)), true, PageParams::Tfe)?;
+        let request = self.list_request_as(Some((page, size)), true, Paging::Tfe)?;
         let index = self.send(request).await;
         if !self.ex(index).is_success() {
             return None;
@@ -1174,61 +1085,45 @@ impl<'a> TestRun<'a> {
         Some((index, c::list_ids(&doc)))
     }
 
-    /// A walk with a small page size reads every item of the list exactly once. Lists that
-    /// other tests change while they are walked can shift an item across a page boundary,
-    /// so only items present before and after the walk count, and the walk is tried three
-    /// times before a finding is made.
-    async fn page_walk(&mut self) -> Result<(), (usize, String)> {
+    /// A walk with a small page size reads every item of the list exactly once
+    /// ([`c::lists::partition`]). Lists that other tests change while they are walked can
+    /// shift an item across a page boundary, so only items present before and after the walk
+    /// count, and the walk is tried three times before a finding is made. `None` when the list
+    /// cannot be walked (too short, too long, or not readable as a list): nothing is judged.
+    async fn page_walk(&mut self) -> Option<(usize, Result<(), String>)> {
         let mut last = None;
         for _attempt in 0..3 {
-            let Some((_, before)) = self.page_ids(1, 100).await else {
-                return Ok(());
-            };
+            let (_, before) = self.page_ids(1, 100).await?;
             if before.len() < 2 || before.len() >= 100 {
-                return Ok(());
+                return None;
             }
-            let size = before.len().div_ceil(3);
+            let mut walk = Walk::new(before.len().div_ceil(3), MAX_PAGES);
             let mut walked: Vec<String> = Vec::new();
             let mut index = 0;
-            for page in 1..=MAX_PAGES {
-                let Some((i, ids)) = self.page_ids(page, size).await else {
-                    return Ok(());
-                };
-                index = i;
-                if ids.is_empty() {
-                    break;
-                }
-                walked.extend(ids);
-                if walked.len() >= before.len() + size {
-                    break;
+            while let Some(page) = walk.next_page() {
+                let request = self.list_request_as(Some((page, walk.size())), true, Paging::Tfe)?;
+                index = self.send(request).await;
+                let doc = self
+                    .ex(index)
+                    .json()
+                    .ok()
+                    .filter(|_| self.ex(index).is_success())?;
+                doc.get("data")?.as_array()?;
+                walked.extend(c::item_ids(&walk.read(&doc)));
+                if walked.len() >= before.len() + walk.size() {
+                    walk.stop();
                 }
             }
-            let Some((_, after)) = self.page_ids(1, 100).await else {
-                return Ok(());
-            };
-            let stable: Vec<&String> = before.iter().filter(|id| after.contains(id)).collect();
-            let missing: Vec<&String> = stable
-                .iter()
-                .copied()
-                .filter(|id| !walked.contains(id))
-                .collect();
-            let mut seen = BTreeSet::new();
-            let twice: Vec<&String> = walked.iter().filter(|id| !seen.insert(*id)).collect();
-            if missing.is_empty() && twice.is_empty() {
-                return Ok(());
+            let (_, after) = self.page_ids(1, 100).await?;
+            let stable: Vec<String> = before.into_iter().filter(|id| after.contains(id)).collect();
+            let result = c::lists::partition(&stable, &walked, walk.size());
+            let ok = result.is_ok();
+            last = Some((index, result));
+            if ok {
+                break;
             }
-            last = Some((
-                index,
-                format!(
-                    "expected a walk with page[size]={size} to read each of the {} items once; missing {missing:?}, read twice {twice:?}",
-                    stable.len()
-                ),
-            ));
         }
-        match last {
-            Some(finding) => Err(finding),
-            None => Ok(()),
-        }
+        last
     }
 
     async fn required_filters(&mut self) {
@@ -1239,13 +1134,7 @@ impl<'a> TestRun<'a> {
             return;
         };
         let index = self.send(request).await;
-        let result = match self.ex(index).status() {
-            Some(400) => Ok(()),
-            other => Err(format!(
-                "expected 400 without the required filter, received {}",
-                shown(other)
-            )),
-        };
+        let result = c::answered(self.ex(index).status(), 400, "without the required filter");
         if self.check(&c::TFE_REQUIRED_FILTER, Some(index), result) {
             self.error_document(index);
         }
@@ -1292,14 +1181,7 @@ impl<'a> TestRun<'a> {
             // The other form is absent: its own test reports that (endpoint.exists), once.
             return;
         }
-        let result = match self.ex(index).json() {
-            Ok(bare) if self.ex(index).status() == self.ex(main).status() => c::documents_agree(doc, &bare, must_hold.as_deref()),
-            Ok(_) | Err(_) => Err(format!(
-                "expected the path without /api/v2 to answer like the path with it ({}); it answered {}",
-                shown(self.ex(main).status()),
-                shown(self.ex(index).status())
-            )),
-        };
+        let result = c::forms_agree(self.ex(main), doc, self.ex(index), must_hold.as_deref());
         self.check(&c::VARIANTS_AGREE, Some(index), result);
     }
 
@@ -1313,13 +1195,7 @@ impl<'a> TestRun<'a> {
         };
         request.auth = Auth::None;
         let index = self.send(request).await;
-        let result = match self.ex(index).status() {
-            Some(401) => Ok(()),
-            other => Err(format!(
-                "expected 401 without a token, received {}",
-                shown(other)
-            )),
-        };
+        let result = c::answered(self.ex(index).status(), 401, "without a token");
         if self.check(&c::TFE_UNAUTHORIZED, Some(index), result) {
             self.error_document(index);
         }
@@ -1354,22 +1230,7 @@ impl<'a> TestRun<'a> {
         let Some(shown) = self.answered_document(index, &c::TFE_READ_AFTER_WRITE, &what) else {
             return;
         };
-        let attributes = shown.pointer("/data/attributes").and_then(Value::as_object);
-        let differing: Vec<String> = sent
-            .iter()
-            .filter_map(|(name, value)| {
-                let seen = attributes?.get(name)?;
-                (seen != value).then(|| format!("`{name}`: sent {value}, shown {seen}"))
-            })
-            .collect();
-        let result = if differing.is_empty() {
-            Ok(())
-        } else {
-            Err(format!(
-                "expected the show after the update to echo the attributes sent; {}",
-                differing.join("; ")
-            ))
-        };
+        let result = c::lifecycle::echoed(&sent, &shown);
         self.check(&c::TFE_READ_AFTER_WRITE, Some(index), result);
     }
 
@@ -1399,19 +1260,12 @@ impl<'a> TestRun<'a> {
         } else {
             &c::DELETE_THEN_GONE
         };
-        let result = if gone {
-            Ok(())
-        } else {
-            Err(format!("expected the show of the deleted {kind} to fail; it answered {} (the delete answered {})", shown(status), shown(self.ex(main).status())))
-        };
-        if self.check(check, Some(index), result) {
-            let result = match status {
-                Some(404) => Ok(()),
-                other => Err(format!(
-                    "expected 404 after the delete, received {}",
-                    shown(other)
-                )),
-            };
+        let what = format!(
+            "the {kind} deleted (the delete answered {})",
+            c::status_text(self.ex(main).status())
+        );
+        if self.check(check, Some(index), c::lifecycle::gone(status, &what)) {
+            let result = c::lifecycle::not_found(status, &what);
             if self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result) {
                 self.error_document(index);
             }
@@ -1428,10 +1282,8 @@ impl<'a> TestRun<'a> {
         if self.endpoint.expect.repeat_refused {
             if let Ok(request) = self.main_request(&self.case.path, &self.case.method, true) {
                 let index = self.send(request).await;
-                let result = match self.ex(index).status() {
-                    Some(s) if (400..500).contains(&s) => Ok(()),
-                    other => Err(format!("expected the same action to be refused (4xx) now that the state no longer allows it, received {}", shown(other))),
-                };
+                let what = "the same action, now that the state no longer allows it,";
+                let result = c::lifecycle::refused(self.ex(index).status(), what);
                 if self.check(&c::TFE_WRONG_STATE, Some(index), result) {
                     self.error_document(index);
                 }
@@ -1691,13 +1543,7 @@ impl<'a> TestRun<'a> {
             };
             registry::after_download(&mut probe, subject.as_ref(), index).await;
         } else {
-            let result = c::succeeds(self.ex(index)).and_then(|_| {
-                if self.ex(index).body().is_empty() {
-                    Err("expected the downloaded bytes, received an empty body".into())
-                } else {
-                    Ok(())
-                }
-            });
+            let result = c::downloaded(self.ex(index), None);
             self.check(&c::ENDPOINT_SUCCEEDS, Some(index), result);
         }
     }
@@ -1728,7 +1574,12 @@ impl<'a> TestRun<'a> {
         let candidates = c::upload_candidates(&made.document);
         let Some((pointer, url)) = candidates.first().cloned() else {
             return {
-                self.check(&c::UPLOAD_URL_FORM, None, Err(format!("expected the create answer of the {kind} to hold an upload address (any attribute or link); it holds none: {}", made.document)));
+                let what = format!("the create answer of the {kind}");
+                self.check(
+                    &c::UPLOAD_URL_FORM,
+                    None,
+                    c::upload_offered(&candidates, &what, &made.document),
+                );
                 Outcome::Done
             };
         };
@@ -1783,13 +1634,7 @@ impl<'a> TestRun<'a> {
                     // An absent download route is the download test's finding, once.
                     return Outcome::Done;
                 }
-                let result = if self.ex(index).is_success()
-                    && self.ex(index).body() == tarball.as_slice()
-                {
-                    Ok(())
-                } else {
-                    Err(format!("expected the download to give back the {} bytes uploaded, received status {} with {} bytes", tarball.len(), shown(self.ex(index).status()), self.ex(index).body().len()))
-                };
+                let result = c::downloaded(self.ex(index), Some(&tarball));
                 self.check(&c::UPLOAD_APPLIED, Some(index), result);
             }
         }
@@ -1814,27 +1659,4 @@ impl NotReached {
             last: String::new(),
         }
     }
-}
-
-/// Which paging parameters a request sends.
-#[derive(Debug, Clone, Copy)]
-enum PageParams {
-    /// The spec's `page` and `page_size` (Limits 1).
-    Spec,
-    /// TFE's `page[number]` and `page[size]` (tfe-api-facts 0.5).
-    Tfe,
-}
-
-impl PageParams {
-    fn names(self) -> (&'static str, &'static str) {
-        match self {
-            PageParams::Spec => ("page", "page_size"),
-            PageParams::Tfe => ("page[number]", "page[size]"),
-        }
-    }
-}
-
-/// A status code for a message: the number, or "no answer".
-fn shown(status: Option<u16>) -> String {
-    status.map_or_else(|| "no answer".to_string(), |s| s.to_string())
 }
