@@ -1,0 +1,363 @@
+//! The checks of an endpoint's kind after its request answered: create, show, list, update,
+//! delete, action and read; each sends the further requests its checks need and records
+//! what the functions of [`crate::checks`] answer.
+
+use std::sync::Arc;
+
+use reqwest::Method;
+use serde_json::Value;
+
+use super::{registry, TestRun, MAX_PAGES};
+use crate::catalog::{path_for, Variant};
+use crate::checks::{self as c, Check};
+use crate::fixtures::auth_for;
+use crate::target::{Auth, Request};
+
+impl TestRun<'_> {
+    /// The JSON document of a 2xx answer; otherwise a failure of `check`: "expected {what},
+    /// received {status}".
+    pub(super) fn answered_document(
+        &mut self,
+        index: usize,
+        check: &'static Check,
+        what: &str,
+    ) -> Option<Value> {
+        let answer = c::answered_json(self.ex(index), what);
+        match answer {
+            Ok(doc) => Some(doc),
+            Err(message) => {
+                self.check(check, Some(index), Err(message));
+                None
+            }
+        }
+    }
+
+    /// Parses the main answer as JSON (check `json.body`).
+    pub(super) fn json(&mut self, index: usize) -> Option<Value> {
+        let body = c::json_body(self.ex(index));
+        let doc = body.as_ref().ok().cloned();
+        self.check(&c::JSON_BODY, Some(index), body.map(|_| ()));
+        doc
+    }
+
+    /// `tfe.error-document` on an error answer the test provoked on purpose.
+    pub(super) fn error_document(&mut self, index: usize) {
+        let result = c::tfe_error_document(&self.ctx.schemas, self.ex(index));
+        self.check(&c::TFE_ERROR_DOCUMENT, Some(index), result);
+    }
+
+    pub(super) fn jsonapi_media_type(&mut self, index: usize) {
+        let result = c::tfe_media_type(self.ex(index));
+        self.check(&c::TFE_MEDIA_TYPE, Some(index), result);
+    }
+
+    pub(super) async fn after_create(&mut self, main: usize) {
+        let Some(doc) = self.json(main) else { return };
+        self.jsonapi_media_type(main);
+        let envelope = c::envelope_single(&self.ctx.schemas, &doc);
+        self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
+        let id = c::lifecycle::returned_id(&doc);
+        let returned = id.as_ref().map(|_| ()).map_err(Clone::clone);
+        if !self.check(&c::CREATE_RETURNS_ID, Some(main), returned) {
+            return;
+        }
+        let (Ok(id), Some(kind)) = (id, self.endpoint.resource.clone()) else {
+            return;
+        };
+        let made = self.ctx.fixtures.instance_from(&kind, id.clone(), &doc);
+        for record in self.ctx.fixtures.made_records(&kind, &made, &self.scope) {
+            self.ctx.fixtures.note_made(record);
+        }
+        self.scope.insert(Arc::new(made));
+        let check = if matches!(
+            self.case.variant,
+            Variant::Deprecated | Variant::DeprecatedApiV2
+        ) {
+            &c::DEPRECATED_SAME
+        } else {
+            &c::CREATE_THEN_SHOW
+        };
+        if let Some(index) = self.show_resource(&kind).await {
+            let what = format!("the show of the created {kind}");
+            let result = c::lifecycle::shows(self.ex(index), &id, &what);
+            self.check(check, Some(index), result);
+        }
+    }
+
+    pub(super) async fn after_show(&mut self, main: usize) {
+        let Some(doc) = self.single_resource(main, &c::SHOW_SAME_ID) else {
+            return;
+        };
+        self.variants_agree(main, &doc).await;
+        self.unauthorized().await;
+    }
+
+    /// The checks of an answer about one named resource (show, update): JSON, the media
+    /// type, the envelope, and `same_id` when the path names the resource. Returns the document.
+    pub(super) fn single_resource(
+        &mut self,
+        main: usize,
+        same_id: &'static Check,
+    ) -> Option<Value> {
+        let doc = self.json(main)?;
+        self.jsonapi_media_type(main);
+        let envelope = c::envelope_single(&self.ctx.schemas, &doc);
+        self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
+        if let Some(expected) = self.requested_id() {
+            let result = c::lifecycle::same_id(&doc, &expected, "the answer");
+            self.check(same_id, Some(main), result);
+        }
+        Some(doc)
+    }
+
+    pub(super) async fn after_list(&mut self, main: usize) {
+        let Some(doc) = self.json(main) else { return };
+        self.jsonapi_media_type(main);
+        let envelope = c::envelope_list(&self.ctx.schemas, &doc);
+        if !self.check(&c::ENVELOPE_LIST, Some(main), envelope) {
+            return;
+        }
+        if let Some(kind) = self.endpoint.expect.contains.clone() {
+            if let Some(wanted) = self.scope.get(&kind).map(|i| i.id.clone()) {
+                let (mut ids, mut last) = self.find_in_list(main, &doc, &wanted).await;
+                if !ids.contains(&wanted) {
+                    // A list that other tests change while it is walked can move an item
+                    // across a page boundary: walk it once more from the start.
+                    if let Ok(request) = self.main_request(&self.case.path, "GET", true) {
+                        let again = self.send(request).await;
+                        if let Ok(fresh_doc) = self.ex(again).json() {
+                            (ids, last) = self.find_in_list(again, &fresh_doc, &wanted).await;
+                        }
+                    }
+                }
+                let result = c::lists::holds(&ids, &wanted, &kind);
+                self.check(&c::LIST_CONTAINS, Some(last), result);
+            }
+        }
+        if self.endpoint.paged {
+            self.paging(main).await;
+        }
+        self.required_filters().await;
+        self.variants_agree(main, &doc).await;
+        self.unauthorized().await;
+    }
+
+    /// The ids of the list up to `wanted`, following `links.next` (bounded), and the index
+    /// of the last page read.
+    pub(super) async fn find_in_list(
+        &mut self,
+        main: usize,
+        doc: &Value,
+        wanted: &str,
+    ) -> (Vec<String>, usize) {
+        let mut doc = doc.clone();
+        let mut last = main;
+        let mut ids = Vec::new();
+        for _ in 0..MAX_PAGES {
+            ids.extend(c::list_ids(&doc));
+            if ids.iter().any(|id| id == wanted) {
+                break;
+            }
+            let Some(next) = crate::pages::next_link(&doc)
+                .map(|n| url::Url::parse(n).unwrap_or_else(|_| self.ctx.target.url(n)))
+            else {
+                break;
+            };
+            if !self.ctx.target.same_origin(&next) {
+                break;
+            }
+            last = self
+                .send(Request::new(Method::GET, next, auth_for("")))
+                .await;
+            match self.ex(last).json() {
+                Ok(d) if self.ex(last).is_success() => doc = d,
+                _ => break,
+            }
+        }
+        (ids, last)
+    }
+
+    pub(super) async fn required_filters(&mut self) {
+        if !self.endpoint.query.iter().any(|q| q.required) || self.case.variant != Variant::Bare {
+            return;
+        }
+        let Some(request) = self.list_request(None, false) else {
+            return;
+        };
+        let index = self.send(request).await;
+        let result = c::answered(self.ex(index).status(), 400, "without the required filter");
+        if self.check(&c::TFE_REQUIRED_FILTER, Some(index), result) {
+            self.error_document(index);
+        }
+    }
+
+    /// Versioning 1: for reads under the prefixed form, the bare form answers alike.
+    pub(super) async fn variants_agree(&mut self, main: usize, doc: &Value) {
+        if !self.case.variant.has_prefix() {
+            return;
+        }
+        let Some(other) = self.case.variant.counterpart() else {
+            return;
+        };
+        let template = match other {
+            Variant::Bare => path_for(&self.endpoint.path, Variant::Bare),
+            Variant::Deprecated => self
+                .endpoint
+                .deprecated
+                .as_ref()
+                .map(|d| path_for(&d.path, Variant::Deprecated))
+                .unwrap_or_default(),
+            Variant::Alias => self
+                .endpoint
+                .alias
+                .as_ref()
+                .map(|d| path_for(&d.path, Variant::Alias))
+                .unwrap_or_default(),
+            _ => return,
+        };
+        let Ok(request) = self.main_request(&template, &self.case.method, true) else {
+            return;
+        };
+        let must_hold = self
+            .endpoint
+            .expect
+            .contains
+            .as_ref()
+            .and_then(|k| self.scope.get(k))
+            .map(|i| i.id.clone())
+            // Only when the first page holds it: a long list may keep it on a later page.
+            .filter(|id| c::list_ids(doc).contains(id));
+        let index = self.send(request).await;
+        if c::route_exists(self.ex(index)).is_err() {
+            // The other form is absent: its own test reports that (endpoint.exists), once.
+            return;
+        }
+        let result = c::forms_agree(self.ex(main), doc, self.ex(index), must_hold.as_deref());
+        self.check(&c::VARIANTS_AGREE, Some(index), result);
+    }
+
+    /// TFE: a read without a token is answered 401 (checked once per endpoint, bare form).
+    pub(super) async fn unauthorized(&mut self) {
+        if self.case.variant != Variant::Bare {
+            return;
+        }
+        let Ok(mut request) = self.main_request(&self.case.path, &self.case.method, true) else {
+            return;
+        };
+        request.auth = Auth::None;
+        let index = self.send(request).await;
+        let result = c::answered(self.ex(index).status(), 401, "without a token");
+        if self.check(&c::TFE_UNAUTHORIZED, Some(index), result) {
+            self.error_document(index);
+        }
+    }
+
+    pub(super) async fn after_update(&mut self, main: usize) {
+        if self.single_resource(main, &c::UPDATE_SAME_ID).is_some() {
+            self.read_after_write(main).await;
+        }
+    }
+
+    /// TFE (facts 6.4): a show after the update echoes every attribute the update sent
+    /// that the show has at all (write-only attributes are not shown).
+    pub(super) async fn read_after_write(&mut self, main: usize) {
+        let sent = self.ex(main).request.body.as_deref().and_then(|b| {
+            serde_json::from_str::<Value>(b)
+                .ok()?
+                .pointer("/data/attributes")?
+                .as_object()
+                .cloned()
+        });
+        let (Some(sent), Some(kind)) = (sent, self.endpoint.resource.clone()) else {
+            return;
+        };
+        if sent.is_empty() || self.requested_id().is_none() {
+            return;
+        }
+        let Some(index) = self.show_resource(&kind).await else {
+            return;
+        };
+        let what = format!("the show of the updated {kind} to answer a document");
+        let Some(shown) = self.answered_document(index, &c::TFE_READ_AFTER_WRITE, &what) else {
+            return;
+        };
+        let result = c::lifecycle::echoed(&sent, &shown);
+        self.check(&c::TFE_READ_AFTER_WRITE, Some(index), result);
+    }
+
+    pub(super) async fn after_delete(&mut self, main: usize) {
+        let Some(kind) = self.endpoint.resource.clone() else {
+            return;
+        };
+        let deleted = self.scope.get(&kind).map(|i| i.id.clone());
+        let Some(index) = self.show_resource(&kind).await else {
+            // no show to ask: the delete's success is all there is
+            if let Some(id) = deleted {
+                self.ctx.fixtures.note_gone(&kind, &id);
+            }
+            return;
+        };
+        let ex = self.ex(index);
+        let (gone, status) = (!ex.is_success(), ex.status());
+        if let Some(id) = deleted.filter(|_| gone) {
+            // shown gone: teardown has nothing left to do for it
+            self.ctx.fixtures.note_gone(&kind, &id);
+        }
+        let check = if matches!(
+            self.case.variant,
+            Variant::Deprecated | Variant::DeprecatedApiV2
+        ) {
+            &c::DEPRECATED_SAME
+        } else {
+            &c::DELETE_THEN_GONE
+        };
+        let what = format!(
+            "the {kind} deleted (the delete answered {})",
+            c::status_text(self.ex(main).status())
+        );
+        if self.check(check, Some(index), c::lifecycle::gone(status, &what)) {
+            let result = c::lifecycle::not_found(status, &what);
+            if self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result) {
+                self.error_document(index);
+            }
+        }
+    }
+
+    pub(super) async fn after_action(&mut self, main: usize) {
+        if !self.ex(main).body().is_empty() && self.json(main).is_none() {
+            return;
+        }
+        if let Some(state) = self.endpoint.expect.state.clone() {
+            self.state_check(&state, &c::STATE_AFTER).await;
+        }
+        if self.endpoint.expect.repeat_refused {
+            if let Ok(request) = self.main_request(&self.case.path, &self.case.method, true) {
+                let index = self.send(request).await;
+                let what = "the same action, now that the state no longer allows it,";
+                let result = c::lifecycle::refused(self.ex(index).status(), what);
+                if self.check(&c::TFE_WRONG_STATE, Some(index), result) {
+                    self.error_document(index);
+                }
+            }
+        }
+    }
+
+    pub(super) async fn after_read(&mut self, main: usize) {
+        let Some(doc) = self.json(main) else { return };
+        if self.case.variant == Variant::Registry {
+            let subject = self.registry_subject();
+            if let Some(subject) = subject {
+                let mut probe = registry::Probe {
+                    target: &self.ctx.target,
+                    exchanges: &mut self.exchanges,
+                    findings: &mut self.findings,
+                    passed: &mut self.passed,
+                    notes: &mut self.notes,
+                };
+                registry::after_read(&mut probe, self.endpoint, &subject, main, &doc).await;
+            }
+        } else {
+            self.variants_agree(main, &doc).await;
+        }
+    }
+}
