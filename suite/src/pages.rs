@@ -87,9 +87,9 @@ impl Walk {
         *self = Walk::new(size, self.max_pages);
     }
 
-    /// Lets the walk read up to `max_pages` pages in all.
+    /// Lets the walk read at least `max_pages` pages in all.
     pub fn allow_pages(&mut self, max_pages: usize) {
-        self.max_pages = max_pages;
+        self.max_pages = self.max_pages.max(max_pages);
     }
 
     /// The page size.

@@ -50,6 +50,16 @@ pub fn gone(status: Option<u16>, what: &str) -> Result<(), String> {
     }
 }
 
+/// `tfe.404-after-delete`: a show of an id that never existed (`what`) does not succeed.
+pub fn unknown(status: Option<u16>, what: &str) -> Result<(), String> {
+    match status {
+        Some(s) if (200..300).contains(&s) => Err(format!(
+            "expected a show of {what} not to succeed, received {s}"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `tfe.404-after-delete`: a show of a deleted resource (`what`) is answered 404.
 pub fn not_found(status: Option<u16>, what: &str) -> Result<(), String> {
     match status {
@@ -162,6 +172,10 @@ mod tests {
         assert!(not_found(Some(404), "it").is_ok());
         assert!(not_found(Some(410), "it").is_err());
         assert!(not_found(None, "it").is_err());
+        assert!(unknown(Some(404), "ws-none").is_ok());
+        assert!(unknown(Some(200), "ws-none")
+            .unwrap_err()
+            .contains("ws-none"));
     }
 
     #[test]

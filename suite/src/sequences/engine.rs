@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::catalog::families::model::{Family, Foreign, Item, ListRead, Model, Route};
 use crate::checks::{self as c, Check, Finding};
+use crate::pages::{self, Paging, Walk};
 use crate::runner::Context;
 use crate::target::{Auth, Body, Exchange, Request, TransportError};
 use crate::verdict::Profile;
@@ -691,12 +692,7 @@ impl<'a> Run<'a> {
         what: &str,
     ) -> StepResult {
         let want = self.model.items[item].id.clone();
-        let result = match c::document_id(doc) {
-            Some(id) if id == want => Ok(()),
-            other => Err(format!(
-                "expected {what} to answer id {want}, received {other:?}"
-            )),
-        };
+        let result = c::lifecycle::same_id(doc, &want, what);
         self.check(check, Some(index), result)
     }
 
@@ -716,21 +712,10 @@ impl<'a> Run<'a> {
 
     /// A request on a deleted item must not succeed (TFE: 404).
     fn expect_gone(&mut self, check: &'static Check, index: usize, item: usize) -> StepResult {
-        let label = self.label(item);
+        let what = format!("{}, deleted earlier in this sequence,", self.label(item));
         let status = self.ex(index).status();
-        let result = match status {
-            Some(s) if (200..300).contains(&s) => Err(format!(
-                "expected {label}, deleted earlier in this sequence, to be gone; the target answered {s}"
-            )),
-            _ => Ok(()),
-        };
-        self.check(check, Some(index), result)?;
-        let result = match status {
-            Some(404) | None => Ok(()),
-            Some(s) => Err(format!(
-                "expected 404 for the deleted {label}, received {s}"
-            )),
-        };
+        self.check(check, Some(index), c::lifecycle::gone(status, &what))?;
+        let result = c::lifecycle::not_found(status, &what);
         self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result)
     }
 
@@ -739,15 +724,8 @@ impl<'a> Run<'a> {
         let label = self.label(item);
         let expect = self.model.items[item].expect.clone();
         for (pointer, value) in expect {
-            let got = object.pointer(&pointer);
-            let result = if got.and_then(Value::as_str) == Some(value.as_str()) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "expected {whence} of {label} to hold `{value}` at {pointer}, as the update sent; received {}",
-                    got.map(Value::to_string).unwrap_or_else(|| "nothing".into())
-                ))
-            };
+            let whence = format!("{whence} of {label}");
+            let result = c::lifecycle::persisted(object, &pointer, &value, &whence);
             self.check(&c::UPDATE_PERSISTED, Some(index), result)?;
         }
         let coll = self.coll(self.model.items[item].coll);
@@ -778,18 +756,12 @@ impl<'a> Run<'a> {
                 }
                 (Some(want), Some(g)) => {
                     let via = match state.eventually.get(&want) {
-                        Some(via) if !it.reached => {
-                            format!(" (or on its way there: {})", via.join(", "))
-                        }
-                        _ => String::new(),
+                        Some(via) if !it.reached => via.clone(),
+                        _ => Vec::new(),
                     };
-                    self.check(
-                        &c::STATE_AFTER,
-                        Some(index),
-                        Err(format!(
-                            "expected {label} to be `{want}`{via} after this sequence's actions, {whence} says `{g}`"
-                        )),
-                    )?;
+                    let what = format!("{label}, after this sequence's actions,");
+                    let result = c::lifecycle::in_state(&g, &want, &via, &what, whence);
+                    self.check(&c::STATE_AFTER, Some(index), result)?;
                 }
             }
         }
@@ -835,14 +807,8 @@ impl<'a> Run<'a> {
             return self.blocked_at(index);
         }
         if duplicate {
-            let status = self.ex(index).status();
-            let result = match status {
-                Some(s) if (400..500).contains(&s) => Ok(()),
-                other => Err(format!(
-                    "expected a second {} for the same pair to be refused (4xx, TFE 422), received {other:?}",
-                    coll.kind
-                )),
-            };
+            let what = format!("a second {} for the same pair", coll.kind);
+            let result = c::lifecycle::refused(self.ex(index).status(), &what);
             self.check(&c::TFE_STATUS, Some(index), result)?;
             if !self.ex(index).is_success() {
                 return Ok(());
@@ -1022,11 +988,9 @@ impl<'a> Run<'a> {
         self.expect_success(&c::DEPRECATED_SAME, other, &format!("show {label}"))?;
         let doc3 = self.single(other)?;
         let want = self.model.items[item].id.clone();
-        let result = match c::document_id(&doc3) {
-            Some(id) if id == want => c::documents_agree(&doc, &doc3, None),
-            other => Err(format!("it answers id {other:?}, not {want}")),
-        }
-        .map_err(|e| format!("the show of {label} through {path} and through {alt}: {e}"));
+        let result = c::lifecycle::same_id(&doc3, &want, "it")
+            .and_then(|()| c::documents_agree(&doc, &doc3, None))
+            .map_err(|e| format!("the show of {label} through {path} and through {alt}: {e}"));
         self.check(&c::DEPRECATED_SAME, Some(other), result)
     }
 
@@ -1113,13 +1077,8 @@ impl<'a> Run<'a> {
             env.0.insert(key.to_string(), coll.unknown_id.to_string());
         }
         let index = self.send_route(&show, &env, op.api_v2, "").await?;
-        let result = match self.ex(index).status() {
-            Some(s) if (200..300).contains(&s) => Err(format!(
-                "expected a show of the unknown id {} not to succeed, received {s}",
-                coll.unknown_id
-            )),
-            _ => Ok(()),
-        };
+        let what = format!("the unknown id {}", coll.unknown_id);
+        let result = c::lifecycle::unknown(self.ex(index).status(), &what);
         self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result)
     }
 
@@ -1235,7 +1194,7 @@ impl<'a> Run<'a> {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        let complete = !next_page(&doc).unwrap_or(false);
+        let complete = !pages::has_next(&doc).unwrap_or(false);
         self.compare_list(op, parent, index, &items, complete, &c::LIST_CONTAINS)
     }
 
@@ -1244,18 +1203,17 @@ impl<'a> Run<'a> {
         let parent = self.target_parent(op).ok_or(Stop)?;
         let env = self.env(None, parent, None);
         let shared = self.shared_list(coll, parent);
-        let mut size = usize::from(op.page_size.max(1));
+        let size = usize::from(op.page_size.max(1));
         let expected = self.model.of(op.coll).len();
-        let mut max_pages = expected / size + 3;
-        let mut complete = true;
+        let mut walk = Walk::new(size, expected / size + 3);
         let mut resized = false;
         let mut seen: Vec<(String, usize)> = Vec::new();
         let mut all = Vec::new();
         let mut last = None;
         let list = crate::catalog::families::model::get(coll.list.as_deref().ok_or(Stop)?);
-        let mut page = 1;
-        while page <= max_pages {
-            let query = format!("page={page}&page_size={size}");
+        while let Some(page) = walk.next_page() {
+            let size = walk.size();
+            let query = Paging::Spec.query(page, size);
             let index = self.send_route(&list, &env, op.api_v2, &query).await?;
             last = Some(index);
             if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
@@ -1267,67 +1225,42 @@ impl<'a> Run<'a> {
                 &format!("page {page} of the {}s", coll.kind),
             )?;
             let doc = self.list_doc(index)?;
-            let items = doc
-                .get("data")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let result = if items.len() > size {
-                Err(format!(
-                    "expected page {page} to hold at most page_size = {size} items, it holds {}",
-                    items.len()
-                ))
-            } else {
-                Ok(())
-            };
-            self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
+            let count = pages::items(&doc).len();
+            self.check(
+                &c::TFE_PAGE_SIZE,
+                Some(index),
+                c::lists::page_size(count, size, page),
+            )?;
             if shared && page == 1 {
                 // The list holds others' items too: walk it all, in at most about
                 // SHARED_WALK_PAGES pages (a larger page size for a long list).
-                match total_count(&doc) {
+                match pages::total_count(&doc) {
                     Some(total) if !resized && total.div_ceil(size) > SHARED_WALK_PAGES => {
                         resized = true;
-                        size = total.div_ceil(SHARED_WALK_PAGES).min(100);
+                        walk.restart(total.div_ceil(SHARED_WALK_PAGES).min(100));
                         continue;
                     }
-                    Some(total) => max_pages = max_pages.max(total.div_ceil(size) + 3),
-                    None => max_pages = max_pages.max(SHARED_WALK_CAP),
+                    Some(total) => walk.allow_pages(total.div_ceil(size) + 3),
+                    None => walk.allow_pages(SHARED_WALK_CAP),
                 }
             }
-            for it in &items {
-                if let Some(id) = it.get("id").and_then(Value::as_str) {
-                    if let Some((_, first)) = seen.iter().find(|(s, _)| s == id) {
-                        // Inside a given organization others' items may move the list under
-                        // the walk: a repeated item is judged after it (see below).
-                        if !shared {
-                            let first = *first;
-                            self.check(
-                                &c::TFE_PAGE_SIZE,
-                                Some(index),
-                                Err(format!(
-                                    "expected the pages to partition the list; {id} is on page {first} and again on page {page} (page_size {size})"
-                                )),
-                            )?;
-                        }
+            let items = walk.read(&doc);
+            for id in c::item_ids(&items) {
+                if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+                    // Inside a given organization others' items may move the list under
+                    // the walk: a repeated item is judged after it (see below).
+                    if !shared {
+                        let result = c::lists::read_twice(&id, *first, page, size);
+                        self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
                     }
-                    seen.push((id.to_string(), page));
                 }
+                seen.push((id, page));
             }
-            let count = items.len();
             all.extend(items);
-            let more = match next_page(&doc) {
-                Some(more) => more,
-                None => count == size,
-            };
-            if !more || count == 0 {
-                break;
-            }
-            if shared && page == max_pages {
-                // stopped with pages left: what it did not reach is not judged
-                complete = false;
-            }
-            page += 1;
         }
+        // A walk stopped with pages left: what it did not reach is not judged.
+        let complete = !(shared && walk.cut_short());
+        let size = walk.size();
         let index = last.ok_or(Stop)?;
         let pages = seen.iter().map(|(_, p)| *p).max().unwrap_or(1);
         let missing_before = self.out.failure.is_none();
@@ -1370,15 +1303,12 @@ impl<'a> Run<'a> {
                     o.get("id").and_then(Value::as_str) == Some(id) && run.own_named(coll, o)
                 })
         };
-        let mut repeated = None;
-        for (i, (id, page)) in seen.iter().enumerate() {
-            if let Some((_, again)) = seen[i + 1..].iter().find(|(s, _)| s == id) {
-                if own(self, id) {
-                    repeated = Some((id.clone(), *page, *again));
-                    break;
-                }
-            }
-        }
+        let own_seen: Vec<(String, usize)> = seen
+            .iter()
+            .filter(|(id, _)| own(self, id))
+            .cloned()
+            .collect();
+        let repeated = c::lists::repeated(&own_seen);
         let missing = self
             .model
             .live_of(op.coll)
@@ -1400,13 +1330,9 @@ impl<'a> Run<'a> {
         {
             Some(why) => {
                 if let Some((id, first, again)) = repeated {
-                    self.check(
-                        &c::TFE_PAGE_SIZE,
-                        Some(index),
-                        Err(format!(
-                            "expected the pages to partition the list; {id} is on page {first} and again on page {again} (page_size {size}); {why}"
-                        )),
-                    )?;
+                    let result = c::lists::read_twice(&id, first, again, size)
+                        .map_err(|e| format!("{e}; {why}"));
+                    self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
                     return self.compare_list(op, parent, index, all, complete, &c::TFE_PAGE_SIZE);
                 }
                 let result = self.compare_list(op, parent, index, all, true, &c::TFE_PAGE_SIZE);
@@ -1444,13 +1370,13 @@ impl<'a> Run<'a> {
                 expected = p / size + 1;
                 let pages = before.len().div_ceil(size).max(1);
                 for page in expected.saturating_sub(1).max(1)..=(expected + 1).min(pages) {
-                    let query = format!("page={page}&page_size={size}");
+                    let query = Paging::Spec.query(page, size);
                     let index = self.send_route(list, env, api_v2, &query).await?;
                     if !self.ex(index).is_success() {
                         return Ok(None);
                     }
                     let doc = self.document(index)?;
-                    if page_ids(&doc).iter().any(|i| i == id) {
+                    if c::list_ids(&doc).iter().any(|i| i == id) {
                         on.push(page);
                     }
                 }
@@ -1483,22 +1409,17 @@ impl<'a> Run<'a> {
         api_v2: bool,
     ) -> Result<Option<Vec<String>>, Stop> {
         let mut ids = Vec::new();
-        for page in 1..=20 {
-            let query = format!("page={page}&page_size=100");
+        let mut walk = Walk::new(100, 20);
+        while let Some(page) = walk.next_page() {
+            let query = Paging::Spec.query(page, 100);
             let index = self.send_route(list, env, api_v2, &query).await?;
             if !self.ex(index).is_success() {
                 return Ok(None);
             }
             let doc = self.document(index)?;
-            let got = page_ids(&doc);
-            let count = got.len();
-            ids.extend(got);
-            let more = next_page(&doc).unwrap_or(count == 100);
-            if !more || count == 0 {
-                return Ok(Some(ids));
-            }
+            ids.extend(c::item_ids(&walk.read(&doc)));
         }
-        Ok(None)
+        Ok((!walk.cut_short()).then_some(ids))
     }
 
     async fn update(&mut self, op: &Op) -> StepResult {
@@ -1677,14 +1598,12 @@ impl<'a> Run<'a> {
                     (true, Some(pointer)) => format!(" (where {pointer} is false)"),
                     _ => String::new(),
                 };
-                let result = match status {
-                    Some(s) if (400..500).contains(&s) => Ok(()),
-                    other => Err(format!(
-                        "expected {} of {label} in state `{}`{why} to be refused (4xx), received {other:?}",
-                        action.name,
-                        current.unwrap_or_default()
-                    )),
-                };
+                let what = format!(
+                    "{} of {label} in state `{}`{why}",
+                    action.name,
+                    current.unwrap_or_default()
+                );
+                let result = c::lifecycle::refused(status, &what);
                 self.check(&c::TFE_WRONG_STATE, Some(index), result)?;
                 if success {
                     self.forget_state(item);
@@ -2012,36 +1931,3 @@ const SHARED_WALK_PAGES: usize = 20;
 /// The most pages a walk over a given organization's list takes when the list does not say
 /// how long it is (`meta.pagination.total-count`); a walk stopped there is incomplete.
 const SHARED_WALK_CAP: usize = 200;
-
-/// `meta.pagination.total-count` of a list document.
-fn total_count(doc: &Value) -> Option<usize> {
-    doc.pointer("/meta/pagination/total-count")
-        .and_then(Value::as_u64)
-        .and_then(|n| usize::try_from(n).ok())
-}
-
-/// The ids of a list document's items.
-fn page_ids(doc: &Value) -> Vec<String> {
-    doc.get("data")
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|o| crate::fixtures::value_string(o.get("id")))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Whether a list document says there is a next page: `Some(true/false)` from
-/// `meta.pagination.next-page` or `links.next`, `None` when it says nothing.
-fn next_page(doc: &Value) -> Option<bool> {
-    if let Some(p) = doc.pointer("/meta/pagination") {
-        if let Some(next) = p.get("next-page") {
-            return Some(!next.is_null());
-        }
-    }
-    doc.pointer("/links")
-        .and_then(|l| l.get("next"))
-        .map(|n| !n.is_null())
-}
