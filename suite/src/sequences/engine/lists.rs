@@ -1,0 +1,499 @@
+//! The steps on a list: a list read against the model, a page walk through
+//! [`crate::pages::Walk`] (inside a given organization, on the sequence's own items, with a
+//! suspected paging fault confirmed on a list that stands still), and the family's list reads.
+
+use std::collections::BTreeMap;
+
+use reqwest::Method;
+use serde_json::Value;
+
+use super::{Env, Op, Run, StepResult, Stop};
+use crate::catalog::families::model::{Foreign, ListRead, Route};
+use crate::checks::{self as c, Check};
+use crate::pages::{self, Paging, Walk};
+use crate::target::{Auth, Request};
+
+/// About how many pages a walk over a given organization's list takes at most: a longer list
+/// is walked with a larger page size (up to 100).
+const SHARED_WALK_PAGES: usize = 20;
+
+/// The most pages a walk over a given organization's list takes when the list does not say
+/// how long it is (`meta.pagination.total-count`); a walk stopped there is incomplete.
+const SHARED_WALK_CAP: usize = 200;
+
+impl<'a> Run<'a> {
+    /// Checks the ids a list (or a whole walk) holds against the model.
+    pub(super) fn compare_list(
+        &mut self,
+        op: &Op,
+        parent: Option<usize>,
+        index: usize,
+        items: &[Value],
+        complete: bool,
+        missing_check: &'static Check,
+    ) -> StepResult {
+        let coll = self.coll(op.coll);
+        let mut listed: BTreeMap<String, Value> = BTreeMap::new();
+        for it in items {
+            if let Some(id) = it.get("id").and_then(Value::as_str) {
+                listed.insert(id.to_string(), it.clone());
+            }
+        }
+        for i in self.model.of(op.coll) {
+            if self.model.items[i].parent != parent {
+                continue;
+            }
+            let id = self.model.items[i].id.clone();
+            let live = self.model.live(i);
+            match (live, listed.get(&id).cloned()) {
+                (true, None) if complete => {
+                    let label = self.label(i);
+                    let step = self.model.items[i].step;
+                    self.check(
+                        missing_check,
+                        Some(index),
+                        Err(format!(
+                            "expected the list to hold {label}, made in step {step}; it holds {:?}",
+                            listed.keys().collect::<Vec<_>>()
+                        )),
+                    )?;
+                }
+                (true, Some(object)) => self.compare(index, i, &object, "the list")?,
+                (false, Some(_)) => {
+                    let label = self.label(i);
+                    self.check(
+                        &c::DELETE_THEN_GONE,
+                        Some(index),
+                        Err(format!(
+                            "expected {label}, deleted earlier in this sequence, to be gone from the list; it is still listed"
+                        )),
+                    )?;
+                }
+                _ => {}
+            }
+        }
+        for (id, object) in &listed {
+            if self.model.find(op.coll, id).is_some() {
+                continue;
+            }
+            let foreign = if self.shared_list(coll, parent) {
+                !self.own_named(coll, object)
+            } else {
+                match &coll.foreign {
+                    Foreign::Fail => false,
+                    Foreign::OutsidePrefix => !id.starts_with(&self.ns),
+                    Foreign::Named(name) => {
+                        object.pointer("/attributes/name").and_then(Value::as_str)
+                            == Some(name.as_str())
+                    }
+                }
+            };
+            if !foreign {
+                self.check(
+                    &c::LIST_EXACT,
+                    Some(index),
+                    Err(format!(
+                        "expected the list of {}s{} to hold only what this sequence made; it holds {id}",
+                        coll.kind,
+                        self.parent_label(parent)
+                    )),
+                )?;
+            }
+        }
+        self.out.passed.insert(c::LIST_EXACT.id);
+        Ok(())
+    }
+
+    pub(super) async fn list(&mut self, op: &Op) -> StepResult {
+        let coll = self.coll(op.coll);
+        if let Some(read) = coll.list_read.clone() {
+            return self.read_list(op, read).await;
+        }
+        let parent = self.target_parent(op).ok_or(Stop)?;
+        let env = self.env(None, parent, None);
+        let index = self
+            .send_route(
+                &crate::catalog::families::model::get(coll.list.as_deref().ok_or(Stop)?),
+                &env,
+                op.api_v2,
+                "",
+            )
+            .await?;
+        if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
+            return self.blocked_at(index);
+        }
+        self.expect_success(
+            &c::ENDPOINT_SUCCEEDS,
+            index,
+            &format!("list {}s", coll.kind),
+        )?;
+        let doc = self.list_doc(index)?;
+        self.status(index, crate::catalog::Kind::List)?;
+        let items = doc
+            .get("data")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let complete = !pages::has_next(&doc).unwrap_or(false);
+        self.compare_list(op, parent, index, &items, complete, &c::LIST_CONTAINS)
+    }
+
+    pub(super) async fn walk(&mut self, op: &Op) -> StepResult {
+        let coll = self.coll(op.coll);
+        let parent = self.target_parent(op).ok_or(Stop)?;
+        let env = self.env(None, parent, None);
+        let shared = self.shared_list(coll, parent);
+        let size = usize::from(op.page_size.max(1));
+        let expected = self.model.of(op.coll).len();
+        let mut walk = Walk::new(size, expected / size + 3);
+        let mut resized = false;
+        let mut seen: Vec<(String, usize)> = Vec::new();
+        let mut all = Vec::new();
+        let mut last = None;
+        let list = crate::catalog::families::model::get(coll.list.as_deref().ok_or(Stop)?);
+        while let Some(page) = walk.next_page() {
+            let size = walk.size();
+            let query = Paging::Spec.query(page, size);
+            let index = self.send_route(&list, &env, op.api_v2, &query).await?;
+            last = Some(index);
+            if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
+                return self.blocked_at(index);
+            }
+            self.expect_success(
+                &c::PAGING_ACCEPTED,
+                index,
+                &format!("page {page} of the {}s", coll.kind),
+            )?;
+            let doc = self.list_doc(index)?;
+            let count = pages::items(&doc).len();
+            self.check(
+                &c::TFE_PAGE_SIZE,
+                Some(index),
+                c::lists::page_size(count, size, page),
+            )?;
+            if shared && page == 1 {
+                // The list holds others' items too: walk it all, in at most about
+                // SHARED_WALK_PAGES pages (a larger page size for a long list).
+                match pages::total_count(&doc) {
+                    Some(total) if !resized && total.div_ceil(size) > SHARED_WALK_PAGES => {
+                        resized = true;
+                        walk.restart(total.div_ceil(SHARED_WALK_PAGES).min(100));
+                        continue;
+                    }
+                    Some(total) => walk.allow_pages(total.div_ceil(size) + 3),
+                    None => walk.allow_pages(SHARED_WALK_CAP),
+                }
+            }
+            let items = walk.read(&doc);
+            for id in c::item_ids(&items) {
+                if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+                    // Inside a given organization others' items may move the list under
+                    // the walk: a repeated item is judged after it (see below).
+                    if !shared {
+                        let result = c::lists::read_twice(&id, *first, page, size);
+                        self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
+                    }
+                }
+                seen.push((id, page));
+            }
+            all.extend(items);
+        }
+        // A walk stopped with pages left: what it did not reach is not judged.
+        let complete = !(shared && walk.cut_short());
+        let size = walk.size();
+        let index = last.ok_or(Stop)?;
+        let pages = seen.iter().map(|(_, p)| *p).max().unwrap_or(1);
+        let missing_before = self.out.failure.is_none();
+        let result = if shared {
+            self.judge_shared_walk(op, parent, index, &list, &env, size, &seen, &all, complete)
+                .await
+        } else {
+            self.compare_list(op, parent, index, &all, complete, &c::TFE_PAGE_SIZE)
+        };
+        if missing_before {
+            if let Some(f) = &mut self.out.failure {
+                f.message = format!("{} (a walk of {pages} page(s) of {size})", f.message);
+            }
+        }
+        result
+    }
+
+    /// Inside a given organization, the list of the organization's items holds others' items
+    /// too: only the sequence's own (by their name's prefix) are judged. Others' items may
+    /// come and go during the walk and move the sequence's items across page boundaries, so a
+    /// repeated or missing item of its own is confirmed first, on a list that stands still
+    /// (see [`Run::confirm_paging`]); a walk the list moved under is judged as incomplete.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn judge_shared_walk(
+        &mut self,
+        op: &Op,
+        parent: Option<usize>,
+        index: usize,
+        list: &Route,
+        env: &Env,
+        size: usize,
+        seen: &[(String, usize)],
+        all: &[Value],
+        complete: bool,
+    ) -> StepResult {
+        let coll = self.coll(op.coll);
+        let own = |run: &Self, id: &str| {
+            run.model.find(op.coll, id).is_some()
+                || all.iter().any(|o| {
+                    o.get("id").and_then(Value::as_str) == Some(id) && run.own_named(coll, o)
+                })
+        };
+        let own_seen: Vec<(String, usize)> = seen
+            .iter()
+            .filter(|(id, _)| own(self, id))
+            .cloned()
+            .collect();
+        let repeated = c::lists::repeated(&own_seen);
+        let missing = self
+            .model
+            .live_of(op.coll)
+            .into_iter()
+            .filter(|&i| self.model.items[i].parent == parent)
+            .map(|i| self.model.items[i].id.clone())
+            .find(|id| !seen.iter().any(|(s, _)| s == id))
+            .filter(|_| complete);
+        let Some(suspect) = repeated
+            .as_ref()
+            .map(|(id, _, _)| id.clone())
+            .or_else(|| missing.clone())
+        else {
+            return self.compare_list(op, parent, index, all, complete, &c::TFE_PAGE_SIZE);
+        };
+        match self
+            .confirm_paging(list, env, op.api_v2, size, &suspect)
+            .await?
+        {
+            Some(why) => {
+                if let Some((id, first, again)) = repeated {
+                    let result = c::lists::read_twice(&id, first, again, size)
+                        .map_err(|e| format!("{e}; {why}"));
+                    self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
+                    return self.compare_list(op, parent, index, all, complete, &c::TFE_PAGE_SIZE);
+                }
+                let result = self.compare_list(op, parent, index, all, true, &c::TFE_PAGE_SIZE);
+                if let Some(f) = &mut self.out.failure {
+                    f.message = format!("{}; {why}", f.message);
+                }
+                result
+            }
+            None => self.compare_list(op, parent, index, all, false, &c::TFE_PAGE_SIZE),
+        }
+    }
+
+    /// Whether the service pages a list wrongly around the item `id` while the list stands
+    /// still: reads the whole list, then the pages of `size` around the one that should hold
+    /// the item, then the whole list again; when both whole reads agree, `Some(what is
+    /// wrong)`, or `None` when the pages hold the item once, where they should (the walk that
+    /// suspected it saw the list move). Lists that keep moving (three tries) or cannot be read
+    /// whole are not judged (`None`).
+    pub(super) async fn confirm_paging(
+        &mut self,
+        list: &Route,
+        env: &Env,
+        api_v2: bool,
+        size: usize,
+        id: &str,
+    ) -> Result<Option<String>, Stop> {
+        for _ in 0..3 {
+            let Some(before) = self.read_whole(list, env, api_v2).await? else {
+                return Ok(None);
+            };
+            let at = before.iter().position(|i| i == id);
+            let mut on = Vec::new();
+            let mut expected = 0;
+            if let Some(p) = at {
+                expected = p / size + 1;
+                let pages = before.len().div_ceil(size).max(1);
+                for page in expected.saturating_sub(1).max(1)..=(expected + 1).min(pages) {
+                    let query = Paging::Spec.query(page, size);
+                    let index = self.send_route(list, env, api_v2, &query).await?;
+                    if !self.ex(index).is_success() {
+                        return Ok(None);
+                    }
+                    let doc = self.document(index)?;
+                    if c::list_ids(&doc).iter().any(|i| i == id) {
+                        on.push(page);
+                    }
+                }
+            }
+            let after = self.read_whole(list, env, api_v2).await?;
+            if after.as_ref() != Some(&before) {
+                continue;
+            }
+            return Ok(match at {
+                None => Some(format!(
+                    "a read of the whole list, while it stood still, does not hold {id} either"
+                )),
+                Some(_) if on == [expected] => None,
+                Some(p) => Some(format!(
+                    "read again while the list stood still, {id} (item {} of {}) is on page(s) {on:?} of size {size}, where it belongs on page {expected} alone",
+                    p + 1,
+                    before.len()
+                )),
+            });
+        }
+        Ok(None)
+    }
+
+    /// The ids of a whole list, read in pages of 100 (`None`: it could not be read, or it is
+    /// longer than 20 such pages).
+    pub(super) async fn read_whole(
+        &mut self,
+        list: &Route,
+        env: &Env,
+        api_v2: bool,
+    ) -> Result<Option<Vec<String>>, Stop> {
+        let mut ids = Vec::new();
+        let mut walk = Walk::new(100, 20);
+        while let Some(page) = walk.next_page() {
+            let query = Paging::Spec.query(page, 100);
+            let index = self.send_route(list, env, api_v2, &query).await?;
+            if !self.ex(index).is_success() {
+                return Ok(None);
+            }
+            let doc = self.document(index)?;
+            ids.extend(c::item_ids(&walk.read(&doc)));
+        }
+        Ok((!walk.cut_short()).then_some(ids))
+    }
+
+    /// A list read from another document (a parent's relationship, a registry answer).
+    pub(super) async fn read_list(&mut self, op: &Op, read: ListRead) -> StepResult {
+        let coll = self.coll(op.coll);
+        let parent = self.target_parent(op).ok_or(Stop)?;
+        let env = self.env(None, parent, None);
+        let path = env.fill(coll.list.as_deref().ok_or(Stop)?);
+        let index = if read.registry {
+            let url = self.ctx.target.registry_url(&path);
+            self.send(Request::new(Method::GET, url, Auth::User))
+                .await?
+        } else {
+            self.send_route(
+                &crate::catalog::families::model::get(coll.list.as_deref().ok_or(Stop)?),
+                &env,
+                op.api_v2,
+                "",
+            )
+            .await?
+        };
+        let listed = |run: &Self, i: usize| {
+            run.model.items[i].parent == parent
+                && run.model.live(i)
+                && read
+                    .only_state
+                    .as_deref()
+                    .is_none_or(|s| run.model.items[i].current_state().is_none_or(|st| st == s))
+        };
+        let expected: Vec<usize> = self
+            .model
+            .of(op.coll)
+            .into_iter()
+            .filter(|&i| listed(self, i))
+            .collect();
+        let check = if read.registry {
+            &c::REGISTRY_READ
+        } else {
+            &c::LIST_CONTAINS
+        };
+        let status = self.ex(index).status();
+        if read.absent_when_empty && status == Some(404) {
+            let result = if expected.is_empty() {
+                Ok(())
+            } else {
+                let labels: Vec<String> = expected.iter().map(|&i| self.label(i)).collect();
+                Err(format!(
+                    "expected {path} to list {}; it answered 404",
+                    labels.join(", ")
+                ))
+            };
+            return self.check(check, Some(index), result);
+        }
+        self.expect_success(check, index, &format!("read {path}"))?;
+        let doc = self.document(index)?;
+        if !read.registry {
+            let result = c::envelope_single(&self.ctx.schemas, &doc);
+            self.check(&c::ENVELOPE_SINGLE, Some(index), result)?;
+        }
+        let keys: Vec<String> = doc
+            .pointer(&read.items)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|e| e.get(read.key.as_str()).and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let key_of = |run: &Self, i: usize| match &read.field {
+            Some(f) => run.model.items[i]
+                .fields
+                .get(f)
+                .cloned()
+                .unwrap_or_default(),
+            None => run.model.items[i].id.clone(),
+        };
+        for i in self.model.of(op.coll) {
+            if self.model.items[i].parent != parent {
+                continue;
+            }
+            let key = key_of(self, i);
+            let holds = keys.contains(&key);
+            let should = listed(self, i);
+            let unknown = self.model.live(i)
+                && read.only_state.is_some()
+                && self.model.items[i].current_state().is_none();
+            if unknown || holds == should {
+                continue;
+            }
+            let label = self.label(i);
+            let (check, message) = if should {
+                (
+                    check,
+                    format!(
+                        "expected {path} to list {label} (`{key}`), made in step {}; it lists {keys:?}",
+                        self.model.items[i].step
+                    ),
+                )
+            } else if !self.model.live(i) {
+                (
+                    &c::DELETE_THEN_GONE,
+                    format!(
+                        "expected {label} (`{key}`), deleted earlier in this sequence, to be gone from {path}; it is still listed"
+                    ),
+                )
+            } else {
+                (
+                    check,
+                    format!(
+                        "expected {path} not to list {label} (`{key}`) in state `{}`; it does",
+                        self.model.items[i].state.clone().unwrap_or_default()
+                    ),
+                )
+            };
+            self.check(check, Some(index), Err(message))?;
+        }
+        let known: Vec<String> = self
+            .model
+            .of(op.coll)
+            .into_iter()
+            .filter(|&i| self.model.items[i].parent == parent)
+            .map(|i| key_of(self, i))
+            .collect();
+        if let Some(extra) = keys.iter().find(|k| !known.contains(k)) {
+            self.check(
+                &c::LIST_EXACT,
+                Some(index),
+                Err(format!(
+                    "expected {path} to hold only what this sequence made; it holds `{extra}`"
+                )),
+            )?;
+        }
+        self.out.passed.insert(c::LIST_EXACT.id);
+        Ok(())
+    }
+}

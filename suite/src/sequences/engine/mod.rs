@@ -1,0 +1,564 @@
+//! Runs one sequence of operations against the target, keeping the model and checking the
+//! properties after every step.
+//!
+//! A sequence works in an organization of its own, made at its start and deleted at its end,
+//! or inside an organization the user gives, which holds others' items too: there its lists
+//! are judged on the items named with its prefix, a page walk that the others' items moved is
+//! confirmed on a list that stands still before it is reported, and its own items are deleted
+//! one by one at its end. States the service reaches on its own (a run being planned) are
+//! waited for, within the poll budget, before an action that depends on them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use reqwest::Method;
+use serde_json::Value;
+
+use crate::catalog::families::model::{Family, Model, Route};
+use crate::checks::{self as c, Check, Finding};
+use crate::runner::Context;
+use crate::target::{Auth, Body, Exchange, Request, TransportError};
+use crate::verdict::Profile;
+
+mod actions;
+mod items;
+mod lists;
+mod names;
+mod setup;
+
+/// What an operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// Create an item (under a live parent).
+    Create,
+    /// Show an item (live or deleted), on both path forms.
+    Show,
+    /// List a parent's items.
+    List,
+    /// Page through a parent's items.
+    Walk,
+    /// Update an item.
+    Update,
+    /// Delete an item.
+    Delete,
+    /// Show an id that does not exist.
+    ShowUnknown,
+    /// An action of the collection's state machine.
+    Action(usize),
+}
+
+/// One operation of a sequence. `slot` picks an item (or a parent) modulo how many there are,
+/// so every subsequence of a sequence is again a sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Op {
+    /// What it does.
+    pub kind: OpKind,
+    /// On which collection.
+    pub coll: usize,
+    /// Which item or parent.
+    pub slot: usize,
+    /// Page size of a walk.
+    pub page_size: u8,
+    /// Use the `/api/v2` form.
+    pub api_v2: bool,
+    /// Which of a collection's create, show and delete forms (0: the first).
+    pub form: u8,
+}
+
+impl Op {
+    /// Simpler forms of this operation, for shrinking.
+    pub fn simpler(&self) -> Vec<Op> {
+        let mut out = Vec::new();
+        if self.api_v2 {
+            out.push(Op {
+                api_v2: false,
+                ..*self
+            });
+        }
+        if self.slot > 0 {
+            out.push(Op { slot: 0, ..*self });
+        }
+        if self.form > 0 {
+            out.push(Op { form: 0, ..*self });
+        }
+        if self.page_size > 1 && self.kind == OpKind::Walk {
+            out.push(Op {
+                page_size: 1,
+                ..*self
+            });
+        }
+        out
+    }
+}
+
+/// A failed property at the profile's level.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The check.
+    pub check: &'static Check,
+    /// Expected / received.
+    pub message: String,
+    /// The exchange that shows it.
+    pub exchange: Option<usize>,
+}
+
+/// One executed step.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// The operation.
+    pub op: Op,
+    /// What it did, in words.
+    pub text: String,
+    /// Its exchanges (indices into the run's).
+    pub exchanges: Vec<usize>,
+}
+
+/// The result of running one sequence.
+#[derive(Debug, Default)]
+pub struct RunOutcome {
+    /// The steps that were executed (operations that found nothing to act on are left out).
+    pub steps: Vec<Step>,
+    /// The namespace setup exchanges (step 0).
+    pub setup: Vec<usize>,
+    /// Every exchange.
+    pub exchanges: Vec<Exchange>,
+    /// The first failure at the profile's level (the run stops there).
+    pub failure: Option<Failure>,
+    /// Findings below the profile's level.
+    pub notes: Vec<Finding>,
+    /// Checks that passed.
+    pub passed: BTreeSet<&'static str>,
+    /// The target could not be reached: why.
+    pub unreachable: Option<String>,
+    /// The harness could not set the sequence up: why.
+    pub error: Option<String>,
+}
+
+impl RunOutcome {
+    /// The operations that were executed, in order.
+    pub fn executed(&self) -> Vec<Op> {
+        self.steps.iter().map(|s| s.op).collect()
+    }
+}
+
+/// Stop the current step.
+struct Stop;
+
+type StepResult = Result<(), Stop>;
+
+/// What a family's sequences learn about the target as they go, shared by its cases and by
+/// the runs of shrinking.
+#[derive(Debug, Default)]
+pub struct Learned {
+    /// States the service reaches on its own (see [`crate::catalog::families::model::StateDef::eventually`])
+    /// that an item did not reach within the poll budget: later items are read once before an
+    /// action, not waited for (a service without a runner never plans a run).
+    unreached: std::sync::Mutex<BTreeSet<String>>,
+}
+
+impl Learned {
+    fn gave_up_on(&self, state: &str) -> bool {
+        self.unreached
+            .lock()
+            .map(|s| s.contains(state))
+            .unwrap_or(false)
+    }
+
+    fn give_up_on(&self, state: &str) {
+        if let Ok(mut s) = self.unreached.lock() {
+            s.insert(state.to_string());
+        }
+    }
+}
+
+/// One sequence in progress.
+pub struct Run<'a> {
+    ctx: &'a Context,
+    family: &'a Family,
+    profile: Profile,
+    org: String,
+    ns: String,
+    /// The sequence works inside an organization given with `--organization`, which holds
+    /// other items than its own and which it must leave as it found it.
+    given: bool,
+    learned: &'a Learned,
+    model: Model,
+    unique: u64,
+    out: RunOutcome,
+    current: Vec<usize>,
+    step_no: usize,
+    /// The current step's requests carry the administrator token.
+    admin: bool,
+    /// `{pick}` of the current step: one of two names (`slot % 2`).
+    pick: usize,
+}
+
+impl<'a> Run<'a> {
+    /// A run in the namespace `ns`: an organization of its own named `ns` when the family has
+    /// a namespace, or, when `organization` is given, that organization with `ns` as the
+    /// prefix of every name the sequence gives.
+    pub fn new(
+        ctx: &'a Context,
+        family: &'a Family,
+        ns: String,
+        organization: Option<String>,
+        learned: &'a Learned,
+    ) -> Self {
+        let given = family.namespace && organization.is_some();
+        Self {
+            ctx,
+            family,
+            profile: ctx.profile,
+            org: organization
+                .filter(|_| family.namespace)
+                .unwrap_or_else(|| ns.clone()),
+            ns,
+            given,
+            learned,
+            model: Model::default(),
+            unique: 0,
+            out: RunOutcome::default(),
+            current: Vec::new(),
+            step_no: 0,
+            admin: false,
+            pick: 0,
+        }
+    }
+
+    /// Runs the operations, then deletes what the sequence made.
+    pub async fn execute(mut self, ops: &[Op]) -> RunOutcome {
+        if self.family.namespace && !self.given {
+            self.setup().await;
+        }
+        if self.out.error.is_none() && self.out.unreachable.is_none() {
+            for op in ops {
+                self.current.clear();
+                let Some(text) = self.describe(op) else {
+                    continue;
+                };
+                self.step_no += 1;
+                let result = self.step(op).await;
+                self.out.steps.push(Step {
+                    op: *op,
+                    text,
+                    exchanges: std::mem::take(&mut self.current),
+                });
+                if result.is_err()
+                    || self.out.failure.is_some()
+                    || self.out.unreachable.is_some()
+                    || self.out.error.is_some()
+                {
+                    break;
+                }
+            }
+        }
+        self.cleanup().await;
+        self.out
+    }
+
+    fn coll(&self, coll: usize) -> &'a crate::catalog::families::model::Coll {
+        &self.family.colls[coll]
+    }
+
+    /// The items a slot can pick for an operation, or `None` when the operation finds nothing.
+    fn target_item(&self, op: &Op) -> Option<usize> {
+        let all = self.model.of(op.coll);
+        (!all.is_empty()).then(|| all[op.slot % all.len()])
+    }
+
+    /// The parent a create, list or walk acts under: `Some(None)` for the organization.
+    fn target_parent(&self, op: &Op) -> Option<Option<usize>> {
+        match self.coll(op.coll).parent {
+            None => Some(None),
+            Some(p) => {
+                let live = self.model.live_of(p);
+                (!live.is_empty()).then(|| Some(live[op.slot % live.len()]))
+            }
+        }
+    }
+
+    /// The live item of the collection's `with` a create names.
+    fn with_item(&self, op: &Op) -> Option<usize> {
+        let live = self.model.live_of(self.coll(op.coll).with?);
+        (!live.is_empty()).then(|| live[op.slot % live.len()])
+    }
+
+    /// Whether a list of the collection holds others' items as well as the sequence's: a list
+    /// of the given organization's own items (its path names `{org}`).
+    fn shared_list(
+        &self,
+        coll: &crate::catalog::families::model::Coll,
+        parent: Option<usize>,
+    ) -> bool {
+        self.given && parent.is_none() && coll.list.as_deref().is_some_and(|l| l.contains("{org}"))
+    }
+
+    /// Whether a list item carries a name the sequence gives (`{ns}-…`, at the collection's
+    /// `name_pointer`), which no other sequence's names start with.
+    fn own_named(&self, coll: &crate::catalog::families::model::Coll, object: &Value) -> bool {
+        let prefix = format!("{}-", self.ns.trim_end_matches('-'));
+        object
+            .pointer(&coll.name_pointer)
+            .and_then(Value::as_str)
+            .is_some_and(|name| name.starts_with(&prefix))
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    /// Records a check; `Err(Stop)` when it failed at the profile's level.
+    fn check(
+        &mut self,
+        check: &'static Check,
+        exchange: Option<usize>,
+        result: Result<(), String>,
+    ) -> StepResult {
+        match result {
+            Ok(()) => {
+                self.out.passed.insert(check.id);
+                Ok(())
+            }
+            Err(message) => {
+                let message = format!("step {}: {message}", self.step_no);
+                if self.profile.fails_on(check.level) {
+                    self.out.failure = Some(Failure {
+                        check,
+                        message,
+                        exchange,
+                    });
+                    Err(Stop)
+                } else {
+                    if !self.out.notes.iter().any(|n| n.check.id == check.id) {
+                        self.out.notes.push(Finding {
+                            check,
+                            message,
+                            exchange,
+                        });
+                    }
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// True when the target serves both path forms (Versioning 1), so that they can be compared.
+    fn both_forms(&self) -> bool {
+        let forms = self.ctx.target.config.forms;
+        forms.bare && forms.api_v2
+    }
+
+    /// Sends a request; checks no 5xx and tells a broken connection from a target that is gone.
+    async fn send(&mut self, request: Request) -> Result<usize, Stop> {
+        let ex = self.ctx.target.send(request).await;
+        let connection = matches!(ex.response, Err(TransportError::Connection(_)));
+        self.out.exchanges.push(ex);
+        let index = self.out.exchanges.len() - 1;
+        self.current.push(index);
+        if connection {
+            // One route may drop connections; a target that answers nothing is gone.
+            let probe = self
+                .ctx
+                .target
+                .send(Request::new(
+                    Method::GET,
+                    self.ctx.target.api_url("/organizations?page_size=1"),
+                    Auth::User,
+                ))
+                .await;
+            if let Err(e @ TransportError::Connection(_)) = &probe.response {
+                self.out.unreachable = Some(format!("the target cannot be reached: {e}"));
+                return Err(Stop);
+            }
+        }
+        let result = c::no_server_error(&self.out.exchanges[index]);
+        self.check(&c::NO_SERVER_ERROR, Some(index), result)?;
+        Ok(index)
+    }
+
+    async fn send_route(
+        &mut self,
+        route: &Route,
+        env: &Env,
+        api_v2: bool,
+        query: &str,
+    ) -> Result<usize, Stop> {
+        let path = env.fill(&route.path);
+        let path = with_query(&path, query);
+        let forms = self.ctx.target.config.forms;
+        // a drawn form the target does not serve becomes the one it does
+        let api_v2 = (api_v2 && forms.api_v2) || !forms.bare;
+        let path = if api_v2 {
+            format!("/api/v2{path}")
+        } else {
+            path
+        };
+        let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::GET);
+        let auth = if self.admin { Auth::Admin } else { Auth::User };
+        let mut request = Request::new(method, self.ctx.target.url(&path), auth);
+        if let Some(body) = &route.body {
+            let text = env.fill(body);
+            let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+            request = request.with_body(Body::Json(value));
+        }
+        self.send(request).await
+    }
+
+    fn ex(&self, index: usize) -> &Exchange {
+        &self.out.exchanges[index]
+    }
+
+    /// 2xx, else a failure of `check`.
+    fn expect_success(&mut self, check: &'static Check, index: usize, what: &str) -> StepResult {
+        let result = c::succeeds(self.ex(index)).map_err(|e| format!("{what}: {e}"));
+        self.check(check, Some(index), result)
+    }
+
+    /// The JSON body of a 2xx answer.
+    fn document(&mut self, index: usize) -> Result<Value, Stop> {
+        match c::json_body(self.ex(index)) {
+            Ok(doc) => {
+                self.out.passed.insert(c::JSON_BODY.id);
+                Ok(doc)
+            }
+            Err(e) => {
+                self.check(&c::JSON_BODY, Some(index), Err(e))?;
+                Err(Stop)
+            }
+        }
+    }
+
+    fn single(&mut self, index: usize) -> Result<Value, Stop> {
+        let doc = self.document(index)?;
+        let result = c::envelope_single(&self.ctx.schemas, &doc);
+        self.check(&c::ENVELOPE_SINGLE, Some(index), result)?;
+        Ok(doc)
+    }
+
+    /// `check` that a single-resource answer (`what`, for the message) carries the id of
+    /// the model's `item`.
+    fn same_id(
+        &mut self,
+        index: usize,
+        doc: &Value,
+        item: usize,
+        check: &'static Check,
+        what: &str,
+    ) -> StepResult {
+        let want = self.model.items[item].id.clone();
+        let result = c::lifecycle::same_id(doc, &want, what);
+        self.check(check, Some(index), result)
+    }
+
+    fn list_doc(&mut self, index: usize) -> Result<Value, Stop> {
+        let doc = self.document(index)?;
+        let result = c::envelope_list(&self.ctx.schemas, &doc);
+        self.check(&c::ENVELOPE_LIST, Some(index), result)?;
+        Ok(doc)
+    }
+
+    fn status(&mut self, index: usize, kind: crate::catalog::Kind) -> StepResult {
+        match c::tfe_status(self.ex(index), kind, &[]) {
+            Some(result) => self.check(&c::TFE_STATUS, Some(index), result),
+            None => Ok(()),
+        }
+    }
+
+    /// A request on a deleted item must not succeed (TFE: 404).
+    fn expect_gone(&mut self, check: &'static Check, index: usize, item: usize) -> StepResult {
+        let what = format!("{}, deleted earlier in this sequence,", self.label(item));
+        let status = self.ex(index).status();
+        self.check(check, Some(index), c::lifecycle::gone(status, &what))?;
+        let result = c::lifecycle::not_found(status, &what);
+        self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result)
+    }
+
+    /// Compares what a document says of an item with the model (updated attributes, state).
+    fn compare(&mut self, index: usize, item: usize, object: &Value, whence: &str) -> StepResult {
+        let label = self.label(item);
+        let expect = self.model.items[item].expect.clone();
+        for (pointer, value) in expect {
+            let whence = format!("{whence} of {label}");
+            let result = c::lifecycle::persisted(object, &pointer, &value, &whence);
+            self.check(&c::UPDATE_PERSISTED, Some(index), result)?;
+        }
+        let coll = self.coll(self.model.items[item].coll);
+        if let Some(state) = &coll.state {
+            let got = match state.read {
+                Some(read) => read(object),
+                None => object
+                    .pointer(&state.pointer)
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            };
+            let it = &mut self.model.items[item];
+            match (it.state.clone(), got) {
+                (_, None) => {}
+                (None, Some(g)) => {
+                    it.state = Some(g);
+                    it.reached = true;
+                    it.seen = None;
+                }
+                (Some(want), Some(g)) if want == g => {
+                    it.reached = true;
+                    it.seen = None;
+                    self.out.passed.insert(c::STATE_AFTER.id);
+                }
+                // The service has yet to get it there on its own (a run not planned yet).
+                (Some(want), Some(g)) if !it.reached && state.on_the_way(&want, &g) => {
+                    it.seen = Some(g);
+                }
+                (Some(want), Some(g)) => {
+                    let via = match state.eventually.get(&want) {
+                        Some(via) if !it.reached => via.clone(),
+                        _ => Vec::new(),
+                    };
+                    let what = format!("{label}, after this sequence's actions,");
+                    let result = c::lifecycle::in_state(&g, &want, &via, &what, whence);
+                    self.check(&c::STATE_AFTER, Some(index), result)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ steps
+
+    async fn step(&mut self, op: &Op) -> StepResult {
+        self.admin = self.coll(op.coll).admin && op.kind != OpKind::Create;
+        self.pick = op.slot % 2;
+        match op.kind {
+            OpKind::Create => self.create(op).await,
+            OpKind::Show => self.show(op).await,
+            OpKind::List => self.list(op).await,
+            OpKind::Walk => self.walk(op).await,
+            OpKind::Update => self.update(op).await,
+            OpKind::Delete => self.delete(op).await,
+            OpKind::ShowUnknown => self.show_unknown(op).await,
+            OpKind::Action(a) => self.action(op, a).await,
+        }
+    }
+}
+
+impl Run<'_> {}
+
+/// Template variables.
+pub struct Env(BTreeMap<String, String>);
+
+impl Env {
+    /// Fills `{name}` placeholders.
+    pub fn fill(&self, template: &str) -> String {
+        let mut out = template.to_string();
+        for (k, v) in &self.0 {
+            out = out.replace(&format!("{{{k}}}"), v);
+        }
+        out
+    }
+}
+
+fn with_query(path: &str, query: &str) -> String {
+    if query.is_empty() {
+        path.to_string()
+    } else if path.contains('?') {
+        format!("{path}&{query}")
+    } else {
+        format!("{path}?{query}")
+    }
+}

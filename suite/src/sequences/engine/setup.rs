@@ -1,0 +1,140 @@
+//! A sequence's own organization: made before its first step, and what it made removed
+//! after its last (through the fixtures' teardown, so the ledger and the guard know it).
+
+use reqwest::Method;
+use serde_json::json;
+
+use super::Run;
+use crate::target::{Auth, Body, Request, TransportError};
+
+impl<'a> Run<'a> {
+    pub(super) async fn setup(&mut self) {
+        let body = json!({"data":{"type":"organizations","attributes":{
+            "name": self.org, "email": format!("{}@example.com", self.org)}}});
+        let ex = self
+            .ctx
+            .target
+            .send(
+                Request::new(
+                    Method::POST,
+                    self.ctx.target.api_url("/organizations"),
+                    Auth::User,
+                )
+                .with_body(Body::Json(body)),
+            )
+            .await;
+        let connection = matches!(ex.response, Err(TransportError::Connection(_)));
+        let ok = ex.is_success();
+        let why = ex
+            .response
+            .as_ref()
+            .map(|r| format!("answered {}", r.status))
+            .unwrap_or_else(|e| e.to_string());
+        self.out.exchanges.push(ex);
+        self.out.setup.push(self.out.exchanges.len() - 1);
+        if ok {
+            // into the run's ledger (crash-safe) and the guard's ids, before going on
+            self.remember_organization(self.org.clone());
+        }
+        if connection {
+            self.out.unreachable = Some(format!("the target cannot be reached: {why}"));
+        } else if !ok {
+            self.out.error = Some(format!(
+                "could not make the sequence's organization `{}`: POST /organizations {why}",
+                self.org
+            ));
+        }
+    }
+
+    /// The request that deletes an item at the end of the sequence: its collection's
+    /// `cleanup` (things an organization's deletion does not take along, such as users), and,
+    /// inside a given organization, the `delete` of every item of the organization's own
+    /// collections (their children go with them).
+    pub(super) fn cleanup_request(&self, index: usize) -> Option<(Method, url::Url, Auth)> {
+        let item = &self.model.items[index];
+        let coll = self.coll(item.coll);
+        if coll.relation {
+            return None;
+        }
+        let route = coll.cleanup.as_ref().or(coll
+            .delete
+            .as_ref()
+            .filter(|_| self.given && coll.parent.is_none()))?;
+        let env = self.env(Some(index), item.parent, None);
+        let url = self.ctx.target.api_url(&env.fill(&route.path));
+        let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::DELETE);
+        let auth = if coll.admin { Auth::Admin } else { Auth::User };
+        Some((method, url, auth))
+    }
+
+    /// The request that shows one item (its collection's `show`, when that is a show and
+    /// not a list search), for teardown to tell whether it is gone.
+    pub(super) fn show_request(&self, index: usize) -> Option<(url::Url, Auth)> {
+        let item = &self.model.items[index];
+        let coll = self.coll(item.coll);
+        if coll.show_list {
+            return None;
+        }
+        let template = coll.show.as_ref()?;
+        let env = self.env(Some(index), item.parent, None);
+        let auth = if coll.admin { Auth::Admin } else { Auth::User };
+        Some((self.ctx.target.api_url(&env.fill(template)), auth))
+    }
+
+    /// Deletes what the sequence made: the items [`Run::cleanup_request`] names (each is in
+    /// the run's ledger from its create on), whatever the model says of them (a deleted item
+    /// answers 404, which counts as gone; a failed sequence's model may be wrong), then the
+    /// sequence's own organization (or, for the organizations family, every organization the
+    /// sequence made). What is not gone is left in the ledger: teardown (or `conform sweep`)
+    /// deletes it.
+    pub(super) async fn cleanup(&mut self) {
+        for i in 0..self.model.items.len() {
+            let Some((method, url, auth)) = self.cleanup_request(i) else {
+                continue;
+            };
+            let ex = self.ctx.target.send(Request::new(method, url, auth)).await;
+            if ex.is_success() || ex.status() == Some(404) {
+                let item = &self.model.items[i];
+                self.ctx
+                    .fixtures
+                    .note_gone(&self.coll(item.coll).kind, &item.id);
+            }
+        }
+        let names: Vec<String> = if self.family.namespace {
+            if self.given || self.out.setup.is_empty() || self.out.error.is_some() {
+                return;
+            }
+            vec![self.org.clone()]
+        } else {
+            self.model.items.iter().map(|i| i.id.clone()).collect()
+        };
+        for name in names {
+            let url = self.ctx.target.api_url(&format!("/organizations/{name}"));
+            let ex = self
+                .ctx
+                .target
+                .send(Request::new(Method::DELETE, url, Auth::User))
+                .await;
+            // what is not gone now, teardown deletes: it is in the run's ledger already
+            if ex.is_success() || ex.status() == Some(404) {
+                self.ctx.fixtures.note_gone("organization", &name);
+            }
+        }
+    }
+
+    /// Records an organization the sequence made in the run's ledger; teardown deletes it
+    /// again if the sequence's own cleanup did not (404 then counts as gone).
+    pub(super) fn remember_organization(&self, name: String) {
+        let mut url = self.ctx.target.api_url("/organizations");
+        if let Ok(mut segments) = url.path_segments_mut() {
+            segments.push(&name);
+        }
+        self.ctx.fixtures.note_made(crate::ledger::Made {
+            kind: "organization".into(),
+            id: name,
+            delete: Some((Method::DELETE, url.clone(), Auth::User)),
+            show: Some((url, Auth::User)),
+            parents: Vec::new(),
+        });
+    }
+}
