@@ -18,6 +18,7 @@ use url::Url;
 use crate::clock::{parse_duration, parse_rfc3339};
 use crate::exit::ExitCodes;
 use crate::ledger::{self, Entry, Event, Ledger};
+use crate::pages::{Paging, Walk};
 use crate::removal::{Removed, Remover};
 use crate::settings::{ConfigError, Settings};
 use crate::target::{Auth, Request, Target, TargetConfig};
@@ -337,8 +338,10 @@ async fn sweep_named(
     let list = named
         .list
         .replace("{prefix}", &crate::fixtures::encode_segment(prefix));
-    for page in 1..=1000 {
-        let url = target.url(&format!("{list}page%5Bnumber%5D={page}&page%5Bsize%5D=100"));
+    let mut walk = Walk::new(100, 1000);
+    while let Some(page) = walk.next_page() {
+        let query = Paging::Tfe.query(page, walk.size());
+        let url = target.url(&format!("{list}{query}"));
         let ex = target
             .send(Request::new(Method::GET, url, named.auth))
             .await;
@@ -356,12 +359,7 @@ async fn sweep_named(
                 return;
             }
         };
-        let items = doc
-            .get("data")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for item in &items {
+        for item in &walk.read(&doc) {
             let name = item
                 .pointer(named.name)
                 .or_else(|| item.get("id"))
@@ -375,10 +373,6 @@ async fn sweep_named(
                     .and_then(parse_rfc3339);
                 found.push((name.to_string(), id.to_string(), created));
             }
-        }
-        let next = doc.pointer("/meta/pagination/next-page");
-        if items.is_empty() || next.is_some_and(Value::is_null) || next.is_none() {
-            break;
         }
     }
     for (name, id, created) in found {
