@@ -34,6 +34,50 @@ pub fn holds(ids: &[String], wanted: &str, what: &str) -> Result<(), String> {
     }
 }
 
+/// `list.contains` (or the caller's check for a list read): `place` (a list, a search, a
+/// walk) holds `what`, an item the run made and has not deleted. `listed` is what it holds.
+pub fn listed(holds: bool, what: &str, place: &str, listed: &[String]) -> Result<(), String> {
+    if holds {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {place} to hold {what}; it holds {listed:?}"
+        ))
+    }
+}
+
+/// `delete.then-gone`: `place` no longer holds `what`, deleted earlier by the run.
+pub fn gone_from(holds: bool, what: &str, place: &str) -> Result<(), String> {
+    if holds {
+        Err(format!(
+            "expected {what}, deleted earlier, to be gone from {place}; it is still there"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// A list read that filters (by state): `place` does not hold `what`, which the filter leaves
+/// out.
+pub fn left_out(holds: bool, what: &str, place: &str) -> Result<(), String> {
+    if holds {
+        Err(format!("expected {place} not to list {what}; it does"))
+    } else {
+        Ok(())
+    }
+}
+
+/// `list.exact`: `place` holds only what the run made there; `extra` is the first item it
+/// holds that the run did not make (and that is not someone else's by the family's rule).
+pub fn only_made(extra: Option<&str>, place: &str) -> Result<(), String> {
+    match extra {
+        Some(extra) => Err(format!(
+            "expected {place} to hold only what this run made; it holds {extra}"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// `tfe.page-size`: page `page` holds at most `size` items.
 pub fn page_size(count: usize, size: usize, page: usize) -> Result<(), String> {
     if count <= size {
@@ -107,6 +151,23 @@ mod tests {
         assert!(holds(&ids(&["a"]), "b", "workspace")
             .unwrap_err()
             .contains("workspace b"));
+    }
+
+    #[test]
+    fn a_list_agrees_with_what_the_run_made() {
+        assert!(listed(true, "ws #0", "the list", &[]).is_ok());
+        let e = listed(false, "ws #0", "the list", &ids(&["a"])).unwrap_err();
+        assert!(e.contains("to hold ws #0") && e.contains(r#"["a"]"#), "{e}");
+        assert!(gone_from(false, "ws #0", "the list").is_ok());
+        assert!(gone_from(true, "ws #0", "the list")
+            .unwrap_err()
+            .contains("still there"));
+        assert!(left_out(false, "run #1", "the runs").is_ok());
+        assert!(left_out(true, "run #1", "the runs").is_err());
+        assert!(only_made(None, "the list").is_ok());
+        assert!(only_made(Some("ws-x"), "the list")
+            .unwrap_err()
+            .contains("ws-x"));
     }
 
     #[test]

@@ -54,6 +54,14 @@ pub fn upload_offered(
     }
 }
 
+/// The upload address a create answered (`url`), absolute or relative to the target's `root`;
+/// an error (for `upload.url-form`) when it is no URL.
+pub fn upload_address(url: &str, root: &url::Url) -> Result<url::Url, String> {
+    url::Url::parse(url)
+        .or_else(|_| root.join(url))
+        .map_err(|e| format!("expected the upload address to be a URL, received `{url}`: {e}"))
+}
+
 /// A download's answer: `upload.applied` with the `uploaded` bytes (they come back whole),
 /// `endpoint.succeeds` without (some bytes come back).
 pub fn downloaded(ex: &Exchange, uploaded: Option<&[u8]>) -> Result<(), String> {

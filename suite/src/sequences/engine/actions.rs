@@ -34,27 +34,14 @@ impl<'a> Run<'a> {
         }
         let index = if action.upload {
             let Some(url) = self.model.items[item].fields.get("upload").cloned() else {
-                return self.check(
-                    &c::UPLOAD_URL_FORM,
-                    None,
-                    Err(format!(
-                        "the create answer of {label} gave no upload address"
-                    )),
-                );
+                let what = format!("the create answer of {label}");
+                let result = c::upload_offered(&[], &what, &Value::Null);
+                return self.check(&c::UPLOAD_URL_FORM, None, result);
             };
-            let Ok(url) = url::Url::parse(&url).or_else(|_| {
-                self.ctx
-                    .target
-                    .config
-                    .root
-                    .join(&url)
-                    .map_err(|e| e.to_string())
-            }) else {
-                return self.check(
-                    &c::UPLOAD_URL_FORM,
-                    None,
-                    Err(format!("the upload address of {label} is no URL: {url}")),
-                );
+            let url = c::upload_address(&url, &self.ctx.target.config.root);
+            let url = match url {
+                Ok(url) => url,
+                Err(message) => return self.check(&c::UPLOAD_URL_FORM, None, Err(message)),
             };
             let request = Request::new(Method::PUT, url, Auth::None)
                 .with_body(Body::Bytes(crate::tarball::config_tarball()));

@@ -243,46 +243,29 @@ impl<'a> Run<'a> {
             .find(|o| o.get("id").and_then(Value::as_str) == Some(want.as_str()))
             .cloned();
         let live = self.model.live(item);
+        let ids = c::item_ids(&items);
         match (live, found) {
-            (false, Some(_)) => {
-                return self.check(
-                    &c::DELETE_THEN_GONE,
-                    Some(index),
-                    Err(format!(
-                        "expected {label}, deleted earlier in this sequence, to be gone; the search still finds it"
-                    )),
-                )
+            (false, found) => {
+                let result = c::lists::gone_from(found.is_some(), &label, "the search");
+                return self.check(&c::DELETE_THEN_GONE, Some(index), result);
             }
-            (false, None) => return Ok(()),
             (true, None) => {
-                let step = self.model.items[item].step;
-                return self.check(
-                    &c::CREATE_THEN_SHOW,
-                    Some(index),
-                    Err(format!(
-                        "expected the search to find {label}, made in step {step}; it finds {} item(s)",
-                        items.len()
-                    )),
-                );
+                let what = format!("{label}, made in step {}", self.model.items[item].step);
+                let result = c::lists::listed(false, &what, "the search", &ids);
+                return self.check(&c::CREATE_THEN_SHOW, Some(index), result);
             }
             (true, Some(object)) => {
-                self.out.passed.insert(c::CREATE_THEN_SHOW.id);
+                self.check(&c::CREATE_THEN_SHOW, Some(index), Ok(()))?;
                 self.compare(index, item, &object, "the search")?;
             }
         }
-        if let Some(extra) = items
-            .iter()
-            .filter_map(|o| o.get("id").and_then(Value::as_str))
-            .find(|id| *id != want)
-        {
-            self.check(
-                &c::LIST_EXACT,
-                Some(index),
-                Err(format!(
-                    "expected the search for {label} to find it alone; it finds {extra} too"
-                )),
-            )?;
-        }
+        let extra = ids.iter().find(|id| **id != want).map(String::as_str);
+        let place = format!("the search for {label}");
+        self.check(
+            &c::LIST_EXACT,
+            Some(index),
+            c::lists::only_made(extra, &place),
+        )?;
         if !self.both_forms() {
             return Ok(());
         }

@@ -47,33 +47,26 @@ impl<'a> Run<'a> {
             let live = self.model.live(i);
             match (live, listed.get(&id).cloned()) {
                 (true, None) if complete => {
-                    let label = self.label(i);
-                    let step = self.model.items[i].step;
-                    self.check(
-                        missing_check,
-                        Some(index),
-                        Err(format!(
-                            "expected the list to hold {label}, made in step {step}; it holds {:?}",
-                            listed.keys().collect::<Vec<_>>()
-                        )),
-                    )?;
+                    let what = format!(
+                        "{}, made in step {}",
+                        self.label(i),
+                        self.model.items[i].step
+                    );
+                    let ids: Vec<String> = listed.keys().cloned().collect();
+                    let result = c::lists::listed(false, &what, "the list", &ids);
+                    self.check(missing_check, Some(index), result)?;
                 }
                 (true, Some(object)) => self.compare(index, i, &object, "the list")?,
                 (false, Some(_)) => {
-                    let label = self.label(i);
-                    self.check(
-                        &c::DELETE_THEN_GONE,
-                        Some(index),
-                        Err(format!(
-                            "expected {label}, deleted earlier in this sequence, to be gone from the list; it is still listed"
-                        )),
-                    )?;
+                    let result = c::lists::gone_from(true, &self.label(i), "the list");
+                    self.check(&c::DELETE_THEN_GONE, Some(index), result)?;
                 }
                 _ => {}
             }
         }
+        let mut extra = None;
         for (id, object) in &listed {
-            if self.model.find(op.coll, id).is_some() {
+            if self.model.find(op.coll, id).is_some() || extra.is_some() {
                 continue;
             }
             let foreign = if self.shared_list(coll, parent) {
@@ -89,19 +82,12 @@ impl<'a> Run<'a> {
                 }
             };
             if !foreign {
-                self.check(
-                    &c::LIST_EXACT,
-                    Some(index),
-                    Err(format!(
-                        "expected the list of {}s{} to hold only what this sequence made; it holds {id}",
-                        coll.kind,
-                        self.parent_label(parent)
-                    )),
-                )?;
+                extra = Some(id.as_str());
             }
         }
-        self.out.passed.insert(c::LIST_EXACT.id);
-        Ok(())
+        let place = format!("the list of {}s{}", coll.kind, self.parent_label(parent));
+        let result = c::lists::only_made(extra, &place);
+        self.check(&c::LIST_EXACT, Some(index), result)
     }
 
     pub(super) async fn list(&mut self, op: &Op) -> StepResult {
@@ -402,15 +388,10 @@ impl<'a> Run<'a> {
         };
         let status = self.ex(index).status();
         if read.absent_when_empty && status == Some(404) {
-            let result = if expected.is_empty() {
-                Ok(())
-            } else {
-                let labels: Vec<String> = expected.iter().map(|&i| self.label(i)).collect();
-                Err(format!(
-                    "expected {path} to list {}; it answered 404",
-                    labels.join(", ")
-                ))
-            };
+            let labels: Vec<String> = expected.iter().map(|&i| self.label(i)).collect();
+            let what = labels.join(", ");
+            let place = format!("{path} (it answered 404)");
+            let result = c::lists::listed(expected.is_empty(), &what, &place, &[]);
             return self.check(check, Some(index), result);
         }
         self.expect_success(check, index, &format!("read {path}"))?;
@@ -450,32 +431,21 @@ impl<'a> Run<'a> {
             if unknown || holds == should {
                 continue;
             }
-            let label = self.label(i);
-            let (check, message) = if should {
-                (
-                    check,
-                    format!(
-                        "expected {path} to list {label} (`{key}`), made in step {}; it lists {keys:?}",
-                        self.model.items[i].step
-                    ),
-                )
+            let label = format!("{} (`{key}`)", self.label(i));
+            let (check, result) = if should {
+                let what = format!("{label}, made in step {}", self.model.items[i].step);
+                (check, c::lists::listed(holds, &what, &path, &keys))
             } else if !self.model.live(i) {
                 (
                     &c::DELETE_THEN_GONE,
-                    format!(
-                        "expected {label} (`{key}`), deleted earlier in this sequence, to be gone from {path}; it is still listed"
-                    ),
+                    c::lists::gone_from(holds, &label, &path),
                 )
             } else {
-                (
-                    check,
-                    format!(
-                        "expected {path} not to list {label} (`{key}`) in state `{}`; it does",
-                        self.model.items[i].state.clone().unwrap_or_default()
-                    ),
-                )
+                let state = self.model.items[i].state.clone().unwrap_or_default();
+                let what = format!("{label} in state `{state}`");
+                (check, c::lists::left_out(holds, &what, &path))
             };
-            self.check(check, Some(index), Err(message))?;
+            self.check(check, Some(index), result)?;
         }
         let known: Vec<String> = self
             .model
@@ -484,16 +454,11 @@ impl<'a> Run<'a> {
             .filter(|&i| self.model.items[i].parent == parent)
             .map(|i| key_of(self, i))
             .collect();
-        if let Some(extra) = keys.iter().find(|k| !known.contains(k)) {
-            self.check(
-                &c::LIST_EXACT,
-                Some(index),
-                Err(format!(
-                    "expected {path} to hold only what this sequence made; it holds `{extra}`"
-                )),
-            )?;
-        }
-        self.out.passed.insert(c::LIST_EXACT.id);
-        Ok(())
+        let extra = keys
+            .iter()
+            .find(|k| !known.contains(k))
+            .map(|k| format!("`{k}`"));
+        let result = c::lists::only_made(extra.as_deref(), &path);
+        self.check(&c::LIST_EXACT, Some(index), result)
     }
 }
