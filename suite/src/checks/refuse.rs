@@ -51,6 +51,22 @@ pub fn refusal_answer(ex: &Exchange, expected: &[u16]) -> Result<(), String> {
     }
 }
 
+/// A `tfe.refuses-*` check: the refused request's `answer` and what the show afterwards found
+/// (`stored`), in one result; `note` (the case's) is added to a failure's message.
+pub fn refusal(
+    answer: Result<(), String>,
+    stored: Result<(), String>,
+    note: Option<&str>,
+) -> Result<(), String> {
+    let context = note.map(|n| format!(" ({n})")).unwrap_or_default();
+    match (answer, stored) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(a), Ok(())) => Err(format!("{a}{context}")),
+        (Ok(()), Err(s)) => Err(format!("{s}{context}")),
+        (Err(a), Err(s)) => Err(format!("{a}; {s}{context}")),
+    }
+}
+
 /// What a show afterwards says of a refused request: `absent` (the create's resource must not
 /// be there: the show must not succeed) or unchanged (the value at the pointer is what it
 /// was before).

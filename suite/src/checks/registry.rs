@@ -11,6 +11,9 @@
 
 use serde_json::{Map, Value};
 
+use super::status_text;
+use crate::target::Exchange;
+
 /// A module version of the registry, as the run knows it: the one it published, or the one
 /// `--module` gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -396,7 +399,148 @@ pub fn registry_shape(doc: &Value, shape: RegistryShape) -> Result<(), String> {
     })
 }
 
-/// True when the bytes start like a gzip stream (`1f 8b`).
+/// A registry answer that must be a JSON document (`what`: "`offset=1&limit=1` to answer a
+/// list"): a 2xx answer with a JSON body. Returns the document.
+pub fn registry_answer(ex: &Exchange, what: &str) -> Result<Value, String> {
+    let received = match (ex.is_success(), ex.json()) {
+        (true, Ok(doc)) => return Ok(doc),
+        (true, Err(e)) => format!("{} ({e})", status_text(ex.status())),
+        (false, _) => transport_or_status(ex),
+    };
+    Err(format!("expected {what}, received {received}"))
+}
+
+/// The status of an answer, or the transport error that stood for it.
+fn transport_or_status(ex: &Exchange) -> String {
+    match &ex.response {
+        Err(e) => e.to_string(),
+        Ok(r) => r.status.to_string(),
+    }
+}
+
+/// `tfe.registry-paging`: `offset=1&limit=1` answers another module than `offset=0&limit=1`
+/// (`first` and `second`: the keys of the modules they answered).
+pub fn registry_offset_moves(first: Option<&str>, second: Option<&str>) -> Result<(), String> {
+    match (first, second) {
+        (Some(a), Some(b)) if a == b => Err(format!(
+            "expected `offset=1&limit=1` to answer another module than `offset=0&limit=1`; both answered {a} (twice): the offset seems ignored"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `registry.search`, one half: `param=<name>` lists the module (`found`, after `pages` pages).
+pub fn registry_search_finds(
+    found: bool,
+    param: &str,
+    m: &ModuleRef,
+    pages: usize,
+) -> Result<(), String> {
+    if found {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected `{param}={}` to list the module `{}`; it does not ({pages} page(s) read)",
+            m.name,
+            m.source()
+        ))
+    }
+}
+
+/// `registry.search`, the other half: `param=<no_match>`, a text no module matches, does not
+/// list the module.
+pub fn registry_search_excludes(
+    listed: bool,
+    param: &str,
+    no_match: &str,
+    m: &ModuleRef,
+) -> Result<(), String> {
+    if listed {
+        Err(format!(
+            "expected `{param}={no_match}`, a text no module matches, not to list the module `{}`; it does: the search text is not read from `{param}`",
+            m.source()
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// `registry.search` when the spec's `query` failed (`why`): says whether TFE's `q` works
+/// instead (`q_result`), so the finding names the parameter the registry reads.
+pub fn registry_search_with_q(
+    why: &str,
+    q_result: Result<(), String>,
+    m: &ModuleRef,
+    no_match: &str,
+) -> String {
+    match q_result {
+        Ok(()) => format!(
+            "{why}. With `q` instead the search works (`q={}` lists the module, `q={no_match}` does not): this registry reads `q`, not the spec's `query` (Query column: `query (the search text)`)",
+            m.name
+        ),
+        Err(q_why) => {
+            format!("{why}; `q`, TFE's name for the search text, does not work either: {q_why}")
+        }
+    }
+}
+
+/// `tfe.registry-download`: a download answers with an `X-Terraform-Get` header.
+pub fn registry_download_header(ex: &Exchange) -> Result<(), String> {
+    if ex.header("x-terraform-get").is_some() {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected 204 with an X-Terraform-Get header, received {} without it",
+            status_text(ex.status())
+        ))
+    }
+}
+
+/// `registry.download-source`: the download named a source at all (`offered`).
+pub fn registry_source_offered(offered: bool, ex: &Exchange) -> Result<(), String> {
+    if offered {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected the download to give the module's source (an X-Terraform-Get address, a redirect or the archive); it answered {} with neither",
+            transport_or_status(ex)
+        ))
+    }
+}
+
+/// `registry.download-source`: the fetched source (`ex`) of `module` is the archive the run
+/// `uploaded`, or, for a module given with `--module`, a non-empty gzip archive.
+pub fn registry_source(ex: &Exchange, module: &str, uploaded: Option<&[u8]>) -> Result<(), String> {
+    let body = ex.body();
+    let got = format!(
+        "received {} with {} bytes{}",
+        transport_or_status(ex),
+        body.len(),
+        if ex.response.as_ref().is_ok_and(|r| r.truncated) {
+            " (cut at the response size cap)"
+        } else {
+            ""
+        }
+    );
+    match uploaded {
+        Some(bytes) if ex.is_success() && body == bytes => Ok(()),
+        Some(bytes) => Err(format!(
+            "expected the source of `{module}` to be the archive the run uploaded ({} bytes); {got}",
+            bytes.len()
+        )),
+        None if ex.is_success() && is_gzip(body) => Ok(()),
+        None => Err(format!(
+            "expected the source of `{module}` (given with --module) to be a non-empty gzip archive; {got}{}",
+            if ex.is_success() && !body.is_empty() {
+                ", which does not start with the gzip magic bytes 1f 8b"
+            } else {
+                ""
+            }
+        )),
+    }
+}
+
+/// `true` when the bytes start with the gzip magic bytes (`1f 8b`).
 pub fn is_gzip(bytes: &[u8]) -> bool {
     bytes.len() > 2 && bytes[0] == 0x1f && bytes[1] == 0x8b
 }

@@ -146,19 +146,9 @@ impl TestRun<'_> {
             }
             (None, None) => return,
         };
-        let context = r
-            .note
-            .as_deref()
-            .map(|n| format!(" ({n})"))
-            .unwrap_or_default();
         // The exchange that shows it: the answer when that is wrong, else the show.
         let evidence = if answer.is_err() { sent } else { shown };
-        let result = match (answer, stored) {
-            (Ok(()), Ok(())) => Ok(()),
-            (Err(a), Ok(())) => Err(format!("{a}{context}")),
-            (Ok(()), Err(s)) => Err(format!("{s}{context}")),
-            (Err(a), Err(s)) => Err(format!("{a}; {s}{context}")),
-        };
+        let result = c::refusal(answer, stored, r.note.as_deref());
         self.check(check, Some(evidence), result);
     }
 

@@ -68,6 +68,12 @@ impl Probe<'_> {
         ex.is_success().then(|| ex.json().ok()).flatten()
     }
 
+    /// The document of an answer that must be JSON, or the finding that says what came
+    /// instead ("expected {what}, received …").
+    fn answer(&self, index: usize, what: &str) -> Result<Value, String> {
+        c::registry_answer(self.ex(index), what)
+    }
+
     /// The status, or the transport error.
     fn status(&self, index: usize) -> String {
         match &self.ex(index).response {
@@ -339,15 +345,9 @@ async fn search(p: &mut Probe<'_>, main: usize, doc: &Value, m: &ModuleRef, base
             p.check(&c::REGISTRY_SEARCH, Some(index), Ok(()));
         }
         Err((index, why)) => {
-            let message = match search_with(p, "q", None, m, base).await {
-                Ok(_) => format!(
-                    "{why}. With `q` instead the search works (`q={}` lists the module, `q={NO_MATCH}` does not): this registry reads `q`, not the spec's `query` (Query column: `query (the search text)`)",
-                    m.name
-                ),
-                Err((_, q_why)) => {
-                    format!("{why}; `q`, TFE's name for the search text, does not work either: {q_why}")
-                }
-            };
+            let q = search_with(p, "q", None, m, base).await;
+            let q = q.map(|_| ()).map_err(|(_, q_why)| q_why);
+            let message = c::registry_search_with_q(&why, q, m, NO_MATCH);
             p.check(&c::REGISTRY_SEARCH, index, Err(message));
         }
     }
@@ -373,29 +373,16 @@ async fn search_with(
         Some((i, d)) => (i, d.clone()),
         None => {
             let i = p.get(url.clone()).await;
-            match p.doc(i) {
-                Some(d) => (i, d),
-                None => {
-                    return Err((
-                        Some(i),
-                        format!("`{param}={}` answered {}", m.name, p.answered(i)),
-                    ))
-                }
+            let what = format!("`{param}={}` to answer JSON", m.name);
+            match p.answer(i, &what) {
+                Ok(d) => (i, d),
+                Err(message) => return Err((Some(i), message)),
             }
         }
     };
     let found = find(p, index, &doc, m, &url, true).await;
-    if !found.found {
-        return Err((
-            Some(found.index),
-            format!(
-                "expected `{param}={}` to list the module `{}`; it does not ({} page(s) read)",
-                m.name,
-                m.source(),
-                found.pages
-            ),
-        ));
-    }
+    c::registry_search_finds(found.found, param, m, found.pages)
+        .map_err(|message| (Some(found.index), message))?;
     let none = url_for(NO_MATCH);
     let i = p.get(none.clone()).await;
     let Some(d) = p.doc(i) else {
@@ -405,15 +392,8 @@ async fn search_with(
         ));
     };
     let listed = find(p, i, &d, m, &none, false).await;
-    if listed.found {
-        return Err((
-            Some(listed.index),
-            format!(
-                "expected `{param}={NO_MATCH}`, a text no module matches, not to list the module `{}`; it does: the search text is not read from `{param}`",
-                m.source()
-            ),
-        ));
-    }
+    c::registry_search_excludes(listed.found, param, NO_MATCH, m)
+        .map_err(|message| (Some(listed.index), message))?;
     Ok(found.index)
 }
 
@@ -434,14 +414,11 @@ async fn query_column(p: &mut Probe<'_>, names: &[&str], m: &ModuleRef, base: &U
         return;
     }
     let index = p.get(with_params(base, &sent)).await;
-    let result = match (p.ex(index).is_success(), p.ex(index).json()) {
-        (true, Ok(_)) => Ok(()),
-        _ => Err(format!(
-            "expected the parameters of the spec's Query column (`{}`) to be accepted with a JSON answer; received {}",
-            shown(&sent),
-            p.answered(index)
-        )),
-    };
+    let what = format!(
+        "the parameters of the spec's Query column (`{}`) to be accepted with a JSON answer",
+        shown(&sent)
+    );
+    let result = p.answer(index, &what).map(|_| ());
     if !p.check(&c::REGISTRY_QUERY_ACCEPTED, Some(index), result) {
         return;
     }
@@ -466,13 +443,13 @@ async fn paging(p: &mut Probe<'_>, base: &Url) {
         let mut first = None;
         for offset in [0, 1] {
             let index = p.get(page(offset)).await;
-            let Some(doc) = p.doc(index) else {
-                let message = format!(
-                    "expected `offset={offset}&limit=1` to answer a list, received {}",
-                    p.answered(index)
-                );
-                p.check(&c::TFE_REGISTRY_PAGING, Some(index), Err(message));
-                return;
+            let what = format!("`offset={offset}&limit=1` to answer a list");
+            let doc = match p.answer(index, &what) {
+                Ok(doc) => doc,
+                Err(message) => {
+                    p.check(&c::TFE_REGISTRY_PAGING, Some(index), Err(message));
+                    return;
+                }
             };
             let result = c::registry_page(&doc, offset, 1);
             if result.is_err() {
@@ -484,28 +461,22 @@ async fn paging(p: &mut Probe<'_>, base: &Url) {
                 return;
             };
             let key = modules.first().map(c::registry_item_key);
-            match (offset, key) {
-                (0, None) => {
-                    p.check(&c::TFE_REGISTRY_PAGING, Some(index), Ok(()));
-                    return;
-                }
-                (0, Some(k)) => first = Some(k),
-                (_, k) if k != first => {
-                    p.check(&c::TFE_REGISTRY_PAGING, Some(index), Ok(()));
-                    return;
-                }
-                // the same module again: read both once more (the list may have changed)
-                (_, _) => last = Some(index),
+            if offset == 0 && key.is_some() {
+                first = key;
+                continue;
             }
+            let result = c::registry_offset_moves(first.as_deref(), key.as_deref());
+            if result.is_ok() {
+                p.check(&c::TFE_REGISTRY_PAGING, Some(index), Ok(()));
+                return;
+            }
+            // the same module again: read both once more (the list may have changed)
+            last = Some((index, result));
         }
     }
-    let message = format!(
-        "expected `offset=1&limit=1` to answer another module than `offset=0&limit=1`; both answered {} (twice): the offset seems ignored",
-        last.and_then(|i| p.doc(i))
-            .and_then(|d| c::registry_modules(&d).and_then(|m| m.first().map(c::registry_item_key)))
-            .unwrap_or_default()
-    );
-    p.check(&c::TFE_REGISTRY_PAGING, last, Err(message));
+    if let Some((index, result)) = last {
+        p.check(&c::TFE_REGISTRY_PAGING, Some(index), result);
+    }
 }
 
 /// `tfe.registry-filters`: `provider` and `verified` narrow the list.
@@ -523,14 +494,10 @@ async fn filters(p: &mut Probe<'_>, names: &[&str], m: &ModuleRef, base: &Url) {
         let sent = [(name, value)];
         let index = p.get(with_params(base, &sent)).await;
         last = Some(index);
-        let result = match p.doc(index) {
-            Some(doc) => c::registry_filtered(&doc, name, &wanted, &shown(&sent)),
-            None => Err(format!(
-                "expected `{}` to answer a list, received {}",
-                shown(&sent),
-                p.answered(index)
-            )),
-        };
+        let what = format!("`{}` to answer a list", shown(&sent));
+        let result = p
+            .answer(index, &what)
+            .and_then(|doc| c::registry_filtered(&doc, name, &wanted, &shown(&sent)));
         if result.is_err() {
             p.check(&c::TFE_REGISTRY_FILTERS, Some(index), result);
             return;
@@ -545,16 +512,7 @@ async fn filters(p: &mut Probe<'_>, names: &[&str], m: &ModuleRef, base: &Url) {
 /// target's origin already followed): `tfe.registry-download`, `endpoint.succeeds` and, with
 /// the module known, `registry.download-source`.
 pub async fn after_download(p: &mut Probe<'_>, subject: Option<&Subject>, index: usize) {
-    let ex = p.ex(index);
-    let result = if ex.header("x-terraform-get").is_some() {
-        Ok(())
-    } else {
-        Err(format!(
-            "expected 204 with an X-Terraform-Get header, received {} without it",
-            ex.status()
-                .map_or_else(|| "no answer".to_string(), |s| s.to_string())
-        ))
-    };
+    let result = c::registry_download_header(p.ex(index));
     p.check(&c::TFE_REGISTRY_DOWNLOAD, Some(index), result);
     let result = c::succeeds(p.ex(index));
     if !p.check(&c::ENDPOINT_SUCCEEDS, Some(index), result) {
@@ -629,44 +587,16 @@ async fn source(p: &mut Probe<'_>, subject: &Subject, index: usize) {
         // A download that answers the archive itself gives its source in the body.
         None if has_body => index,
         None => {
-            let message = format!(
-                "expected the download to give the module's source (an X-Terraform-Get address, a redirect or the archive); it answered {} with neither",
-                p.status(index)
-            );
-            p.check(&c::REGISTRY_DOWNLOAD_SOURCE, Some(index), Err(message));
+            let result = c::registry_source_offered(false, p.ex(index));
+            p.check(&c::REGISTRY_DOWNLOAD_SOURCE, Some(index), result);
             return;
         }
     };
-    let ex = p.ex(fetched);
-    let body = ex.body();
-    let got = format!(
-        "received {} with {} bytes{}",
-        p.status(fetched),
-        body.len(),
-        if ex.response.as_ref().is_ok_and(|r| r.truncated) {
-            " (cut at the response size cap)"
-        } else {
-            ""
-        }
+    let result = c::registry_source(
+        p.ex(fetched),
+        &subject.module.to_string(),
+        subject.uploaded.as_deref(),
     );
-    let result = match &subject.uploaded {
-        Some(bytes) if ex.is_success() && body == bytes.as_slice() => Ok(()),
-        Some(bytes) => Err(format!(
-            "expected the source of `{}` to be the archive the run uploaded ({} bytes); {got}",
-            subject.module,
-            bytes.len()
-        )),
-        None if ex.is_success() && c::is_gzip(body) => Ok(()),
-        None => Err(format!(
-            "expected the source of `{}` (given with --module) to be a non-empty gzip archive; {got}{}",
-            subject.module,
-            if ex.is_success() && !body.is_empty() {
-                ", which does not start with the gzip magic bytes 1f 8b"
-            } else {
-                ""
-            }
-        )),
-    };
     if result.is_ok() && subject.uploaded.is_none() {
         p.notes.push(format!(
             "registry.download-source: `{}` was given with --module, not uploaded by this run, so its source was checked to be a non-empty gzip, not compared byte for byte",
