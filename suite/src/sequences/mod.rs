@@ -484,14 +484,7 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
         sent += shrunk.sent;
         let text = render(family, seed, case, config, &shrunk);
         let out = shrunk.outcome;
-        let mut findings = Vec::new();
-        if let Some(f) = &out.failure {
-            findings.push(Finding {
-                check: f.check,
-                message: f.message.clone(),
-                exchange: f.exchange,
-            });
-        }
+        let findings: Vec<Finding> = out.failure.iter().cloned().collect();
         let verdict = if shrunk.unreachable.is_some() {
             Verdict::Error
         } else {

@@ -90,17 +90,6 @@ impl Op {
     }
 }
 
-/// A failed property at the profile's level.
-#[derive(Debug, Clone)]
-pub struct Failure {
-    /// The check.
-    pub check: &'static Check,
-    /// Expected / received.
-    pub message: String,
-    /// The exchange that shows it.
-    pub exchange: Option<usize>,
-}
-
 /// One executed step.
 #[derive(Debug, Clone)]
 pub struct Step {
@@ -122,7 +111,7 @@ pub struct RunOutcome {
     /// Every exchange.
     pub exchanges: Vec<Exchange>,
     /// The first failure at the profile's level (the run stops there).
-    pub failure: Option<Failure>,
+    pub failure: Option<Finding>,
     /// Findings below the profile's level.
     pub notes: Vec<Finding>,
     /// Checks that passed.
@@ -319,7 +308,7 @@ impl<'a> Run<'a> {
             Err(message) => {
                 let message = format!("step {}: {message}", self.step_no);
                 if self.profile.fails_on(check.level) {
-                    self.out.failure = Some(Failure {
+                    self.out.failure = Some(Finding {
                         check,
                         message,
                         exchange,
