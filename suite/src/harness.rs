@@ -735,7 +735,7 @@ async fn preflight(target: &Target, settings: &Settings) -> Result<Preflight, Co
     if let Some(org) = &settings.organization {
         reads.insert(
             0,
-            format!("/organizations/{}", crate::fixtures::encode_segment(org)),
+            format!("/organizations/{}", crate::catalog::encode_segment(org)),
         );
     }
     // a form counts only once a read shows it served

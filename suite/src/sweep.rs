@@ -15,6 +15,7 @@ use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
+use crate::catalog::{fill_params, path_for, Catalog, Variant, REGISTRY_DEFAULT};
 use crate::clock::{parse_duration, parse_rfc3339};
 use crate::exit::ExitCodes;
 use crate::ledger::{self, Entry, Event, Ledger};
@@ -89,7 +90,7 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
     })?;
     let target = Arc::new(
         Target::new(TargetConfig {
-            registry: crate::target::join(&root, "/api/registry/v1/modules/"),
+            registry: crate::target::join(&root, REGISTRY_DEFAULT),
             root: root.clone(),
             token: settings.token.clone(),
             admin_token: settings.admin_token.clone(),
@@ -110,7 +111,7 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
         .build()
         .map_err(|e| ConfigError(format!("cannot start the async runtime: {e}")))?;
     let mut tally = Tally::default();
-    let catalog = crate::catalog::Catalog::embedded().map_err(|e| ConfigError(e.to_string()))?;
+    let catalog = Catalog::embedded().map_err(|e| ConfigError(e.to_string()))?;
     // one remover for the whole sweep: a show route proven in one pass counts in the next
     let mut remover = Remover::new(&target, &catalog);
     let have_ledger = args.ledger.exists();
@@ -130,7 +131,7 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
             &mut remover,
             (&prefix, older_than),
             &mut tally,
-            &ORGANIZATIONS,
+            &organizations(&catalog),
         ));
         // users need the administrator API
         if settings.admin_token.is_some() {
@@ -140,7 +141,7 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
                 &mut remover,
                 (&prefix, older_than),
                 &mut tally,
-                &USERS,
+                &users(),
             ));
         }
     }
@@ -293,37 +294,42 @@ struct Named {
     /// The kind, for messages.
     kind: &'static str,
     /// The list, `{prefix}` filled in, without paging parameters.
-    list: &'static str,
+    list: String,
     /// Where an item's name is.
     name: &'static str,
-    /// The delete (and show) path, `{id}` filled in.
-    item: &'static str,
+    /// The delete (and show) path, its `:param` filled with the id.
+    item: String,
     /// The credential.
     auth: Auth,
     /// Whether the item can be shown after its delete (`item` is also its show).
     shown: bool,
 }
 
-/// Organizations named with the prefix.
-const ORGANIZATIONS: Named = Named {
-    kind: "organization",
-    list: "/api/v2/organizations?",
-    name: "/attributes/name",
-    item: "/api/v2/organizations/{id}",
-    auth: Auth::User,
-    shown: true,
-};
+/// Organizations named with the prefix, where the catalog says organizations live.
+fn organizations(catalog: &Catalog) -> Named {
+    let orgs = catalog.organizations();
+    Named {
+        kind: "organization",
+        list: format!("{}?", path_for(&orgs.collection, Variant::ApiV2)),
+        name: "/attributes/name",
+        item: path_for(&orgs.item, Variant::ApiV2),
+        auth: Auth::User,
+        shown: true,
+    }
+}
 
 /// User accounts whose email starts with the prefix (an invitation in flight at a kill makes
 /// one the ledger never saw); administrator API.
-const USERS: Named = Named {
-    kind: "user",
-    list: "/api/v2/admin/users?q={prefix}&",
-    name: "/attributes/email",
-    item: "/api/v2/admin/users/{id}",
-    auth: Auth::Admin,
-    shown: false,
-};
+fn users() -> Named {
+    Named {
+        kind: "user",
+        list: path_for("/admin/users?q={prefix}&", Variant::ApiV2),
+        name: "/attributes/email",
+        item: path_for("/admin/users/:id", Variant::ApiV2),
+        auth: Auth::Admin,
+        shown: false,
+    }
+}
 
 async fn sweep_named(
     args: &SweepArgs,
@@ -337,7 +343,7 @@ async fn sweep_named(
     let mut found = Vec::new();
     let list = named
         .list
-        .replace("{prefix}", &crate::fixtures::encode_segment(prefix));
+        .replace("{prefix}", &crate::catalog::encode_segment(prefix));
     let mut walk = Walk::new(100, 1000);
     while let Some(page) = walk.next_page() {
         let query = Paging::Tfe.query(page, walk.size());
@@ -392,11 +398,7 @@ async fn sweep_named(
             tally.deleted += 1;
             continue;
         }
-        let url = target.url(
-            &named
-                .item
-                .replace("{id}", &crate::fixtures::encode_segment(&id)),
-        );
+        let url = target.url(&fill_params(&named.item, &id));
         // listed a moment ago: a 404 to its delete is a missing route, not "gone"
         let show = (url.clone(), named.auth);
         let show = named.shown.then_some(&show);

@@ -3,10 +3,15 @@
 
 pub mod families;
 mod model;
+mod paths;
 mod variants;
 
 pub use model::*;
-pub use variants::{path_for, TestCase, Variant, API_PREFIX, REGISTRY, UPLOAD};
+pub use paths::{
+    encode_segment, fill_params, path_for, path_params, Organizations, API_PREFIX, REGISTRY,
+    REGISTRY_DEFAULT, UPLOAD,
+};
+pub use variants::{TestCase, Variant};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -184,7 +189,7 @@ impl Catalog {
             let Some(bare) = found.fill(template) else {
                 continue;
             };
-            for candidate in [format!("{}{bare}", variants::API_PREFIX), bare.clone()] {
+            for candidate in [format!("{}{bare}", API_PREFIX), bare.clone()] {
                 let form = (m.to_string(), candidate);
                 if !forms.contains(&form) {
                     forms.push(form);
@@ -205,7 +210,7 @@ impl Catalog {
         let (_, show) = self.show_of(kind)?;
         let bare = found.fill(&show.path)?;
         Some(if found.prefixed {
-            format!("{}{bare}", variants::API_PREFIX)
+            format!("{}{bare}", API_PREFIX)
         } else {
             bare
         })
@@ -214,7 +219,7 @@ impl Catalog {
     /// The endpoint whose path template fits `method path` best (most literal segments), with
     /// the values of its parameters.
     fn endpoint_for(&self, method: &str, path: &str) -> Option<Found<'_>> {
-        let (bare, prefixed) = match path.strip_prefix(variants::API_PREFIX) {
+        let (bare, prefixed) = match path.strip_prefix(API_PREFIX) {
             Some(rest) => (rest, true),
             None => (path, false),
         };

@@ -5,6 +5,7 @@
 //! Versioning 3: a deprecated form gets `deprecated` and `deprecated-api-v2`. Registry read
 //! endpoints run once against `{registry_url}`, uploads once against `{upload_url}`.
 
+use super::paths::{path_for, REGISTRY, UPLOAD};
 use super::{Endpoint, Group};
 
 /// The form of a path a test uses.
@@ -82,24 +83,6 @@ pub struct TestCase {
     pub method: String,
     /// The path template this variant sends (relative to the root, registry URL or upload URL).
     pub path: String,
-}
-
-/// The prefix of Versioning 1.
-pub const API_PREFIX: &str = "/api/v2";
-/// The placeholder of the registry read address.
-pub const REGISTRY: &str = "{registry_url}";
-/// The placeholder of the upload address.
-pub const UPLOAD: &str = "{upload_url}";
-
-/// The path of `template` under `variant` (the spec's path, normalised).
-pub fn path_for(template: &str, variant: Variant) -> String {
-    let bare = template.strip_prefix(API_PREFIX).unwrap_or(template);
-    let bare = if bare.is_empty() { "/" } else { bare };
-    if variant.has_prefix() {
-        format!("{API_PREFIX}{bare}")
-    } else {
-        bare.to_string()
-    }
 }
 
 pub(super) fn expand(group: &Group, endpoint: &Endpoint) -> Vec<TestCase> {

@@ -33,8 +33,6 @@ use paths::{segments, shape, Paths, Segment, Server};
 pub const OPENAPI_VERSION: &str = "3.1.0";
 /// The media type of JSON:API documents.
 const JSONAPI: &str = "application/vnd.api+json";
-/// Where the registry read protocol lives when discovery says nothing else (tfe-api-facts 3.1).
-pub const REGISTRY_SERVER: &str = "/api/registry/v1/modules";
 /// Name of the bearer security scheme.
 const BEARER: &str = "bearerAuth";
 

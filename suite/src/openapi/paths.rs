@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::REGISTRY_SERVER;
-
 /// Where an operation is served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Server {
@@ -94,7 +92,7 @@ impl Paths {
                 ops.insert(
                     "servers".into(),
                     json!([{
-                        "url": REGISTRY_SERVER,
+                        "url": registry_server(),
                         "description": "the module registry read protocol: its address comes from service discovery (`/.well-known/terraform.json`, key `modules.v1`); this is the default"
                     }]),
                 );
@@ -103,7 +101,7 @@ impl Paths {
             // without its own server (two path items cannot share a template).
             if server == Server::Registry && paths.contains_key(&template) {
                 ops.remove("servers");
-                let full = format!("{REGISTRY_SERVER}{}", template.trim_end_matches('/'));
+                let full = format!("{}{}", registry_server(), template.trim_end_matches('/'));
                 paths.insert(full, Value::Object(ops));
             } else {
                 paths.insert(template, Value::Object(ops));
@@ -163,6 +161,11 @@ pub(super) fn shape(path: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// The registry read protocol's server: its default address, without the trailing slash.
+pub(super) fn registry_server() -> &'static str {
+    crate::catalog::REGISTRY_DEFAULT.trim_end_matches('/')
 }
 
 #[cfg(test)]

@@ -141,7 +141,7 @@ async fn run(args: &ProxyArgs) -> Result<u8, String> {
             .map_err(|e| format!("--registry-url `{u}`: {e}"))?
             .path()
             .to_string(),
-        None => "/api/registry/v1/modules/".to_string(),
+        None => crate::catalog::REGISTRY_DEFAULT.to_string(),
     };
     let root_path = target.path().trim_end_matches('/').to_string();
     let registry_path = registry_path
@@ -512,7 +512,7 @@ mod tests {
             target: url::Url::parse("http://10.0.0.1:8080/").unwrap(),
             target_origin: "http://10.0.0.1:8080".into(),
             proxy_origin: "http://127.0.0.1:9000".into(),
-            matcher: Matcher::new(&catalog, "/api/registry/v1/modules/"),
+            matcher: Matcher::new(&catalog, crate::catalog::REGISTRY_DEFAULT),
             schemas: Schemas::embedded().unwrap(),
             upload_kinds: Vec::new(),
             max_body: 1024,

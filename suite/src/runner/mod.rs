@@ -501,7 +501,7 @@ impl<'a> TestRun<'a> {
     /// its own show, in the canonical form, does not find either.
     async fn named_resource_missing(&mut self) -> Option<Blocker> {
         let e = self.endpoint;
-        let kinds: Vec<String> = crate::fixtures::path_params(&self.case.path)
+        let kinds: Vec<String> = crate::catalog::path_params(&self.case.path)
             .filter_map(|p| match self.ctx.fixtures.param_source(p, Some(e), None) {
                 Ok(crate::fixtures::ParamSource::Field(kind, field)) if field == "id" => Some(kind),
                 _ => None,
@@ -545,7 +545,7 @@ impl<'a> TestRun<'a> {
     /// The id of the endpoint's resource when the path names it.
     fn requested_id(&self) -> Option<String> {
         let resource = self.endpoint.resource.as_deref()?;
-        let names_it = crate::fixtures::path_params(&self.case.path).any(|p| {
+        let names_it = crate::catalog::path_params(&self.case.path).any(|p| {
             matches!(self.ctx.fixtures.param_source(p, Some(self.endpoint), None),
                 Ok(crate::fixtures::ParamSource::Field(ref k, ref f)) if k == resource && f == "id")
         });

@@ -14,6 +14,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 use crate::catalog::families::model::{Family, Model, Route};
+use crate::catalog::Organizations;
 use crate::checks::{self as c, Check, Finding};
 use crate::runner::Context;
 use crate::target::{Auth, Body, Exchange, Request, TransportError};
@@ -179,6 +180,8 @@ pub struct Run<'a> {
     admin: bool,
     /// `{pick}` of the current step: one of two names (`slot % 2`).
     pick: usize,
+    /// Where the sequence's own organizations are made.
+    organizations: Organizations,
 }
 
 impl<'a> Run<'a> {
@@ -210,6 +213,7 @@ impl<'a> Run<'a> {
             step_no: 0,
             admin: false,
             pick: 0,
+            organizations: ctx.catalog.organizations(),
         }
     }
 
@@ -348,7 +352,9 @@ impl<'a> Run<'a> {
                 .target
                 .send(Request::new(
                     Method::GET,
-                    self.ctx.target.api_url("/organizations?page_size=1"),
+                    self.ctx
+                        .target
+                        .api_url(&format!("{}?page_size=1", self.organizations.collection)),
                     Auth::User,
                 ))
                 .await;

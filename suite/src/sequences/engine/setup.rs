@@ -17,7 +17,7 @@ impl<'a> Run<'a> {
             .send(
                 Request::new(
                     Method::POST,
-                    self.ctx.target.api_url("/organizations"),
+                    self.ctx.target.api_url(&self.organizations.collection),
                     Auth::User,
                 )
                 .with_body(Body::Json(body)),
@@ -40,8 +40,8 @@ impl<'a> Run<'a> {
             self.out.unreachable = Some(format!("the target cannot be reached: {why}"));
         } else if !ok {
             self.out.error = Some(format!(
-                "could not make the sequence's organization `{}`: POST /organizations {why}",
-                self.org
+                "could not make the sequence's organization `{}`: POST {} {why}",
+                self.org, self.organizations.collection
             ));
         }
     }
@@ -109,7 +109,7 @@ impl<'a> Run<'a> {
             self.model.items.iter().map(|i| i.id.clone()).collect()
         };
         for name in names {
-            let url = self.ctx.target.api_url(&format!("/organizations/{name}"));
+            let url = self.ctx.target.api_url(&self.organizations.named(&name));
             let ex = self
                 .ctx
                 .target
@@ -125,10 +125,7 @@ impl<'a> Run<'a> {
     /// Records an organization the sequence made in the run's ledger; teardown deletes it
     /// again if the sequence's own cleanup did not (404 then counts as gone).
     pub(super) fn remember_organization(&self, name: String) {
-        let mut url = self.ctx.target.api_url("/organizations");
-        if let Ok(mut segments) = url.path_segments_mut() {
-            segments.push(&name);
-        }
+        let url = self.ctx.target.api_url(&self.organizations.named(&name));
         self.ctx.fixtures.note_made(crate::ledger::Made {
             kind: "organization".into(),
             id: name,

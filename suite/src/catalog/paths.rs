@@ -1,0 +1,120 @@
+//! Paths as the API writes them, said once: the prefix of Versioning 1, the placeholders of
+//! the registry read address and the upload address, the registry's default address,
+//! percent-encoding of a path segment, and where organizations live (the organization kind
+//! of `resources.toml`).
+
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+
+use super::{Catalog, Variant};
+
+/// The prefix of Versioning 1.
+pub const API_PREFIX: &str = "/api/v2";
+/// The placeholder of the registry read address.
+pub const REGISTRY: &str = "{registry_url}";
+/// The placeholder of the upload address.
+pub const UPLOAD: &str = "{upload_url}";
+/// Where the registry read protocol is served when discovery does not say (TFE's address).
+pub const REGISTRY_DEFAULT: &str = "/api/registry/v1/modules/";
+
+/// The path of `template` under `variant` (the spec's path, normalised).
+pub fn path_for(template: &str, variant: Variant) -> String {
+    let bare = template.strip_prefix(API_PREFIX).unwrap_or(template);
+    let bare = if bare.is_empty() { "/" } else { bare };
+    if variant.has_prefix() {
+        format!("{API_PREFIX}{bare}")
+    } else {
+        bare.to_string()
+    }
+}
+
+/// What a path segment keeps as it is: the unreserved characters of RFC 3986.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// Percent-encodes one path segment.
+pub fn encode_segment(value: &str) -> String {
+    utf8_percent_encode(value, SEGMENT).to_string()
+}
+
+/// The `:param` names of a path template.
+pub fn path_params(path: &str) -> impl Iterator<Item = &str> {
+    path.split('/').filter_map(|s| s.strip_prefix(':'))
+}
+
+/// `template` with each of its `:param` segments filled with `value`, percent-encoded.
+pub fn fill_params(template: &str, value: &str) -> String {
+    template
+        .split('/')
+        .map(|segment| {
+            if segment.starts_with(':') {
+                encode_segment(value)
+            } else {
+                segment.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Where organizations live, as the organization kind of `resources.toml` names them: the one
+/// place the organizations endpoint is written (sequences make their own organizations there,
+/// `sweep` finds them by name).
+#[derive(Debug, Clone)]
+pub struct Organizations {
+    /// The collection (its create's path): POST makes one, GET lists them.
+    pub collection: String,
+    /// One organization (its delete's path), with its `:param`.
+    pub item: String,
+}
+
+impl Organizations {
+    /// The path of the organization named `name`.
+    pub fn named(&self, name: &str) -> String {
+        fill_params(&self.item, name)
+    }
+}
+
+impl Catalog {
+    /// Where organizations live: the organization kind's create and delete; a catalog without
+    /// them (a `--cases` folder of other groups) gets the spec's `/organizations`.
+    pub fn organizations(&self) -> Organizations {
+        let def = self.graph.resources.get("organization");
+        let path = |route: Option<&super::Route>, default: &str| {
+            path_for(route.map_or(default, |r| r.path.as_str()), Variant::Bare)
+        };
+        Organizations {
+            collection: path(def.and_then(|d| d.create.as_ref()), "/organizations"),
+            item: path(
+                def.and_then(|d| d.delete.as_ref()),
+                "/organizations/:organization_name",
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn organizations_are_named_by_the_catalog() {
+        let orgs = Catalog::embedded().unwrap().organizations();
+        assert_eq!(orgs.collection, "/organizations");
+        assert_eq!(orgs.named("a b"), "/organizations/a%20b");
+        assert_eq!(fill_params("/x/:id/y", "1/2"), "/x/1%2F2/y");
+        assert_eq!(path_for("/api/v2/runs", Variant::Bare), "/runs");
+        assert_eq!(path_for("/runs", Variant::ApiV2), "/api/v2/runs");
+    }
+
+    #[test]
+    fn a_segment_keeps_only_unreserved_characters() {
+        assert_eq!(encode_segment("ws-1_a.b~c"), "ws-1_a.b~c");
+        assert_eq!(encode_segment("a/b c?"), "a%2Fb%20c%3F");
+        assert_eq!(encode_segment("é"), "%C3%A9");
+        let spec = "workspaces/:workspace_id/runs";
+        assert_eq!(path_params(spec).collect::<Vec<_>>(), vec!["workspace_id"]);
+    }
+}
