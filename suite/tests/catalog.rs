@@ -111,9 +111,9 @@ fn spec_rows(spec: &str) -> Vec<(String, String)> {
 fn catalog_rows(catalog: &Catalog) -> Vec<(String, String)> {
     let mut rows = Vec::new();
     for (_, e) in catalog.endpoints() {
-        rows.push((e.method.clone(), e.path.clone()));
+        rows.push((e.method.to_string(), e.path.clone()));
         if let Some(d) = &e.deprecated {
-            rows.push((d.method.clone(), d.path.clone()));
+            rows.push((d.method.to_string(), d.path.clone()));
         }
     }
     rows

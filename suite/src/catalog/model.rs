@@ -27,8 +27,8 @@ pub struct Group {
 pub struct Endpoint {
     /// Stable snake_case id, unique in the group.
     pub id: String,
-    /// HTTP method, upper case.
-    pub method: String,
+    /// HTTP method.
+    pub method: HttpMethod,
     /// The path exactly as the spec writes it.
     pub path: String,
     /// What the endpoint does; drives the default expectation and the checks.
@@ -85,12 +85,81 @@ pub struct Endpoint {
     pub params: BTreeMap<String, String>,
 }
 
+/// An HTTP method, parsed when the catalog is read: a method no request can carry is an
+/// error of the catalog there, never a default guessed when the request is built.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HttpMethod(reqwest::Method);
+
+impl HttpMethod {
+    /// Parses an upper-case method name.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        const KNOWN: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+        if !KNOWN.contains(&text) {
+            return Err(format!(
+                "`{text}` is no HTTP method (one of {})",
+                KNOWN.join(", ")
+            ));
+        }
+        reqwest::Method::from_bytes(text.as_bytes())
+            .map(HttpMethod)
+            .map_err(|e| e.to_string())
+    }
+
+    /// `GET`.
+    pub fn get() -> Self {
+        HttpMethod(reqwest::Method::GET)
+    }
+
+    /// The method, for a request.
+    pub fn method(&self) -> reqwest::Method {
+        self.0.clone()
+    }
+
+    /// Its name, upper case.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl std::fmt::Display for HttpMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::ops::Deref for HttpMethod {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq<str> for HttpMethod {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for HttpMethod {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl<'de> Deserialize<'de> for HttpMethod {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        HttpMethod::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 /// A method and a path template.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Route {
-    /// HTTP method, upper case.
-    pub method: String,
+    /// HTTP method.
+    pub method: HttpMethod,
     /// Path template with `:params`.
     pub path: String,
     /// Payload template, for routes that carry a body.
@@ -279,7 +348,7 @@ pub struct FromDef {
 #[serde(deny_unknown_fields)]
 pub struct FindDef {
     /// HTTP method (GET).
-    pub method: String,
+    pub method: HttpMethod,
     /// The list's path template.
     pub path: String,
     /// `first`, or `match` with `pointer` and `equals`.
@@ -314,7 +383,7 @@ pub struct Refusal {
     /// What is wrong with it; names the check that judges it.
     pub what: RefuseKind,
     /// HTTP method (default: the endpoint's).
-    pub method: Option<String>,
+    pub method: Option<HttpMethod>,
     /// Path template without `/api/v2` (default: the endpoint's); `:params` come from the
     /// test's fixtures.
     pub path: Option<String>,
@@ -361,4 +430,22 @@ pub enum RefuseKind {
     MalformedJson,
     /// A body sent with a media type that is not JSON.
     MediaType,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_are_parsed_when_read() {
+        let route: Route = toml::from_str("method = \"PATCH\"\npath = \"/x\"").unwrap();
+        assert_eq!(route.method.method(), reqwest::Method::PATCH);
+        assert!(route.method == "PATCH");
+        let wrong = toml::from_str::<Route>("method = \"FETCH\"\npath = \"/x\"").unwrap_err();
+        assert!(
+            wrong.to_string().contains("`FETCH` is no HTTP method"),
+            "{wrong}"
+        );
+        assert!(HttpMethod::parse("get").is_err());
+    }
 }

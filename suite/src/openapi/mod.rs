@@ -358,10 +358,10 @@ fn add_fixture_routes(paths: &mut Paths, catalog: &Catalog) {
     }
 }
 
-fn placeholder_endpoint(method: &str, path: &str) -> Endpoint {
+fn placeholder_endpoint(method: &crate::catalog::HttpMethod, path: &str) -> Endpoint {
     Endpoint {
         id: String::new(),
-        method: method.to_string(),
+        method: method.clone(),
         path: path.to_string(),
         kind: Kind::Action,
         resource: None,

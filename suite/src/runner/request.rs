@@ -118,7 +118,7 @@ impl TestRun<'_> {
         // this test judges.
         let fixtures = &self.ctx.fixtures;
         let (url, filled) = self.canonical_url(before).map_err(Outcome::Error)?;
-        let method = Method::from_bytes(before.method.as_bytes()).unwrap_or(Method::POST);
+        let method = before.method.method();
         let mut request = Request::new(method, url, auth_for(&filled));
         if before.body == BodyKind::Json {
             let body = match &before.payload {

@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
+use crate::catalog::HttpMethod;
+
 use super::model::{
     ActionDef, AltDelete, Coll, Family, Foreign, Initial, ListRead, Route, StateDef, UpdateDef,
 };
@@ -91,7 +93,7 @@ struct CollFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct UpdateFile {
-    method: String,
+    method: HttpMethod,
     path: String,
     #[serde(default)]
     body: Option<String>,
@@ -102,7 +104,7 @@ struct UpdateFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AltDeleteFile {
-    method: String,
+    method: HttpMethod,
     path: String,
     #[serde(default)]
     body: Option<String>,
@@ -131,7 +133,7 @@ struct StateFile {
 struct ActionFile {
     name: String,
     #[serde(default)]
-    method: Option<String>,
+    method: Option<HttpMethod>,
     #[serde(default)]
     path: Option<String>,
     #[serde(default)]
@@ -149,8 +151,6 @@ struct ActionFile {
     #[serde(default)]
     allowed_if: Option<String>,
 }
-
-const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
 
 /// Reads a family file; `name` is the file's stem, which must be the `family` it declares.
 /// The error says what is wrong (the caller names the file).
@@ -346,13 +346,16 @@ fn state(s: &StateFile, kinds: &BTreeSet<&str>) -> Result<StateDef, String> {
                 ));
             }
             Route {
-                method: "PUT".into(),
+                method: HttpMethod::parse("PUT")?,
                 path: String::new(),
                 body: None,
             }
         } else {
             let route = Route {
-                method: a.method.clone().unwrap_or_else(|| "POST".into()),
+                method: match a.method.clone() {
+                    Some(method) => method,
+                    None => HttpMethod::parse("POST")?,
+                },
                 path: a
                     .path
                     .clone()
@@ -435,13 +438,6 @@ fn names_in_namespace(key: &str, body: Option<&str>) -> Result<(), String> {
 }
 
 fn check_route(route: &Route, key: &str) -> Result<(), String> {
-    if !METHODS.contains(&route.method.as_str()) {
-        return Err(format!(
-            "`{key}`: method `{}` is not one of {}",
-            route.method,
-            METHODS.join(", ")
-        ));
-    }
     if let Some(body) = &route.body {
         // Placeholders stand inside JSON strings, so a template is JSON as written.
         serde_json::from_str::<serde_json::Value>(body)

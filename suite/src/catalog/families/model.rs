@@ -15,12 +15,14 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::catalog::HttpMethod;
+
 /// A request template.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Route {
     /// HTTP method.
-    pub method: String,
+    pub method: HttpMethod,
     /// Path (and query) template, without `/api/v2`.
     pub path: String,
     /// JSON body template, if any.
@@ -30,15 +32,10 @@ pub struct Route {
 
 /// A `GET` of a path template.
 pub fn get(path: &str) -> Route {
-    route("GET", path, None)
-}
-
-/// A request with a method, path template and optional body template.
-pub fn route(method: &str, path: &str, body: Option<&str>) -> Route {
     Route {
-        method: method.to_string(),
+        method: HttpMethod::get(),
         path: path.to_string(),
-        body: body.map(str::to_string),
+        body: None,
     }
 }
 

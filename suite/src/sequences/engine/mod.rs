@@ -385,7 +385,7 @@ impl<'a> Run<'a> {
         } else {
             path
         };
-        let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::GET);
+        let method = route.method.method();
         let auth = if self.admin { Auth::Admin } else { Auth::User };
         let mut request = Request::new(method, self.ctx.target.url(&path), auth);
         if let Some(body) = &route.body {

@@ -62,7 +62,7 @@ impl<'a> Run<'a> {
             .filter(|_| self.given && coll.parent.is_none()))?;
         let env = self.env(Some(index), item.parent, None);
         let url = self.ctx.target.api_url(&env.fill(&route.path));
-        let method = Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::DELETE);
+        let method = route.method.method();
         let auth = if coll.admin { Auth::Admin } else { Auth::User };
         Some((method, url, auth))
     }
