@@ -21,6 +21,7 @@ mod organizations;
 mod policies;
 mod projects;
 mod registry;
+mod run_triggers;
 mod runs;
 mod teams;
 mod workspaces;
@@ -37,6 +38,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .merge(workspaces::router())
         .merge(teams::router())
         .merge(runs::router())
+        .merge(run_triggers::router())
         .merge(configs::router())
         .merge(policies::router())
         .merge(oauth::router())
