@@ -1,12 +1,13 @@
-//! Helpers shared by the reference's integration tests: one request through the router
-//! (`app()` + `oneshot`) and a few fixtures.
+//! What the reference's integration tests share: the service made from a few settings, one
+//! request through the router (`app()` + `oneshot`) and a few fixtures.
 
 #![allow(dead_code)]
 
 use axum::body::Body;
 use axum::http::{header, HeaderMap, Method, Request, StatusCode};
+use axum::response::Response;
 use axum::Router;
-use conform_reference::{app, Config, Fault};
+use conform_reference::{app, Compat, Config, Fault, Shape};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -32,6 +33,29 @@ impl Answer {
     }
 }
 
+/// One request with the token (if any) and the headers given, nothing else; the answer as is.
+pub async fn raw(
+    app: &Router,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Response {
+    let mut req = Request::builder().method(method).uri(path);
+    if let Some(t) = token {
+        req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
+    }
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    app.clone()
+        .oneshot(req.body(Body::from(body)).expect("request"))
+        .await
+        .expect("infallible")
+}
+
+/// One request from `127.0.0.1:9`, its body (if any) said to be JSON:API; the whole answer.
 pub async fn send(
     app: &Router,
     method: Method,
@@ -39,21 +63,11 @@ pub async fn send(
     token: Option<&str>,
     body: Vec<u8>,
 ) -> Answer {
-    let mut req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::HOST, "127.0.0.1:9");
-    if let Some(t) = token {
-        req = req.header(header::AUTHORIZATION, format!("Bearer {t}"));
-    }
+    let mut headers = vec![(header::HOST.as_str(), "127.0.0.1:9")];
     if !body.is_empty() {
-        req = req.header(header::CONTENT_TYPE, "application/vnd.api+json");
+        headers.push((header::CONTENT_TYPE.as_str(), "application/vnd.api+json"));
     }
-    let res = app
-        .clone()
-        .oneshot(req.body(Body::from(body)).expect("request"))
-        .await
-        .expect("infallible");
+    let res = raw(app, method, path, token, &headers, body).await;
     let status = res.status();
     let headers = res.headers().clone();
     let bytes = res
@@ -80,12 +94,49 @@ pub async fn admin(app: &Router, method: Method, path: &str, body: Option<Value>
     send(app, method, path, Some(ADMIN), bytes).await
 }
 
+/// A GET with the user token.
+pub async fn get(app: &Router, path: &str) -> Answer {
+    call(app, Method::GET, path, None).await
+}
+
+/// A PUT of bytes to an upload URL (no token); its status.
+pub async fn upload(app: &Router, url: &str, body: &[u8]) -> StatusCode {
+    send(app, Method::PUT, &path_of(url), None, body.to_vec())
+        .await
+        .status
+}
+
+/// The service with these faults.
 pub fn with_faults(faults: &[&str]) -> Router {
     app(Config {
         faults: faults
             .iter()
             .map(|f| f.parse::<Fault>().expect("fault"))
             .collect(),
+        ..Config::default()
+    })
+}
+
+/// The settings with these shapes.
+pub fn shaped_config(shapes: &[&str]) -> Config {
+    Config {
+        shapes: shapes
+            .iter()
+            .map(|s| s.parse::<Shape>().expect("shape"))
+            .collect(),
+        ..Config::default()
+    }
+}
+
+/// The service with these shapes.
+pub fn shaped(shapes: &[&str]) -> Router {
+    app(shaped_config(shapes))
+}
+
+/// The service in TFE's words (`Compat::Tfe`).
+pub fn tfe() -> Router {
+    app(Config {
+        compat: Compat::Tfe,
         ..Config::default()
     })
 }
@@ -105,6 +156,25 @@ pub async fn workspace(app: &Router, org_name: &str, name: &str) -> String {
     .await;
     assert_eq!(a.status, StatusCode::CREATED, "{:?}", a.json());
     a.json()["data"]["id"].as_str().unwrap().to_string()
+}
+
+/// Creates a configuration version (these attributes) in a workspace and uploads a tarball
+/// to it; answers the version's document.
+pub async fn uploaded_configuration(app: &Router, ws: &str, attributes: Value) -> Value {
+    let cv = call(
+        app,
+        Method::POST,
+        &format!("/api/v2/workspaces/{ws}/configuration-versions"),
+        Some(json!({"data":{"type":"configuration-versions","attributes":attributes}})),
+    )
+    .await;
+    assert_eq!(cv.status, StatusCode::CREATED, "{:?}", cv.json());
+    let url = cv.json()["data"]["attributes"]["upload-url"]
+        .as_str()
+        .expect("upload-url")
+        .to_string();
+    assert_eq!(upload(app, &url, b"tarball").await, StatusCode::OK);
+    cv.json()
 }
 
 pub fn id(a: &Answer) -> String {
