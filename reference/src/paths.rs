@@ -18,7 +18,7 @@ pub(crate) fn is_bare_api(bare: &str, prefixed: bool) -> bool {
 }
 
 /// A route as the spec writes it: a method and a path with `:param` segments.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RouteSpec {
     method: String,
     segments: Vec<String>,

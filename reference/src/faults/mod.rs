@@ -77,6 +77,22 @@ pub(crate) enum Kind {
     AcceptsAnyMediaType,
 }
 
+impl Kind {
+    /// The route a route fault acts on.
+    fn route(&self) -> Option<&RouteSpec> {
+        match self {
+            Kind::DropRoute(r)
+            | Kind::NonJson(r)
+            | Kind::WrongContentType(r)
+            | Kind::HugeBody(r)
+            | Kind::ServerError(r)
+            | Kind::Slow(r)
+            | Kind::Reset(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
 /// One enabled fault (parse it from `name` or `name=ARG`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
@@ -220,11 +236,13 @@ impl Faults {
         self.0.iter().any(|f| &f.kind == kind)
     }
 
-    /// Whether a route fault of this kind matches the request.
-    pub fn route(&self, pick: fn(&Kind) -> Option<&RouteSpec>, method: &str, bare: &str) -> bool {
+    /// Whether a route fault of this kind (`Kind::DropRoute`) matches the request.
+    pub fn route(&self, kind: fn(RouteSpec) -> Kind, method: &str, bare: &str) -> bool {
+        let wanted = std::mem::discriminant(&kind(RouteSpec::default()));
         self.0
             .iter()
-            .filter_map(|f| pick(&f.kind))
+            .filter(|f| std::mem::discriminant(&f.kind) == wanted)
+            .filter_map(|f| f.kind.route())
             .any(|r| r.matches(method, bare))
     }
 
@@ -286,5 +304,14 @@ mod tests {
         assert!("drop-route".parse::<Fault>().is_err());
         assert!("no-auth=1".parse::<Fault>().is_err());
         assert!("rate-limit-first=x".parse::<Fault>().is_err());
+    }
+
+    #[test]
+    fn a_route_fault_acts_only_as_its_kind() {
+        let fault: Fault = "server-error=GET /runs/:run_id".parse().unwrap();
+        let faults = Faults(vec![fault]);
+        assert!(faults.route(Kind::ServerError, "GET", "/runs/run-1"));
+        assert!(!faults.route(Kind::ServerError, "GET", "/runs"));
+        assert!(!faults.route(Kind::DropRoute, "GET", "/runs/run-1"));
     }
 }

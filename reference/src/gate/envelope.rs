@@ -15,7 +15,6 @@ use super::answer::{content_type, is_json, REWRITE_LIMIT};
 use crate::error::{ApiError, JSONAPI};
 use crate::faults::Kind;
 use crate::jsonapi::AppState;
-use crate::paths::RouteSpec;
 
 /// 1 GiB, the size of the `huge-body` answer.
 const HUGE: u64 = 1 << 30;
@@ -52,17 +51,11 @@ pub(super) async fn apply(
         *res.status_mut() = status;
     }
 
-    let route = |pick: fn(&Kind) -> Option<&RouteSpec>| faults.route(pick, method.as_str(), bare);
-    if route(|k| match k {
-        Kind::HugeBody(r) => Some(r),
-        _ => None,
-    }) {
+    let route = |kind| faults.route(kind, method.as_str(), bare);
+    if route(Kind::HugeBody) {
         return huge_body();
     }
-    if route(|k| match k {
-        Kind::NonJson(r) => Some(r),
-        _ => None,
-    }) {
+    if route(Kind::NonJson) {
         let html = "<!DOCTYPE html><html><head><title>Maintenance</title></head><body><h1>We'll be back soon</h1></body></html>";
         let mut res = (res.status(), html).into_response();
         res.headers_mut().insert(
@@ -184,14 +177,7 @@ fn after_body(state: &AppState, method: &Method, bare: &str, mut res: Response) 
             HeaderValue::from_static("application/json"),
         );
     }
-    if faults.route(
-        |k| match k {
-            Kind::WrongContentType(r) => Some(r),
-            _ => None,
-        },
-        method.as_str(),
-        bare,
-    ) {
+    if faults.route(Kind::WrongContentType, method.as_str(), bare) {
         res.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; charset=utf-8"),

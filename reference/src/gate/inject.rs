@@ -37,28 +37,14 @@ pub(super) fn routing(state: &AppState, at: &Target) -> ApiResult<()> {
     let dropped = (faults.has(&Kind::NoApiV2) && at.prefixed)
         || (faults.has(&Kind::NoBare) && is_bare_api(bare, at.prefixed))
         || state.shapes.refuses(&at.method, bare, at.prefixed)
-        || faults.route(
-            |k| match k {
-                Kind::DropRoute(r) => Some(r),
-                _ => None,
-            },
-            method,
-            bare,
-        )
+        || faults.route(Kind::DropRoute, method, bare)
         || (faults.has(&Kind::NoDeprecatedRegistry) && is_deprecated_registry(bare))
         || (faults.has(&Kind::NoAgentPoolSingular)
             && pattern(at, "POST /organizations/:organization_name/agent-pool"));
     if dropped {
         return Err(ApiError::NotFound("route not found".into()));
     }
-    if faults.route(
-        |k| match k {
-            Kind::ServerError(r) => Some(r),
-            _ => None,
-        },
-        method,
-        bare,
-    ) {
+    if faults.route(Kind::ServerError, method, bare) {
         return Err(ApiError::Internal("injected server error".into()));
     }
     Ok(())
@@ -67,19 +53,11 @@ pub(super) fn routing(state: &AppState, at: &Target) -> ApiResult<()> {
 /// `slow` (30 s before going on) and `reset` (an answer whose body fails: the connection
 /// closes without a whole answer, which nothing after may touch).
 pub(super) async fn transport(state: &AppState, at: &Target) -> Option<Response> {
-    let on_route = |pick: fn(&Kind) -> Option<&RouteSpec>| {
-        state.faults.route(pick, at.method.as_str(), &at.bare)
-    };
-    if on_route(|k| match k {
-        Kind::Slow(r) => Some(r),
-        _ => None,
-    }) {
+    let on_route = |kind| state.faults.route(kind, at.method.as_str(), &at.bare);
+    if on_route(Kind::Slow) {
         tokio::time::sleep(Duration::from_secs(30)).await;
     }
-    let reset = on_route(|k| match k {
-        Kind::Reset(r) => Some(r),
-        _ => None,
-    });
+    let reset = on_route(Kind::Reset);
     reset.then(|| {
         let failing =
             stream::once(async { Err::<Bytes, io::Error>(io::Error::other("injected reset")) });

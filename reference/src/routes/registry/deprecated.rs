@@ -5,10 +5,10 @@ use axum::extract::Path;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::modules::{
-    from_vcs, insert_module, module_id, new_version, remove_name, remove_version, render_module,
+    created_from_vcs, from_vcs, module_id, new_version, remove_name, remove_version, render_module,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{created, no_content, ok, resource, AppState, Body, Ctx};
@@ -68,14 +68,7 @@ async fn create_vcs_deprecated(ctx: Ctx, Body(body): Body) -> ApiResult<Response
                 "the OAuth token does not belong to an organization",
             )
         })?;
-    created(insert_module(
-        &mut store,
-        &o,
-        &name,
-        &provider,
-        &Map::new(),
-        Some(vcs),
-    )?)
+    created_from_vcs(&mut store, &o, (name, provider, vcs))
 }
 
 async fn dep_delete_version(

@@ -101,7 +101,7 @@ pub(super) fn render_module(store: &Store, m: &Record) -> Value {
 }
 
 /// Creates a private module (422 for an invalid or taken name or provider); answers it.
-pub(super) fn insert_module(
+fn insert_module(
     store: &mut Store,
     org_name: &str,
     name: &str,
@@ -204,14 +204,8 @@ async fn create(ctx: Ctx, Path(o): Path<String>, Body(body): Body) -> ApiResult<
         }
     }
     let mut store = ctx.state.write();
-    created(insert_module(
-        &mut store,
-        &o,
-        &name,
-        &provider,
-        &doc.attributes,
-        None,
-    )?)
+    let module = insert_module(&mut store, &o, &name, &provider, &doc.attributes, None)?;
+    created(module)
 }
 
 /// Reads `vcs-repo.identifier` = `owner/terraform-<provider>-<name>`.
@@ -251,16 +245,18 @@ pub(super) fn from_vcs(doc: &Doc) -> ApiResult<(String, String, Value)> {
 // POST /organizations/:organization_name/registry-modules/vcs
 async fn create_vcs(ctx: Ctx, Path(o): Path<String>, Body(body): Body) -> ApiResult<Response> {
     let doc = resource(&body, &["registry-modules"])?;
-    let (name, provider, vcs) = from_vcs(&doc)?;
-    let mut store = ctx.state.write();
-    created(insert_module(
-        &mut store,
-        &o,
-        &name,
-        &provider,
-        &Map::new(),
-        Some(vcs),
-    )?)
+    let repo = from_vcs(&doc)?;
+    created_from_vcs(&mut ctx.state.write(), &o, repo)
+}
+
+/// Answers a module made from its VCS repository (what [`from_vcs`] read).
+pub(super) fn created_from_vcs(
+    store: &mut Store,
+    o: &str,
+    (name, provider, vcs): (String, String, Value),
+) -> ApiResult<Response> {
+    let module = insert_module(store, o, &name, &provider, &Map::new(), Some(vcs))?;
+    created(module)
 }
 
 /// `.../:registry_name/:namespace/:name/:provider`.
