@@ -29,28 +29,10 @@ pub(super) async fn apply(
     state: &AppState,
     method: &Method,
     bare: &str,
-    mut res: Response,
+    res: Response,
 ) -> Response {
     let faults = &state.faults;
-    let status = res.status();
-
-    // Axum's own rejections (404, 405, 400, 413, 415) are plain text: make them JSON:API.
-    if (status.is_client_error() || status.is_server_error()) && !is_json(&content_type(&res)) {
-        let err = match status {
-            StatusCode::NOT_FOUND => ApiError::NotFound("route not found".into()),
-            StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed,
-            StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge,
-            StatusCode::UNAUTHORIZED => ApiError::Unauthorized,
-            StatusCode::UNPROCESSABLE_ENTITY => ApiError::invalid("the request is invalid"),
-            s if s.is_client_error() => {
-                ApiError::BadRequest(format!("the request was refused ({s})"))
-            }
-            _ => ApiError::Internal("internal error".into()),
-        };
-        res = err.into_response();
-        *res.status_mut() = status;
-    }
-
+    let mut res = jsonapi_error(res);
     let route = |kind| faults.route(kind, method.as_str(), bare);
     if route(Kind::HugeBody) {
         return huge_body();
@@ -64,8 +46,6 @@ pub(super) async fn apply(
         );
         return res;
     }
-
-    // Status faults.
     if faults.has(&Kind::WrongStatus) {
         let s = res.status();
         if s == StatusCode::CREATED
@@ -75,9 +55,65 @@ pub(super) async fn apply(
             *res.status_mut() = StatusCode::OK;
         }
     }
+    let res = gone_410(state, method, res).await;
+    let res = rewrite_body(state, method, bare, res).await;
+    after_body(state, method, bare, res)
+}
 
-    let ct = content_type(&res);
-    let rewrite_body = is_json(&ct)
+/// Axum's own rejections (404, 405, 400, 413, 415) are plain text: made JSON:API.
+fn jsonapi_error(res: Response) -> Response {
+    let status = res.status();
+    if !(status.is_client_error() || status.is_server_error()) || is_json(&content_type(&res)) {
+        return res;
+    }
+    let err = match status {
+        StatusCode::NOT_FOUND => ApiError::NotFound("route not found".into()),
+        StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge,
+        StatusCode::UNAUTHORIZED => ApiError::Unauthorized,
+        StatusCode::UNPROCESSABLE_ENTITY => ApiError::invalid("the request is invalid"),
+        s if s.is_client_error() => ApiError::BadRequest(format!("the request was refused ({s})")),
+        _ => ApiError::Internal("internal error".into()),
+    };
+    let mut res = err.into_response();
+    *res.status_mut() = status;
+    res
+}
+
+/// `gone-410`: 410 for a GET of a resource that is not there (an unknown route stays 404).
+async fn gone_410(state: &AppState, method: &Method, res: Response) -> Response {
+    if !state.faults.has(&Kind::Gone410)
+        || *method != Method::GET
+        || res.status() != StatusCode::NOT_FOUND
+        || !content_type(&res).starts_with(JSONAPI)
+    {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
+        .await
+        .unwrap_or_default();
+    let route_missing = serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .and_then(|d| {
+            d.pointer("/errors/0/detail")
+                .and_then(Value::as_str)
+                .map(|d| d == "route not found")
+        })
+        .unwrap_or(true);
+    if !route_missing {
+        parts.status = StatusCode::GONE;
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// The faults that rewrite a JSON body: `errors-not-jsonapi` (an error as text),
+/// `filter-optional` (an empty list for a missing required filter) and the envelope faults
+/// ([`rewrite`]).
+async fn rewrite_body(state: &AppState, method: &Method, bare: &str, res: Response) -> Response {
+    let faults = &state.faults;
+    let status = res.status();
+    let rewrites = is_json(&content_type(&res))
         && (faults.has(&Kind::ListAsObject)
             || faults.has(&Kind::NumericId)
             || faults.has(&Kind::MissingId)
@@ -88,80 +124,49 @@ pub(super) async fn apply(
             || faults.has(&Kind::DeprecatedActsElsewhere)
             || faults.has(&Kind::UpdateWrongId)
             || faults.has(&Kind::RegistryHidesModules)
-            || (faults.has(&Kind::FilterOptional) && res.status() == StatusCode::BAD_REQUEST)
-            || (faults.has(&Kind::ErrorsNotJsonapi) && res.status().as_u16() >= 400));
-    if faults.has(&Kind::Gone410)
-        && *method == Method::GET
-        && res.status() == StatusCode::NOT_FOUND
-        && ct.starts_with(JSONAPI)
-    {
-        let (mut parts, body) = res.into_parts();
-        let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
-            .await
-            .unwrap_or_default();
-        let route_missing = serde_json::from_slice::<Value>(&bytes)
-            .ok()
-            .and_then(|d| {
-                d.pointer("/errors/0/detail")
-                    .and_then(Value::as_str)
-                    .map(|d| d == "route not found")
-            })
-            .unwrap_or(true);
-        if !route_missing {
-            parts.status = StatusCode::GONE;
+            || (faults.has(&Kind::FilterOptional) && status == StatusCode::BAD_REQUEST)
+            || (faults.has(&Kind::ErrorsNotJsonapi) && status.as_u16() >= 400));
+    if !rewrites {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
+        .await
+        .unwrap_or_default();
+    let detail = |doc: &Value| {
+        doc.pointer("/errors/0/detail")
+            .and_then(Value::as_str)
+            .map(String::from)
+    };
+    let new_body = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(doc) if status.as_u16() >= 400 && faults.has(&Kind::ErrorsNotJsonapi) => {
+            let detail = detail(&doc).unwrap_or_else(|| "the request failed".into());
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            Body::from(format!("Error {}: {detail}.", status.as_u16()))
         }
-        res = Response::from_parts(parts, Body::from(bytes));
-    }
-    if rewrite_body {
-        let (parts, body) = res.into_parts();
-        let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
-            .await
-            .unwrap_or_default();
-        let new_body = match serde_json::from_slice::<Value>(&bytes) {
-            Ok(doc) if parts.status.as_u16() >= 400 && faults.has(&Kind::ErrorsNotJsonapi) => {
-                let detail = doc
-                    .pointer("/errors/0/detail")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the request failed")
-                    .to_string();
-                let text = format!("Error {}: {detail}.", parts.status.as_u16());
-                let mut res = Response::from_parts(parts, Body::from(text));
-                res.headers_mut().insert(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("text/plain; charset=utf-8"),
-                );
-                res.headers_mut().remove(header::CONTENT_LENGTH);
-                return after_body(state, method, bare, res);
-            }
-            Ok(doc)
-                if parts.status == StatusCode::BAD_REQUEST
-                    && faults.has(&Kind::FilterOptional)
-                    && *method == Method::GET
-                    && doc
-                        .pointer("/errors/0/detail")
-                        .and_then(Value::as_str)
-                        .is_some_and(|d| d.starts_with("the filter ")) =>
-            {
-                let mut parts = parts;
-                parts.status = StatusCode::OK;
-                let list = json!({"data": [], "links": {}, "meta": {"pagination": {
-                    "current-page": 1, "page-size": 20, "prev-page": null, "next-page": null,
-                    "total-pages": 1, "total-count": 0}}});
-                let mut res = Response::from_parts(parts, Body::from(list.to_string()));
-                res.headers_mut().remove(header::CONTENT_LENGTH);
-                return after_body(state, method, bare, res);
-            }
-            Ok(mut doc) => {
-                rewrite(state, method, bare, parts.status, &mut doc);
-                Body::from(doc.to_string())
-            }
-            Err(_) => Body::from(bytes),
-        };
-        let mut res = Response::from_parts(parts, new_body);
-        res.headers_mut().remove(header::CONTENT_LENGTH);
-        return after_body(state, method, bare, res);
-    }
-    after_body(state, method, bare, res)
+        Ok(doc)
+            if status == StatusCode::BAD_REQUEST
+                && faults.has(&Kind::FilterOptional)
+                && *method == Method::GET
+                && detail(&doc).is_some_and(|d| d.starts_with("the filter ")) =>
+        {
+            parts.status = StatusCode::OK;
+            let list = json!({"data": [], "links": {}, "meta": {"pagination": {
+                "current-page": 1, "page-size": 20, "prev-page": null, "next-page": null,
+                "total-pages": 1, "total-count": 0}}});
+            Body::from(list.to_string())
+        }
+        Ok(mut doc) => {
+            rewrite(state, method, bare, status, &mut doc);
+            Body::from(doc.to_string())
+        }
+        Err(_) => Body::from(bytes),
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, new_body)
 }
 
 /// Header faults, applied last.
