@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+use std::str::FromStr;
+
 use axum::body::Body;
 use axum::http::{header, HeaderMap, Method, Request, StatusCode};
 use axum::response::Response;
@@ -106,13 +108,18 @@ pub async fn upload(app: &Router, url: &str, body: &[u8]) -> StatusCode {
         .status
 }
 
+/// Catalog names (faults, shapes) parsed.
+fn parsed<T: FromStr<Err = String>>(names: &[&str]) -> Vec<T> {
+    names
+        .iter()
+        .map(|n| n.parse().expect("a catalog name"))
+        .collect()
+}
+
 /// The service with these faults.
 pub fn with_faults(faults: &[&str]) -> Router {
     app(Config {
-        faults: faults
-            .iter()
-            .map(|f| f.parse::<Fault>().expect("fault"))
-            .collect(),
+        faults: parsed::<Fault>(faults),
         ..Config::default()
     })
 }
@@ -120,10 +127,7 @@ pub fn with_faults(faults: &[&str]) -> Router {
 /// The settings with these shapes.
 pub fn shaped_config(shapes: &[&str]) -> Config {
     Config {
-        shapes: shapes
-            .iter()
-            .map(|s| s.parse::<Shape>().expect("shape"))
-            .collect(),
+        shapes: parsed::<Shape>(shapes),
         ..Config::default()
     }
 }
