@@ -5,7 +5,7 @@
 //! 2. [`limits`] and [`inject`]: the rate limits, the routing and transport faults, the token,
 //!    the body's media type and size, the body read whole ([`numeric_ids`] turns its ids back
 //!    into strings), and the behaviour faults that undo what the request did;
-//! 3. the route, then [`include`]'s `included` documents;
+//! 3. the route, then [`include`](mod@include)'s `included` documents;
 //! 4. [`envelope`]: errors made JSON:API documents and the faults that rewrite answers, then
 //!    [`numeric_ids`]' numbers.
 //!
