@@ -18,8 +18,8 @@
 mod error;
 mod faults;
 mod gate;
-mod include;
 mod jsonapi;
+mod paths;
 mod routes;
 mod shapes;
 mod store;
@@ -147,7 +147,7 @@ fn state(config: Config, tls: bool) -> AppState {
         config.compat
     };
     store.tfe = compat == Compat::Tfe;
-    shapes::seed(&mut store, &shapes).expect("the shapes' seeds fit a fresh store");
+    routes::seed(&mut store, &shapes).expect("the shapes' seeds fit a fresh store");
     AppState {
         store: Arc::new(RwLock::new(store)),
         faults: Arc::new(Faults(config.faults)),
@@ -169,7 +169,7 @@ fn state(config: Config, tls: bool) -> AppState {
 /// The whole service as a router (both `/api/v2/...` and bare paths, the registry protocol,
 /// discovery and uploads).
 pub fn app(config: Config) -> Router {
-    routes::app(state(config, false))
+    gate::app(state(config, false))
 }
 
 /// Binds `127.0.0.1:0` and serves there on the current tokio runtime.
@@ -178,7 +178,7 @@ pub async fn start(config: Config) -> std::io::Result<Running> {
     let addr = listener.local_addr()?;
     let state = state(config, false);
     let seeded = state.read().seeded.clone();
-    let router = routes::app(state);
+    let router = gate::app(state);
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(async move {
         let _ = axum::serve(listener, router)
@@ -224,7 +224,7 @@ impl Prepared {
 
     /// Serves plain HTTP on `listener` until the process ends.
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, routes::app(self.state)).await
+        axum::serve(listener, gate::app(self.state)).await
     }
 
     /// Checks a PEM certificate chain and PEM private key, then serves HTTPS on `listener`
@@ -238,7 +238,7 @@ impl Prepared {
     ) -> Result<(), String> {
         let tls = tls::server_config(chain_pem, key_pem)?;
         self.state.tls = true;
-        tls::serve_tls(listener, routes::app(self.state), tls)
+        tls::serve_tls(listener, gate::app(self.state), tls)
             .await
             .map_err(|e| e.to_string())
     }

@@ -8,10 +8,10 @@
 //! Where each shape acts:
 //! - routing (`api-v2-only`, `one-organization`, `registry-only`): [`Shapes::refuses`], asked
 //!   by the gate next to the routing faults;
-//! - seeding (`one-organization`, `registry-only`): [`seed`], when the state is made;
-//! - numeric ids: the store issues numbers ([`crate::store::Store::new_id`]) and the gate turns
-//!   them into JSON numbers in answers ([`ids_to_numbers`]) and back into strings in request
-//!   bodies ([`ids_to_strings`]);
+//! - seeding (`one-organization`, `registry-only`): `routes::seed`, when the state is made, from
+//!   [`SEEDED_ORGANIZATION`], [`SEEDED_MODULE`] and [`seeded_archive`];
+//! - numeric ids: the store issues numbers (`Store::new_id`) and the gate turns them into JSON
+//!   numbers in answers and back into strings in request bodies (`gate::numeric_ids`);
 //! - no runner: the store's run lifecycle (`routes::runs`), through `Store::runner`;
 //! - TFE's words: the same as [`crate::Compat::Tfe`] (`conform serve --compat tfe`).
 
@@ -19,12 +19,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use axum::http::Method;
-use serde_json::{json, Map, Value};
 
-use crate::error::ApiResult;
-use crate::faults::RouteSpec;
-use crate::gate::{is_bare_api, is_upload_path};
-use crate::store::Store;
+use crate::paths::{is_bare_api, is_upload_path, RouteSpec};
 
 /// A class of real, partial server the reference imitates (see [`shape_catalog`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -182,104 +178,6 @@ impl Shapes {
     }
 }
 
-/// Seeds what the shapes need into a fresh store and records it in `store.seeded`.
-pub(crate) fn seed(store: &mut Store, shapes: &Shapes) -> ApiResult<()> {
-    let needs_org = shapes.has(Shape::OneOrganization) || shapes.has(Shape::RegistryOnly);
-    if needs_org {
-        crate::routes::insert_organization(
-            store,
-            SEEDED_ORGANIZATION,
-            &format!("{SEEDED_ORGANIZATION}@reference.test"),
-            &Map::new(),
-        )?;
-    }
-    if shapes.has(Shape::OneOrganization) {
-        store
-            .seeded
-            .push(("organization".into(), SEEDED_ORGANIZATION.into()));
-    }
-    if shapes.has(Shape::RegistryOnly) {
-        let (ns, name, provider, version) = SEEDED_MODULE;
-        crate::routes::seed_module_version(
-            store,
-            SEEDED_ORGANIZATION,
-            name,
-            provider,
-            version,
-            seeded_archive(),
-        )?;
-        store.seeded.push((
-            "registry_module".into(),
-            format!("{ns}/{name}/{provider}/{version}"),
-        ));
-    }
-    Ok(())
-}
-
-// ---- numeric ids ----
-
-/// The JSON:API types whose id is a name, never turned into a number.
-fn keeps_string_id(kind: &str) -> bool {
-    matches!(kind, "organizations" | "organization")
-}
-
-/// `numeric-ids`, on an answer: every `id` of an object with a string `type` (resource
-/// objects and resource identifiers, at any depth) becomes a JSON number, except an
-/// organization's. A decimal id (what the store issues) becomes that number; any other id (a
-/// fixed one, such as `general` for the general settings) gets a number of its own from the
-/// store's counter, the same one every time ([`Store::alias`]).
-pub(crate) fn ids_to_numbers(doc: &mut Value, store: &mut Store) {
-    match doc {
-        Value::Array(items) => items.iter_mut().for_each(|v| ids_to_numbers(v, store)),
-        Value::Object(obj) => {
-            let kind = obj.get("type").and_then(Value::as_str);
-            let id = obj.get("id").and_then(Value::as_str);
-            if let (Some(kind), Some(id)) = (kind, id) {
-                if !keeps_string_id(kind) {
-                    let n = decimal(id).unwrap_or_else(|| store.alias(id));
-                    obj.insert("id".into(), json!(n));
-                }
-            }
-            obj.values_mut().for_each(|v| ids_to_numbers(v, store));
-        }
-        _ => {}
-    }
-}
-
-/// `numeric-ids`, on a request body: every integer member named `id` or ending in `-id`
-/// becomes the string the store knows (a number it issued, or the fixed id it aliased).
-/// Answers whether anything changed.
-pub(crate) fn ids_to_strings(body: &mut Value, store: &Store) -> bool {
-    match body {
-        Value::Array(items) => items
-            .iter_mut()
-            .fold(false, |changed, v| ids_to_strings(v, store) | changed),
-        Value::Object(obj) => {
-            let mut changed = false;
-            for (key, value) in obj.iter_mut() {
-                let is_id = key == "id" || key.ends_with("-id");
-                match value.as_u64() {
-                    Some(n) if is_id => {
-                        *value = json!(store.unalias(n));
-                        changed = true;
-                    }
-                    _ => changed |= ids_to_strings(value, store),
-                }
-            }
-            changed
-        }
-        _ => false,
-    }
-}
-
-/// The number a decimal id stands for (no sign, no leading zero).
-fn decimal(id: &str) -> Option<u64> {
-    let plain = !id.is_empty()
-        && id.bytes().all(|b| b.is_ascii_digit())
-        && (id == "0" || !id.starts_with('0'));
-    plain.then(|| id.parse().ok()).flatten()
-}
-
 // ---- the seeded archive ----
 
 /// The archive of the module version `registry-only` seeds: a gzip-compressed tar (stored
@@ -411,14 +309,5 @@ mod tests {
         let body = std::str::from_utf8(&tar[512..512 + size]).unwrap();
         assert!(body.starts_with("variable \"cidr_block\""), "{body}");
         assert!(tar[tar.len() - 1024..].iter().all(|b| *b == 0));
-    }
-
-    #[test]
-    fn decimal_ids_are_plain_numbers() {
-        assert_eq!(decimal("17"), Some(17));
-        assert_eq!(decimal("0"), Some(0));
-        assert_eq!(decimal("017"), None);
-        assert_eq!(decimal("ws-1"), None);
-        assert_eq!(decimal(""), None);
     }
 }

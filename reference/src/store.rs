@@ -155,7 +155,7 @@ pub const FINAL_RUN_STATES: &[&str] = &[
 impl Store {
     /// A store with the seeded user, VCS installation, assessment result and settings, shaped
     /// by the store-level shapes (`numeric-ids`, `no-runner`; the seeds of the others are
-    /// [`crate::shapes::seed`]'s).
+    /// `routes::seed`'s).
     pub fn new(password: &str, shapes: &Shapes) -> Self {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)

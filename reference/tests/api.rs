@@ -1,19 +1,17 @@
 //! Drives the reference through its router (`app()` + `oneshot`), one test per behaviour.
 
-mod common;
+mod support;
 
-use axum::body::Body;
-use axum::http::{header, Method, Request, StatusCode};
-use common::*;
+use axum::http::{header, Method, StatusCode};
 use conform_reference::{app, Config};
 use serde_json::json;
-use tower::ServiceExt;
+use support::*;
 
 #[tokio::test]
 async fn organization_lifecycle_on_both_prefixes() {
     let app = app(Config::default());
     org(&app, "acme").await;
-    let a = call(&app, Method::GET, "/organizations/acme", None).await;
+    let a = get(&app, "/organizations/acme").await;
     assert_eq!(a.status, StatusCode::OK);
     assert_eq!(a.content_type(), "application/vnd.api+json");
     assert!(
@@ -22,9 +20,9 @@ async fn organization_lifecycle_on_both_prefixes() {
             .unwrap()
             .starts_with("prj-")
     );
-    let teams = call(&app, Method::GET, "/api/v2/organizations/acme/teams", None).await;
+    let teams = get(&app, "/api/v2/organizations/acme/teams").await;
     assert_eq!(teams.json()["data"][0]["attributes"]["name"], "owners");
-    let list = call(&app, Method::GET, "/api/v2/organizations", None).await;
+    let list = get(&app, "/api/v2/organizations").await;
     assert_eq!(list.json()["meta"]["pagination"]["total-count"], 1);
     let dup = call(&app, Method::POST, "/organizations", Some(json!({"data":{"type":"organizations","attributes":{"name":"acme","email":"o@example.test"}}}))).await;
     assert_eq!(dup.status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -32,13 +30,7 @@ async fn organization_lifecycle_on_both_prefixes() {
         dup.json()["errors"][0]["source"]["pointer"],
         "/data/attributes/name"
     );
-    let ent = call(
-        &app,
-        Method::GET,
-        "/organizations/acme/entitlement-set",
-        None,
-    )
-    .await;
+    let ent = get(&app, "/organizations/acme/entitlement-set").await;
     assert_eq!(ent.json()["data"]["type"], "entitlement-sets");
     assert_eq!(
         call(&app, Method::DELETE, "/api/v2/organizations/acme", None)
@@ -47,9 +39,7 @@ async fn organization_lifecycle_on_both_prefixes() {
         StatusCode::NO_CONTENT
     );
     assert_eq!(
-        call(&app, Method::GET, "/organizations/acme", None)
-            .await
-            .status,
+        get(&app, "/organizations/acme").await.status,
         StatusCode::NOT_FOUND
     );
 }
@@ -86,7 +76,7 @@ async fn request_errors_are_jsonapi_and_change_nothing() {
     )
     .await;
     assert_eq!(missing.status, StatusCode::UNPROCESSABLE_ENTITY);
-    let list = call(&app, Method::GET, "/organizations", None).await;
+    let list = get(&app, "/organizations").await;
     assert_eq!(list.json()["data"], json!([]));
     let big = send(
         &app,
@@ -98,7 +88,7 @@ async fn request_errors_are_jsonapi_and_change_nothing() {
     .await;
     assert_eq!(big.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(big.json()["errors"][0]["status"], "413");
-    let unknown = call(&app, Method::GET, "/api/v2/nothing-here", None).await;
+    let unknown = get(&app, "/api/v2/nothing-here").await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
     assert_eq!(unknown.json()["errors"][0]["status"], "404");
     let method = call(&app, Method::PUT, "/api/v2/organizations", None).await;
@@ -116,9 +106,7 @@ async fn request_errors_are_jsonapi_and_change_nothing() {
     .await;
     assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
     assert_eq!(
-        call(&app, Method::GET, "/api/v2/admin/users", None)
-            .await
-            .status,
+        get(&app, "/api/v2/admin/users").await.status,
         StatusCode::NOT_FOUND
     );
     assert_eq!(
@@ -158,7 +146,7 @@ async fn run_state_machine() {
             .status,
         StatusCode::ACCEPTED
     );
-    let shown = call(&app, Method::GET, &format!("/runs/{run_id}"), None).await;
+    let shown = get(&app, &format!("/runs/{run_id}")).await;
     assert_eq!(shown.json()["data"]["attributes"]["status"], "planned");
     assert_eq!(
         shown.json()["data"]["attributes"]["actions"]["is-confirmable"],
@@ -178,18 +166,15 @@ async fn run_state_machine() {
             .status,
         StatusCode::CONFLICT
     );
-    let comments = call(&app, Method::GET, &format!("/runs/{run_id}/comments"), None).await;
+    let comments = get(&app, &format!("/runs/{run_id}/comments")).await;
     assert_eq!(comments.json()["data"][0]["attributes"]["body"], "ship it");
-    let apply_id = call(&app, Method::GET, &format!("/runs/{run_id}"), None)
-        .await
-        .json()["data"]["relationships"]["apply"]["data"]["id"]
+    let apply_id = get(&app, &format!("/runs/{run_id}")).await.json()["data"]["relationships"]
+        ["apply"]["data"]["id"]
         .as_str()
         .unwrap()
         .to_string();
     assert_eq!(
-        call(&app, Method::GET, &format!("/applies/{apply_id}"), None)
-            .await
-            .json()["data"]["attributes"]["status"],
+        get(&app, &format!("/applies/{apply_id}")).await.json()["data"]["attributes"]["status"],
         "finished"
     );
     // Admin force-cancel of a fresh run.
@@ -239,10 +224,7 @@ async fn configuration_upload_round_trip() {
         .to_string();
     assert!(url.starts_with("http://127.0.0.1:9/v1/object/"), "{url}");
     let download = format!("/configuration-versions/{cv_id}/download");
-    assert_eq!(
-        call(&app, Method::GET, &download, None).await.status,
-        StatusCode::NOT_FOUND
-    );
+    assert_eq!(get(&app, &download).await.status, StatusCode::NOT_FOUND);
     let put = send(
         &app,
         Method::PUT,
@@ -252,16 +234,10 @@ async fn configuration_upload_round_trip() {
     )
     .await;
     assert_eq!(put.status, StatusCode::OK);
-    let shown = call(
-        &app,
-        Method::GET,
-        &format!("/configuration-versions/{cv_id}"),
-        None,
-    )
-    .await;
+    let shown = get(&app, &format!("/configuration-versions/{cv_id}")).await;
     assert_eq!(shown.json()["data"]["attributes"]["status"], "uploaded");
     assert!(shown.json()["data"]["attributes"]["upload-url"].is_null());
-    let got = call(&app, Method::GET, &download, None).await;
+    let got = get(&app, &download).await;
     assert_eq!(got.status, StatusCode::OK);
     assert_eq!(got.bytes, b"tarball bytes");
     let run = call(&app, Method::POST, "/runs", Some(json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}}))).await;
@@ -275,11 +251,9 @@ async fn configuration_upload_round_trip() {
         call(&app, Method::POST, &archive, None).await.status,
         StatusCode::CONFLICT
     );
-    let ingress = call(
+    let ingress = get(
         &app,
-        Method::GET,
         &format!("/configuration-versions/{cv_id}/ingress-attributes"),
-        None,
     )
     .await;
     assert_eq!(ingress.json()["data"]["type"], "ingress-attributes");
@@ -299,22 +273,11 @@ async fn registry_publish_discover_and_download() {
     )
     .await;
     assert_eq!(version.status, StatusCode::CREATED);
-    let upload = version.json()["data"]["links"]["upload"]
+    let upload_url = version.json()["data"]["links"]["upload"]
         .as_str()
         .unwrap()
         .to_string();
-    assert_eq!(
-        send(
-            &app,
-            Method::PUT,
-            &path_of(&upload),
-            None,
-            b"module".to_vec()
-        )
-        .await
-        .status,
-        StatusCode::OK
-    );
+    assert_eq!(upload(&app, &upload_url, b"module").await, StatusCode::OK);
     let discovery = send(
         &app,
         Method::GET,
@@ -324,56 +287,26 @@ async fn registry_publish_discover_and_download() {
     )
     .await;
     assert_eq!(discovery.json()["modules.v1"], "/api/registry/v1/modules/");
-    let versions = call(
-        &app,
-        Method::GET,
-        "/api/registry/v1/modules/acme/net/aws/versions",
-        None,
-    )
-    .await;
+    let versions = get(&app, "/api/registry/v1/modules/acme/net/aws/versions").await;
     assert_eq!(
         versions.json()["modules"][0]["versions"][0]["version"],
         "1.0.0"
     );
-    let dl = call(
-        &app,
-        Method::GET,
-        "/api/registry/v1/modules/acme/net/aws/1.0.0/download",
-        None,
-    )
-    .await;
+    let dl = get(&app, "/api/registry/v1/modules/acme/net/aws/1.0.0/download").await;
     assert_eq!(dl.status, StatusCode::NO_CONTENT);
-    let get = dl
+    let source = dl
         .headers
         .get("x-terraform-get")
         .unwrap()
         .to_str()
         .unwrap()
         .to_string();
-    assert!(get.contains("/v1/object/"));
-    let latest = call(
-        &app,
-        Method::GET,
-        "/api/registry/v1/modules/acme/net/aws/download",
-        None,
-    )
-    .await;
+    assert!(source.contains("/v1/object/"));
+    let latest = get(&app, "/api/registry/v1/modules/acme/net/aws/download").await;
     assert_eq!(latest.status, StatusCode::FOUND);
-    let shown = call(
-        &app,
-        Method::GET,
-        "/registry-modules/show/acme/net/aws",
-        None,
-    )
-    .await;
+    let shown = get(&app, "/registry-modules/show/acme/net/aws").await;
     assert_eq!(id(&shown), id(&module));
-    let search = call(
-        &app,
-        Method::GET,
-        "/api/registry/v1/modules/search?q=net",
-        None,
-    )
-    .await;
+    let search = get(&app, "/api/registry/v1/modules/search?q=net").await;
     assert_eq!(search.json()["modules"][0]["name"], "net");
     // Deprecated delete acts on the same store.
     assert_eq!(
@@ -388,11 +321,9 @@ async fn registry_publish_discover_and_download() {
         StatusCode::NO_CONTENT
     );
     assert_eq!(
-        call(
+        get(
             &app,
-            Method::GET,
-            "/organizations/acme/registry-modules/private/acme/net/aws",
-            None
+            "/organizations/acme/registry-modules/private/acme/net/aws"
         )
         .await
         .status,
@@ -406,11 +337,9 @@ async fn paging_meta_and_links() {
     for n in ["a", "b", "c"] {
         org(&app, n).await;
     }
-    let page = call(
+    let page = get(
         &app,
-        Method::GET,
         "/api/v2/organizations?page%5Bnumber%5D=2&page%5Bsize%5D=1",
-        None,
     )
     .await;
     let doc = page.json();
@@ -418,15 +347,9 @@ async fn paging_meta_and_links() {
     assert_eq!(doc["meta"]["pagination"]["total-count"], 3);
     assert_eq!(doc["meta"]["pagination"]["prev-page"], 1);
     assert_eq!(doc["meta"]["pagination"]["next-page"], 3);
-    let plain = call(&app, Method::GET, "/organizations?page=3&page_size=1", None).await;
+    let plain = get(&app, "/organizations?page=3&page_size=1").await;
     assert_eq!(plain.json()["data"][0]["id"], "c");
-    let far = call(
-        &app,
-        Method::GET,
-        "/organizations?page=999&page_size=100",
-        None,
-    )
-    .await;
+    let far = get(&app, "/organizations?page=999&page_size=100").await;
     assert_eq!(far.json()["data"], json!([]));
     assert_eq!(far.json()["meta"]["pagination"]["current-page"], 999);
 }
@@ -501,23 +424,17 @@ async fn routing_faults_drop_routes() {
         "drop-route=GET /organizations/:organization_name",
     ]);
     assert_eq!(
-        call(&app, Method::GET, "/api/v2/organizations", None)
-            .await
-            .status,
+        get(&app, "/api/v2/organizations").await.status,
         StatusCode::NOT_FOUND
     );
     let made = call(&app, Method::POST, "/organizations", Some(json!({"data":{"type":"organizations","attributes":{"name":"acme","email":"o@example.test"}}}))).await;
     assert_eq!(made.status, StatusCode::CREATED);
     assert_eq!(
-        call(&app, Method::GET, "/organizations/acme", None)
-            .await
-            .status,
+        get(&app, "/organizations/acme").await.status,
         StatusCode::NOT_FOUND
     );
     assert_eq!(
-        call(&app, Method::GET, "/organizations/acme/teams", None)
-            .await
-            .status,
+        get(&app, "/organizations/acme/teams").await.status,
         StatusCode::OK
     );
 }
@@ -526,26 +443,26 @@ async fn routing_faults_drop_routes() {
 async fn envelope_faults_break_documents() {
     let app = with_faults(&["numeric-id", "list-as-object"]);
     org(&app, "acme").await;
-    assert!(call(&app, Method::GET, "/organizations/acme", None)
-        .await
-        .json()["data"]["id"]
-        .is_number());
-    assert!(call(&app, Method::GET, "/organizations", None).await.json()["data"].is_object());
+    assert!(get(&app, "/organizations/acme").await.json()["data"]["id"].is_number());
+    assert!(get(&app, "/organizations").await.json()["data"].is_object());
     let app = with_faults(&[
         "no-data",
         "wrong-content-type=GET /organizations/:organization_name",
     ]);
     org(&app, "acme").await;
-    let a = call(&app, Method::GET, "/organizations/acme", None).await;
+    let a = get(&app, "/organizations/acme").await;
     assert!(a.json().get("data").is_none() && a.json().get("result").is_some());
     assert!(a.content_type().starts_with("text/plain"));
     let app = with_faults(&["huge-body=GET /organizations"]);
-    let req = Request::builder()
-        .uri("/organizations")
-        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
-        .body(Body::empty())
-        .unwrap();
-    let res = app.oneshot(req).await.unwrap();
+    let res = raw(
+        &app,
+        Method::GET,
+        "/organizations",
+        Some(TOKEN),
+        &[],
+        vec![],
+    )
+    .await;
     assert_eq!(
         res.headers().get(header::CONTENT_LENGTH).unwrap(),
         "1073741824"
@@ -567,9 +484,7 @@ async fn behaviour_faults_pretend() {
         StatusCode::NO_CONTENT
     );
     assert_eq!(
-        call(&app, Method::GET, "/organizations/acme", None)
-            .await
-            .status,
+        get(&app, "/organizations/acme").await.status,
         StatusCode::OK
     );
     let patched = call(
@@ -581,9 +496,7 @@ async fn behaviour_faults_pretend() {
     .await;
     assert_eq!(patched.json()["data"]["attributes"]["email"], "x@y.test");
     assert_eq!(
-        call(&app, Method::GET, "/organizations/acme", None)
-            .await
-            .json()["data"]["attributes"]["email"],
+        get(&app, "/organizations/acme").await.json()["data"]["attributes"]["email"],
         "o@example.test"
     );
     let ws = workspace(&app, "acme", "app").await;
@@ -614,16 +527,8 @@ async fn behaviour_faults_pretend() {
         .unwrap()
         .to_string();
     assert!(url.contains("/uploads/"));
-    assert_eq!(
-        send(&app, Method::PUT, &path_of(&url), None, b"x".to_vec())
-            .await
-            .status,
-        StatusCode::OK
-    );
-    assert_ne!(
-        id(&call(&app, Method::GET, &format!("/workspaces/{ws}"), None).await),
-        ws
-    );
+    assert_eq!(upload(&app, &url, b"x").await, StatusCode::OK);
+    assert_ne!(id(&get(&app, &format!("/workspaces/{ws}")).await), ws);
 }
 
 #[tokio::test]
@@ -633,18 +538,14 @@ async fn paging_faults_shift_pages() {
         org(&app, n).await;
     }
     assert_eq!(
-        call(&app, Method::GET, "/organizations?page=2&page_size=1", None)
-            .await
-            .json()["data"][0]["id"],
+        get(&app, "/organizations?page=2&page_size=1").await.json()["data"][0]["id"],
         "a"
     );
     let app = with_faults(&["page-repeats-item", "list-omits-newest"]);
     for n in ["a", "b", "c"] {
         org(&app, n).await;
     }
-    let doc = call(&app, Method::GET, "/organizations?page=2&page_size=1", None)
-        .await
-        .json();
+    let doc = get(&app, "/organizations?page=2&page_size=1").await.json();
     assert_eq!(doc["data"][0]["id"], "a");
     assert_eq!(doc["meta"]["pagination"]["total-count"], 2);
 }
@@ -652,12 +553,12 @@ async fn paging_faults_shift_pages() {
 #[tokio::test]
 async fn transport_faults() {
     let app = with_faults(&["rate-limit-first=1", "server-error=GET /organizations"]);
-    let limited = call(&app, Method::GET, "/organizations", None).await;
+    let limited = get(&app, "/organizations").await;
     assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(limited.headers.get("retry-after").unwrap(), "1");
     assert_eq!(limited.headers.get("x-ratelimit-reset").unwrap(), "0.2");
     assert_eq!(
-        call(&app, Method::GET, "/organizations", None).await.status,
+        get(&app, "/organizations").await.status,
         StatusCode::INTERNAL_SERVER_ERROR
     );
 }
@@ -696,7 +597,7 @@ async fn tfe_profile_faults() {
     let a = call(&app, Method::POST, "/organizations", Some(json!({"data":{"type":"organizations","attributes":{"name":"acme","email":"o@example.test"}}}))).await;
     assert_eq!(a.status, StatusCode::OK);
     assert_eq!(a.content_type(), "application/json");
-    let missing = call(&app, Method::GET, "/organizations/none", None).await;
+    let missing = get(&app, "/organizations/none").await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
     assert!(missing.content_type().starts_with("text/plain"));
     let app = with_faults(&["no-auth", "no-pagination-meta"]);
@@ -712,9 +613,8 @@ async fn spec_routes_are_present() {
     org(&app, "acme").await;
     let ws = workspace(&app, "acme", "app").await;
     let src = workspace(&app, "acme", "src").await;
-    let prj = call(&app, Method::GET, "/organizations/acme", None)
-        .await
-        .json()["data"]["relationships"]["default-project"]["data"]["id"]
+    let prj = get(&app, "/organizations/acme").await.json()["data"]["relationships"]
+        ["default-project"]["data"]["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -775,14 +675,9 @@ async fn spec_routes_are_present() {
         Some(json!({"data":{"type":"agent-pools","attributes":{"name":"p"}}})),
     )
     .await);
-    let agent = call(
-        &app,
-        Method::GET,
-        &format!("/agent-pools/{pool}/agents"),
-        None,
-    )
-    .await
-    .json()["data"][0]["id"]
+    let agent = get(&app, &format!("/agent-pools/{pool}/agents"))
+        .await
+        .json()["data"][0]["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -866,9 +761,7 @@ async fn spec_routes_are_present() {
         StatusCode::NO_CONTENT
     );
     assert_eq!(
-        call(&app, Method::GET, &format!("/policy-sets/{ps}"), None)
-            .await
-            .status,
+        get(&app, &format!("/policy-sets/{ps}")).await.status,
         StatusCode::NOT_FOUND
     );
     let seeded = conform_reference::start(Config::default())

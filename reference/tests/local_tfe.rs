@@ -1,30 +1,18 @@
 //! The reference as a local TFE for real clients (issue 12): absolute URLs follow the client,
 //! the state and run workflow terraform needs, TFE's words behind `Compat::Tfe`.
 
-mod common;
+mod support;
 
-use axum::body::Body;
-use axum::http::{header, Method, Request, StatusCode};
+use axum::http::{Method, StatusCode};
 use axum::Router;
-use common::*;
-use conform_reference::{app, Compat, Config};
+use conform_reference::{app, Config};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
-use tower::ServiceExt;
+use support::*;
 
 /// A GET with extra headers; the answer's JSON.
 async fn get_with(app: &Router, path: &str, headers: &[(&str, &str)]) -> Value {
-    let mut req = Request::builder()
-        .uri(path)
-        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"));
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let res = app
-        .clone()
-        .oneshot(req.body(Body::empty()).expect("request"))
-        .await
-        .expect("infallible");
+    let res = raw(app, Method::GET, path, Some(TOKEN), headers, vec![]).await;
     let bytes = res.into_body().collect().await.expect("body").to_bytes();
     serde_json::from_slice(&bytes).unwrap_or(Value::Null)
 }
@@ -115,12 +103,6 @@ fn b64(bytes: &[u8]) -> String {
     out
 }
 
-async fn put(app: &Router, url: &str, body: &[u8]) -> StatusCode {
-    send(app, Method::PUT, &path_of(url), None, body.to_vec())
-        .await
-        .status
-}
-
 #[tokio::test]
 async fn a_state_version_waits_for_its_upload_and_the_lock() {
     let app = app(Config::default());
@@ -150,10 +132,7 @@ async fn a_state_version_waits_for_its_upload_and_the_lock() {
     assert_ne!(raw_url, json_url);
     // Pending: not current, and the workspace stays locked.
     let current = format!("/api/v2/workspaces/{ws}/current-state-version");
-    assert_eq!(
-        call(&app, Method::GET, &current, None).await.status,
-        StatusCode::NOT_FOUND
-    );
+    assert_eq!(get(&app, &current).await.status, StatusCode::NOT_FOUND);
     let unlock = format!("/api/v2/workspaces/{ws}/actions/unlock");
     let refused = call(&app, Method::POST, &unlock, None).await;
     assert_eq!(refused.status, StatusCode::CONFLICT);
@@ -162,20 +141,18 @@ async fn a_state_version_waits_for_its_upload_and_the_lock() {
         "greeting":{"value":"hello","type":"string"},
         "secret":{"value":"s3","type":"string","sensitive":true},
         "list":{"value":[1,2],"type":["tuple",["number","number"]]}},"resources":[]});
-    assert_eq!(put(&app, &json_url, b"{}").await, StatusCode::OK);
+    assert_eq!(upload(&app, &json_url, b"{}").await, StatusCode::OK);
     assert_eq!(
-        put(&app, &raw_url, state.to_string().as_bytes()).await,
+        upload(&app, &raw_url, state.to_string().as_bytes()).await,
         StatusCode::OK
     );
-    let shown = call(&app, Method::GET, &current, None).await.json();
+    let shown = get(&app, &current).await.json();
     assert_eq!(shown["data"]["attributes"]["status"], "finalized");
     assert!(shown["data"]["attributes"]["hosted-json-state-download-url"].is_string());
     assert!(shown["data"]["attributes"]["hosted-state-upload-url"].is_null());
-    let outputs = call(
+    let outputs = get(
         &app,
-        Method::GET,
         &format!("/api/v2/workspaces/{ws}/current-state-version-outputs"),
-        None,
     )
     .await
     .json();
@@ -212,14 +189,9 @@ async fn a_state_version_waits_for_its_upload_and_the_lock() {
     .json();
     assert_eq!(one["data"]["attributes"]["value"], "s3");
     let sv_id = sv["data"]["id"].as_str().unwrap();
-    let by_version = call(
-        &app,
-        Method::GET,
-        &format!("/api/v2/state-versions/{sv_id}/outputs"),
-        None,
-    )
-    .await
-    .json();
+    let by_version = get(&app, &format!("/api/v2/state-versions/{sv_id}/outputs"))
+        .await
+        .json();
     assert_eq!(by_version["data"].as_array().unwrap().len(), 3);
     assert_eq!(
         call(&app, Method::POST, &unlock, None).await.status,
@@ -233,42 +205,21 @@ async fn a_state_version_waits_for_its_upload_and_the_lock() {
     let inline = json!({"data":{"type":"state-versions","attributes":{"serial":2,"md5":"x","state":b64(br#"{"version":4,"serial":2,"outputs":{}}"#)}}});
     let two = call(&app, Method::POST, &path, Some(inline)).await.json();
     assert_eq!(two["data"]["attributes"]["status"], "finalized");
-    let shown = call(&app, Method::GET, &current, None).await.json();
+    let shown = get(&app, &current).await.json();
     assert_eq!(shown["data"]["id"], two["data"]["id"]);
-}
-
-fn tfe() -> Router {
-    app(Config {
-        compat: Compat::Tfe,
-        ..Config::default()
-    })
 }
 
 async fn uploaded_run(app: &Router, org_name: &str, attrs: Value, speculative: bool) -> Value {
     org(app, org_name).await;
     let ws = workspace(app, org_name, "w").await;
-    let cv = call(
-        app,
-        Method::POST,
-        &format!("/api/v2/workspaces/{ws}/configuration-versions"),
-        Some(json!({"data":{"type":"configuration-versions","attributes":{"speculative":speculative}}})),
-    )
-    .await
-    .json();
-    let url = cv["data"]["attributes"]["upload-url"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert_eq!(put(app, &url, b"tarball").await, StatusCode::OK);
+    uploaded_configuration(app, &ws, json!({"speculative": speculative})).await;
     let run = call(app, Method::POST, "/api/v2/runs", Some(json!({"data":{"type":"runs","attributes":attrs,"relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}}))).await;
     assert_eq!(run.status, StatusCode::CREATED);
     run.json()["data"].clone()
 }
 
 async fn log_of(app: &Router, kind: &str, id: &str) -> String {
-    let step = call(app, Method::GET, &format!("/api/v2/{kind}/{id}"), None)
-        .await
-        .json();
+    let step = get(app, &format!("/api/v2/{kind}/{id}")).await.json();
     let url = step["data"]["attributes"]["log-read-url"]
         .as_str()
         .unwrap()
@@ -297,9 +248,8 @@ async fn runs_end_planned_then_applied_with_logs_and_events() {
         &format!(
             "{}?offset=1&limit=9",
             path_of(
-                call(&app, Method::GET, &format!("/api/v2/plans/{plan}"), None)
-                    .await
-                    .json()["data"]["attributes"]["log-read-url"]
+                get(&app, &format!("/api/v2/plans/{plan}")).await.json()["data"]["attributes"]
+                    ["log-read-url"]
                     .as_str()
                     .unwrap()
             )
@@ -317,9 +267,7 @@ async fn runs_end_planned_then_applied_with_logs_and_events() {
     )
     .await;
     assert_eq!(apply.status, StatusCode::ACCEPTED);
-    let shown = call(&app, Method::GET, &format!("/api/v2/runs/{id}"), None)
-        .await
-        .json();
+    let shown = get(&app, &format!("/api/v2/runs/{id}")).await.json();
     assert_eq!(shown["data"]["attributes"]["status"], "applied");
     let apply_id = run["relationships"]["apply"]["data"]["id"]
         .as_str()
@@ -327,14 +275,9 @@ async fn runs_end_planned_then_applied_with_logs_and_events() {
     assert!(log_of(&app, "applies", apply_id)
         .await
         .contains("Apply complete!"));
-    let events = call(
-        &app,
-        Method::GET,
-        &format!("/api/v2/runs/{id}/run-events"),
-        None,
-    )
-    .await
-    .json();
+    let events = get(&app, &format!("/api/v2/runs/{id}/run-events"))
+        .await
+        .json();
     let events = events["data"].as_array().unwrap().clone();
     assert!(!events.is_empty());
     let one = call(
@@ -395,31 +338,21 @@ async fn tfe_words_and_strictness_are_behind_compat_tfe() {
         forced.json()["data"]["attributes"]["status"],
         "force_canceled"
     );
-    let req = Request::builder()
-        .method(Method::POST)
-        .uri("/api/v2/organizations")
-        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
-        .header(header::CONTENT_TYPE, "text/plain")
-        .header(header::CONTENT_LENGTH, "2")
-        .body(Body::from("{}"))
-        .expect("request");
-    let bare = tfe.clone().oneshot(req).await.expect("infallible");
-    assert_eq!(bare.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    let slash = call(
+    let headers = [("content-type", "text/plain"), ("content-length", "2")];
+    let path = "/api/v2/organizations";
+    let bare = raw(
         &tfe,
-        Method::GET,
-        "/api/v2/organizations/b/workspaces/",
-        None,
+        Method::POST,
+        path,
+        Some(TOKEN),
+        &headers,
+        b"{}".to_vec(),
     )
     .await;
+    assert_eq!(bare.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let slash = get(&tfe, "/api/v2/organizations/b/workspaces/").await;
     assert_eq!(slash.status, StatusCode::OK);
-    let slash = call(
-        &spec,
-        Method::GET,
-        "/api/v2/organizations/a/workspaces/",
-        None,
-    )
-    .await;
+    let slash = get(&spec, "/api/v2/organizations/a/workspaces/").await;
     assert_eq!(slash.status, StatusCode::NOT_FOUND);
 }
 
@@ -437,9 +370,7 @@ async fn include_projects_varsets_and_tfe_reads() {
     )
     .await;
     let team = id(&team);
-    let me = call(&app, Method::GET, "/api/v2/account/details", None)
-        .await
-        .json();
+    let me = get(&app, "/api/v2/account/details").await.json();
     let user = me["data"]["id"].as_str().unwrap().to_string();
     let username = me["data"]["attributes"]["username"]
         .as_str()
@@ -453,45 +384,31 @@ async fn include_projects_varsets_and_tfe_reads() {
     )
     .await;
     assert!(added.status.is_success());
-    let shown = call(
-        &app,
-        Method::GET,
-        &format!("/api/v2/teams/{team}?include=users"),
-        None,
-    )
-    .await
-    .json();
+    let shown = get(&app, &format!("/api/v2/teams/{team}?include=users"))
+        .await
+        .json();
     assert!(shown["included"]
         .as_array()
         .unwrap()
         .iter()
         .any(|u| u["id"] == user.as_str()));
-    let shown = call(
+    let shown = get(
         &app,
-        Method::GET,
         &format!("/api/v2/workspaces/{ws}?include=organization,current_run"),
-        None,
     )
     .await
     .json();
     assert_eq!(shown["included"][0]["id"], "inc");
     // Projects: the default one is readable; create, update, delete.
-    let o = call(&app, Method::GET, "/api/v2/organizations/inc", None)
-        .await
-        .json();
+    let o = get(&app, "/api/v2/organizations/inc").await.json();
     let default = o["data"]["relationships"]["default-project"]["data"]["id"]
         .as_str()
         .unwrap()
         .to_string();
     assert_eq!(
-        call(
-            &app,
-            Method::GET,
-            &format!("/api/v2/projects/{default}"),
-            None
-        )
-        .await
-        .status,
+        get(&app, &format!("/api/v2/projects/{default}"))
+            .await
+            .status,
         StatusCode::OK
     );
     let prj = call(
@@ -503,14 +420,7 @@ async fn include_projects_varsets_and_tfe_reads() {
     .await;
     assert_eq!(prj.status, StatusCode::CREATED);
     let prj = id(&prj);
-    let list = call(
-        &app,
-        Method::GET,
-        "/api/v2/organizations/inc/projects",
-        None,
-    )
-    .await
-    .json();
+    let list = get(&app, "/api/v2/organizations/inc/projects").await.json();
     assert_eq!(list["data"].as_array().unwrap().len(), 2);
     let upd = call(
         &app,
@@ -568,20 +478,13 @@ async fn include_projects_varsets_and_tfe_reads() {
     )
     .await;
     assert_eq!(applied.status, StatusCode::NO_CONTENT);
-    let for_ws = call(
-        &app,
-        Method::GET,
-        &format!("/api/v2/workspaces/{ws}/varsets"),
-        None,
-    )
-    .await
-    .json();
+    let for_ws = get(&app, &format!("/api/v2/workspaces/{ws}/varsets"))
+        .await
+        .json();
     assert_eq!(for_ws["data"][0]["id"], vs.as_str());
     // Reads TFE clients make.
     assert_eq!(
-        call(&app, Method::GET, &format!("/api/v2/users/{user}"), None)
-            .await
-            .status,
+        get(&app, &format!("/api/v2/users/{user}")).await.status,
         StatusCode::OK
     );
     assert_eq!(
@@ -596,14 +499,9 @@ async fn include_projects_varsets_and_tfe_reads() {
         StatusCode::OK
     );
     assert_eq!(
-        call(
-            &app,
-            Method::GET,
-            "/api/v2/organizations/inc/oauth-tokens",
-            None
-        )
-        .await
-        .status,
+        get(&app, "/api/v2/organizations/inc/oauth-tokens")
+            .await
+            .status,
         StatusCode::OK
     );
 }

@@ -1,31 +1,17 @@
 //! Each shape through the router (`app()` + `oneshot`): it changes exactly what it says, and
 //! what it seeds is there. Without shapes nothing changes (`tests/api.rs`).
 
-mod common;
+mod support;
 
 use axum::http::{header, Method, StatusCode};
-use axum::Router;
-use common::*;
-use conform_reference::{app, seeded_archive, shape_catalog, start, Config, Shape};
+
+use conform_reference::{seeded_archive, shape_catalog, start, Config, Shape};
 use serde_json::{json, Value};
-
-fn shaped(shapes: &[&str]) -> Router {
-    app(config(shapes))
-}
-
-fn config(shapes: &[&str]) -> Config {
-    Config {
-        shapes: shapes
-            .iter()
-            .map(|s| s.parse::<Shape>().expect("shape"))
-            .collect(),
-        ..Config::default()
-    }
-}
+use support::*;
 
 /// The `seeded()` list of a reference started with these shapes.
 async fn seeded(shapes: &[&str]) -> Vec<(String, String)> {
-    let running = start(config(shapes)).await.expect("starts");
+    let running = start(shaped_config(shapes)).await.expect("starts");
     let seeded = running.seeded();
     running.shutdown();
     seeded
@@ -40,24 +26,6 @@ fn absent_route(a: &Answer) {
 
 fn org_body(name: &str) -> Value {
     json!({"data":{"type":"organizations","attributes":{"name":name,"email":"o@example.test"}}})
-}
-
-/// Creates a configuration version in a workspace and uploads a tarball to it.
-async fn uploaded_configuration(app: &Router, ws: &str) {
-    let cv = call(
-        app,
-        Method::POST,
-        &format!("/api/v2/workspaces/{ws}/configuration-versions"),
-        Some(json!({"data":{"type":"configuration-versions"}})),
-    )
-    .await;
-    assert_eq!(cv.status, StatusCode::CREATED, "{:?}", cv.json());
-    let url = cv.json()["data"]["attributes"]["upload-url"]
-        .as_str()
-        .expect("upload-url")
-        .to_string();
-    let put = send(app, Method::PUT, &path_of(&url), None, b"tarball".to_vec()).await;
-    assert_eq!(put.status, StatusCode::OK);
 }
 
 #[test]
@@ -90,7 +58,7 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
 #[tokio::test]
 async fn api_v2_only_answers_only_under_the_prefix() {
     let app = shaped(&["api-v2-only"]);
-    absent_route(&call(&app, Method::GET, "/organizations", None).await);
+    absent_route(&get(&app, "/organizations").await);
     absent_route(&call(&app, Method::POST, "/organizations", Some(org_body("bare"))).await);
     // An absent route answers 404 with or without a token.
     absent_route(&send(&app, Method::GET, "/organizations", None, vec![]).await);
@@ -103,20 +71,16 @@ async fn api_v2_only_answers_only_under_the_prefix() {
     .await;
     assert_eq!(made.status, StatusCode::CREATED);
     assert_eq!(
-        call(&app, Method::GET, "/api/v2/organizations", None)
-            .await
-            .status,
+        get(&app, "/api/v2/organizations").await.status,
         StatusCode::OK
     );
-    absent_route(&call(&app, Method::GET, "/organizations/acme", None).await);
+    absent_route(&get(&app, "/organizations/acme").await);
     assert_eq!(
-        call(&app, Method::GET, "/api/v2/organizations/acme", None)
-            .await
-            .status,
+        get(&app, "/api/v2/organizations/acme").await.status,
         StatusCode::OK
     );
-    absent_route(&call(&app, Method::GET, "/ping", None).await);
-    absent_route(&call(&app, Method::GET, "/api/meta/ip-ranges", None).await);
+    absent_route(&get(&app, "/ping").await);
+    absent_route(&get(&app, "/api/meta/ip-ranges").await);
     absent_route(&admin(&app, Method::GET, "/admin/general-settings", None).await);
     assert_eq!(
         admin(&app, Method::GET, "/api/v2/admin/general-settings", None)
@@ -125,9 +89,7 @@ async fn api_v2_only_answers_only_under_the_prefix() {
         StatusCode::OK
     );
     assert_eq!(
-        call(&app, Method::GET, "/api/v2/meta/ip-ranges", None)
-            .await
-            .status,
+        get(&app, "/api/v2/meta/ip-ranges").await.status,
         StatusCode::OK
     );
     // The registry protocol, discovery and the object store keep working.
@@ -143,18 +105,18 @@ async fn api_v2_only_answers_only_under_the_prefix() {
         .status,
         StatusCode::OK
     );
-    let registry = call(&app, Method::GET, "/api/registry/v1/modules", None).await;
+    let registry = get(&app, "/api/registry/v1/modules").await;
     assert_eq!(registry.status, StatusCode::OK);
     assert_eq!(registry.json()["modules"], json!([]));
     let ws = workspace(&app, "acme", "app").await;
-    uploaded_configuration(&app, &ws).await;
+    uploaded_configuration(&app, &ws, json!({})).await;
 }
 
 #[tokio::test]
 async fn one_organization_holds_acme_and_no_other() {
     let app = shaped(&["one-organization"]);
     for prefix in ["", "/api/v2"] {
-        absent_route(&call(&app, Method::GET, &format!("{prefix}/organizations"), None).await);
+        absent_route(&get(&app, &format!("{prefix}/organizations")).await);
         let create = call(
             &app,
             Method::POST,
@@ -175,7 +137,7 @@ async fn one_organization_holds_acme_and_no_other() {
             StatusCode::OK
         );
     }
-    let shown = call(&app, Method::GET, "/api/v2/organizations/acme", None).await;
+    let shown = get(&app, "/api/v2/organizations/acme").await;
     assert_eq!(shown.status, StatusCode::OK);
     assert_eq!(shown.json()["data"]["id"], "acme");
     assert!(
@@ -184,26 +146,16 @@ async fn one_organization_holds_acme_and_no_other() {
             .is_some_and(|p| p.starts_with("prj-"))
     );
     assert_eq!(
-        call(&app, Method::GET, "/organizations/acme", None)
-            .await
-            .status,
+        get(&app, "/organizations/acme").await.status,
         StatusCode::OK
     );
-    let teams = call(&app, Method::GET, "/api/v2/organizations/acme/teams", None).await;
+    let teams = get(&app, "/api/v2/organizations/acme/teams").await;
     assert_eq!(teams.json()["data"][0]["attributes"]["name"], "owners");
     let ws = workspace(&app, "acme", "app").await;
-    let listed = call(
-        &app,
-        Method::GET,
-        "/api/v2/organizations/acme/workspaces",
-        None,
-    )
-    .await;
+    let listed = get(&app, "/api/v2/organizations/acme/workspaces").await;
     assert_eq!(listed.json()["data"][0]["id"], ws.as_str());
     assert_eq!(
-        call(&app, Method::GET, "/api/v2/organizations/other", None)
-            .await
-            .status,
+        get(&app, "/api/v2/organizations/other").await.status,
         StatusCode::NOT_FOUND
     );
     let seeded = seeded(&["one-organization"]).await;
@@ -222,7 +174,7 @@ async fn registry_only_serves_the_seeded_module_and_nothing_else() {
         "/meta/ip-ranges",
         "/api/v2/organizations/acme/registry-modules",
     ] {
-        absent_route(&call(&app, Method::GET, path, None).await);
+        absent_route(&get(&app, path).await);
     }
     let discovery = send(
         &app,
@@ -238,7 +190,7 @@ async fn registry_only_serves_the_seeded_module_and_nothing_else() {
         json!({"modules.v1": "/api/registry/v1/modules/"})
     );
     let base = "/api/registry/v1/modules/acme/network/aws";
-    let versions = call(&app, Method::GET, &format!("{base}/versions"), None).await;
+    let versions = get(&app, &format!("{base}/versions")).await;
     assert_eq!(versions.status, StatusCode::OK);
     let modules = versions.json()["modules"].clone();
     assert_eq!(modules.as_array().map(Vec::len), Some(1));
@@ -250,44 +202,50 @@ async fn registry_only_serves_the_seeded_module_and_nothing_else() {
         .map(|v| v["version"].clone())
         .collect();
     assert_eq!(listed, [json!("1.0.0")]);
-    let version = call(&app, Method::GET, &format!("{base}/1.0.0"), None).await;
+    let version = get(&app, &format!("{base}/1.0.0")).await;
     assert_eq!(version.status, StatusCode::OK);
     assert_eq!(version.json()["id"], "acme/network/aws/1.0.0");
     assert_eq!(version.json()["version"], "1.0.0");
-    let latest = call(&app, Method::GET, base, None).await;
+    let latest = get(&app, base).await;
     assert_eq!(latest.json()["version"], "1.0.0");
-    let search = call(
-        &app,
-        Method::GET,
-        "/api/registry/v1/modules/search?q=network",
-        None,
-    )
-    .await;
+    let search = get(&app, "/api/registry/v1/modules/search?q=network").await;
     assert_eq!(search.json()["modules"][0]["id"], "acme/network/aws/1.0.0");
     assert_eq!(search.json()["modules"].as_array().map(Vec::len), Some(1));
 
-    let download = call(&app, Method::GET, &format!("{base}/1.0.0/download"), None).await;
+    let download = get(&app, &format!("{base}/1.0.0/download")).await;
     assert_eq!(download.status, StatusCode::NO_CONTENT);
-    let get = download.headers["x-terraform-get"]
+    let source = download.headers["x-terraform-get"]
         .to_str()
         .expect("header")
         .to_string();
-    assert!(get.starts_with("http://127.0.0.1:9/v1/object/"), "{get}");
+    assert!(
+        source.starts_with("http://127.0.0.1:9/v1/object/"),
+        "{source}"
+    );
     // The archive answers without a token.
-    let archive = send(&app, Method::GET, &path_of(&get), None, vec![]).await;
+    let archive = send(&app, Method::GET, &path_of(&source), None, vec![]).await;
     assert_eq!(archive.status, StatusCode::OK);
     assert_eq!(archive.bytes, seeded_archive());
     // The latest download redirects to the version's, as without the shape.
-    let latest = call(&app, Method::GET, &format!("{base}/download"), None).await;
+    let latest = get(&app, &format!("{base}/download")).await;
     assert_eq!(latest.status, StatusCode::FOUND);
     let location = latest.headers[header::LOCATION].to_str().expect("location");
     assert_eq!(location, format!("{base}/1.0.0/download"));
-    let followed = call(&app, Method::GET, location, None).await;
+    let followed = get(&app, location).await;
     assert_eq!(followed.status, StatusCode::NO_CONTENT);
-    assert_eq!(followed.headers["x-terraform-get"], get.as_str());
+    assert_eq!(followed.headers["x-terraform-get"], source.as_str());
     // The archive cannot be replaced.
-    absent_route(&send(&app, Method::PUT, &path_of(&get), None, b"other".to_vec()).await);
-    let again = send(&app, Method::GET, &path_of(&get), None, vec![]).await;
+    absent_route(
+        &send(
+            &app,
+            Method::PUT,
+            &path_of(&source),
+            None,
+            b"other".to_vec(),
+        )
+        .await,
+    );
+    let again = send(&app, Method::GET, &path_of(&source), None, vec![]).await;
     assert_eq!(again.bytes, seeded_archive());
     // The registry protocol still needs the token.
     let anonymous = send(&app, Method::GET, &format!("{base}/versions"), None, vec![]).await;
@@ -353,17 +311,14 @@ async fn numeric_ids_are_json_numbers_and_paths_take_them() {
         a.json()["data"]["relationships"]["organization"]["data"]["id"],
         "acme"
     );
-    let shown = call(&app, Method::GET, &format!("/api/v2/workspaces/{ws}"), None).await;
+    let shown = get(&app, &format!("/api/v2/workspaces/{ws}")).await;
     assert_eq!(shown.status, StatusCode::OK);
     assert_eq!(number(&shown.json()["data"]["id"]), ws);
     let link = shown.json()["data"]["links"]["self"]
         .as_str()
         .expect("self link")
         .to_string();
-    assert_eq!(
-        call(&app, Method::GET, &link, None).await.status,
-        StatusCode::OK
-    );
+    assert_eq!(get(&app, &link).await.status, StatusCode::OK);
     let other = call(
         &app,
         Method::POST,
@@ -372,24 +327,18 @@ async fn numeric_ids_are_json_numbers_and_paths_take_them() {
     )
     .await;
     assert_eq!(other.status, StatusCode::CREATED);
-    let list = call(
-        &app,
-        Method::GET,
-        "/api/v2/organizations/acme/workspaces",
-        None,
-    )
-    .await;
+    let list = get(&app, "/api/v2/organizations/acme/workspaces").await;
     let items = list.json()["data"].as_array().cloned().expect("a list");
     assert_eq!(items.len(), 2);
     for item in &items {
         number(&item["id"]);
     }
     assert_eq!(number(&items[0]["id"]), ws);
-    let orgs = call(&app, Method::GET, "/api/v2/organizations", None).await;
+    let orgs = get(&app, "/api/v2/organizations").await;
     assert_eq!(orgs.json()["data"][0]["id"], "acme");
 
     // A body may name ids as numbers (or as the same digits in a string).
-    uploaded_configuration(&app, &ws.to_string()).await;
+    uploaded_configuration(&app, &ws.to_string(), json!({})).await;
     let run = call(
         &app,
         Method::POST,
@@ -405,10 +354,7 @@ async fn numeric_ids_are_json_numbers_and_paths_take_them() {
     number(&doc["relationships"]["created-by"]["data"]["id"]);
     let link = doc["links"]["self"].as_str().expect("self link");
     assert_eq!(link, format!("/api/v2/runs/{run_id}"));
-    assert_eq!(
-        number(&call(&app, Method::GET, link, None).await.json()["data"]["id"]),
-        run_id
-    );
+    assert_eq!(number(&get(&app, link).await.json()["data"]["id"]), run_id);
     let by_string = call(
         &app,
         Method::POST,
@@ -441,7 +387,7 @@ async fn numeric_ids_are_json_numbers_and_paths_take_them() {
         "/api/v2/organizations/acme/invoices".into(),
         "/api/v2/account/details".into(),
     ] {
-        let a = call(&app, Method::GET, &path, None).await;
+        let a = get(&app, &path).await;
         assert_eq!(a.status, StatusCode::OK, "{path}");
         assert!(all_ids_numeric(&a.json()) > 0, "{path}");
     }
@@ -451,7 +397,7 @@ async fn numeric_ids_are_json_numbers_and_paths_take_them() {
     let n = number(&general.json()["data"]["id"]);
     let again = admin(&app, Method::GET, "/api/v2/admin/general-settings", None).await;
     assert_eq!(number(&again.json()["data"]["id"]), n);
-    let feature_sets = call(&app, Method::GET, "/api/v2/feature-sets", None).await;
+    let feature_sets = get(&app, "/api/v2/feature-sets").await;
     for item in feature_sets.json()["data"].as_array().expect("a list") {
         number(&item["id"]);
     }
@@ -467,7 +413,7 @@ async fn no_runner_leaves_runs_pending() {
     let app = shaped(&["no-runner"]);
     org(&app, "acme").await;
     let ws = workspace(&app, "acme", "app").await;
-    uploaded_configuration(&app, &ws).await;
+    uploaded_configuration(&app, &ws, json!({})).await;
     let body = json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}});
     let run = call(&app, Method::POST, "/api/v2/runs", Some(body.clone())).await;
     assert_eq!(run.status, StatusCode::CREATED);
@@ -486,17 +432,17 @@ async fn no_runner_leaves_runs_pending() {
     }
     let executed = call(&app, Method::POST, &action("force-execute"), None).await;
     assert_eq!(executed.status, StatusCode::ACCEPTED);
-    let shown = call(&app, Method::GET, &format!("/api/v2/runs/{run_id}"), None).await;
+    let shown = get(&app, &format!("/api/v2/runs/{run_id}")).await;
     assert_eq!(shown.json()["data"]["attributes"]["status"], "pending");
     let plan = shown.json()["data"]["relationships"]["plan"]["data"]["id"]
         .as_str()
         .expect("plan")
         .to_string();
-    let plan = call(&app, Method::GET, &format!("/api/v2/plans/{plan}"), None).await;
+    let plan = get(&app, &format!("/api/v2/plans/{plan}")).await;
     assert_eq!(plan.json()["data"]["attributes"]["status"], "pending");
     let canceled = call(&app, Method::POST, &action("cancel"), None).await;
     assert_eq!(canceled.status, StatusCode::ACCEPTED);
-    let shown = call(&app, Method::GET, &format!("/api/v2/runs/{run_id}"), None).await;
+    let shown = get(&app, &format!("/api/v2/runs/{run_id}")).await;
     assert_eq!(shown.json()["data"]["attributes"]["status"], "canceled");
     let second = id(&call(&app, Method::POST, "/api/v2/runs", Some(body)).await);
     let forced = call(
@@ -512,8 +458,8 @@ async fn no_runner_leaves_runs_pending() {
 #[tokio::test]
 async fn shapes_combine() {
     let app = shaped(&["api-v2-only", "one-organization", "numeric-ids"]);
-    absent_route(&call(&app, Method::GET, "/organizations/acme", None).await);
-    absent_route(&call(&app, Method::GET, "/api/v2/organizations", None).await);
+    absent_route(&get(&app, "/organizations/acme").await);
+    absent_route(&get(&app, "/api/v2/organizations").await);
     let a = call(
         &app,
         Method::POST,
@@ -523,23 +469,15 @@ async fn shapes_combine() {
     .await;
     assert_eq!(a.status, StatusCode::CREATED);
     let ws = number(&a.json()["data"]["id"]);
-    absent_route(&call(&app, Method::GET, &format!("/workspaces/{ws}"), None).await);
+    absent_route(&get(&app, &format!("/workspaces/{ws}")).await);
     assert_eq!(
-        call(&app, Method::GET, &format!("/api/v2/workspaces/{ws}"), None)
-            .await
-            .status,
+        get(&app, &format!("/api/v2/workspaces/{ws}")).await.status,
         StatusCode::OK
     );
 
     let app = shaped(&["registry-only", "one-organization"]);
-    absent_route(&call(&app, Method::GET, "/api/v2/organizations/acme", None).await);
-    let versions = call(
-        &app,
-        Method::GET,
-        "/api/registry/v1/modules/acme/network/aws/versions",
-        None,
-    )
-    .await;
+    absent_route(&get(&app, "/api/v2/organizations/acme").await);
+    let versions = get(&app, "/api/registry/v1/modules/acme/network/aws/versions").await;
     assert_eq!(versions.status, StatusCode::OK);
     let seeded = seeded(&["registry-only", "one-organization"]).await;
     assert!(seeded.contains(&("organization".into(), "acme".into())));

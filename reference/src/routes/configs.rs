@@ -9,9 +9,9 @@ use axum::Router;
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::gate::UPLOAD_LIMIT;
 use crate::jsonapi::Body as JsonBody;
 use crate::jsonapi::{accepted, created, merge, ok, paginate, read_bytes, resource, AppState, Ctx};
+use crate::paths::UPLOAD_LIMIT;
 use crate::store::{now, Store};
 
 pub(crate) fn router() -> Router<AppState> {

@@ -1,14 +1,14 @@
-//! The routes, one module per endpoint group, merged into one router behind the gate.
+//! The routes, one module per endpoint group, merged into one router (the gate goes in front
+//! of it), and the shapes' seeds, made as the routes make them.
 
 use axum::extract::DefaultBodyLimit;
-use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use tower::Layer;
+use serde_json::Map;
 
-use crate::error::ApiError;
-use crate::gate::gate;
+use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::AppState;
+use crate::shapes::{seeded_archive, Shape, Shapes, SEEDED_MODULE, SEEDED_ORGANIZATION};
 use crate::store::Store;
 
 mod admin;
@@ -21,22 +21,24 @@ mod organizations;
 mod policies;
 mod projects;
 mod registry;
+mod run_triggers;
 mod runs;
 mod teams;
 mod workspaces;
 
-pub(crate) use organizations::insert_organization;
+use organizations::insert_organization;
 pub(crate) use projects::render_project;
-pub(crate) use registry::seed_module_version;
+use registry::seed_module_version;
 pub(crate) use workspaces::render_ws;
 
-/// The service: the gate in front of every route.
-pub(crate) fn app(state: AppState) -> Router {
-    let routes = Router::new()
+/// Every route, with the answers to an unknown route or method.
+pub(crate) fn router(state: AppState) -> Router {
+    Router::new()
         .merge(organizations::router())
         .merge(workspaces::router())
         .merge(teams::router())
         .merge(runs::router())
+        .merge(run_triggers::router())
         .merge(configs::router())
         .merge(policies::router())
         .merge(oauth::router())
@@ -49,9 +51,7 @@ pub(crate) fn app(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.body_limit))
-        .with_state(state.clone());
-    let gated = from_fn_with_state(state, gate).layer(routes);
-    Router::new().fallback_service(gated)
+        .with_state(state)
 }
 
 async fn not_found() -> Response {
@@ -65,4 +65,40 @@ async fn method_not_allowed() -> Response {
 /// 404 unless the organization exists.
 pub(crate) fn org(store: &Store, name: &str) -> Result<(), ApiError> {
     store.find("organizations", name).map(|_| ())
+}
+
+/// Seeds what the shapes need into a fresh store (the organization `one-organization` and
+/// `registry-only` hold, the module version of `registry-only`) and records it in
+/// `store.seeded`.
+pub(crate) fn seed(store: &mut Store, shapes: &Shapes) -> ApiResult<()> {
+    let needs_org = shapes.has(Shape::OneOrganization) || shapes.has(Shape::RegistryOnly);
+    if needs_org {
+        insert_organization(
+            store,
+            SEEDED_ORGANIZATION,
+            &format!("{SEEDED_ORGANIZATION}@reference.test"),
+            &Map::new(),
+        )?;
+    }
+    if shapes.has(Shape::OneOrganization) {
+        store
+            .seeded
+            .push(("organization".into(), SEEDED_ORGANIZATION.into()));
+    }
+    if shapes.has(Shape::RegistryOnly) {
+        let (ns, name, provider, version) = SEEDED_MODULE;
+        seed_module_version(
+            store,
+            SEEDED_ORGANIZATION,
+            name,
+            provider,
+            version,
+            seeded_archive(),
+        )?;
+        store.seeded.push((
+            "registry_module".into(),
+            format!("{ns}/{name}/{provider}/{version}"),
+        ));
+    }
+    Ok(())
 }

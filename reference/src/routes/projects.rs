@@ -88,22 +88,68 @@ fn valid_project_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ' '))
 }
 
-// GET /organizations/:org/projects
-async fn list_projects(ctx: Ctx, Path(o): Path<String>) -> ApiResult<Response> {
+/// A page of an organization's projects or variable sets, those `keep` keeps.
+fn list_in_org(
+    ctx: &Ctx,
+    o: &str,
+    kind: &'static str,
+    keep: impl Fn(&Record) -> bool,
+    render: fn(&Store, &Record) -> Value,
+) -> ApiResult<Response> {
     let store = ctx.state.read();
-    org(&store, &o)?;
-    let q = ctx.q("q").or(ctx.q("filter[names]")).map(str::to_lowercase);
+    org(&store, o)?;
     let items: Vec<Value> = store
-        .list("projects", Some(&o))
+        .list(kind, Some(o))
         .into_iter()
-        .filter(|p| {
-            q.as_ref()
-                .is_none_or(|q| p.str("name").to_lowercase().contains(q))
-        })
-        .map(|p| render_project(&store, p))
+        .filter(|r| keep(r))
+        .map(|r| render(&store, r))
         .collect();
     drop(store);
-    paginate(&ctx, items)
+    paginate(ctx, items)
+}
+
+/// 422 when another of the organization's projects or variable sets (not `except`) has the
+/// name.
+fn name_free(
+    store: &Store,
+    kind: &'static str,
+    o: &str,
+    name: &str,
+    except: &str,
+) -> ApiResult<()> {
+    if store
+        .list(kind, Some(o))
+        .iter()
+        .any(|r| r.str("name") == name && r.id != except)
+    {
+        return Err(ApiError::attribute("name", "Name has already been taken"));
+    }
+    Ok(())
+}
+
+/// Creates an organization's project or variable set: `defaults` under the sent attributes,
+/// 422 when the name is taken. Answers its id.
+fn insert_named(
+    store: &mut Store,
+    (kind, prefix): (&'static str, &str),
+    o: &str,
+    defaults: Value,
+    sent: &Map<String, Value>,
+) -> ApiResult<String> {
+    org(store, o)?;
+    name_free(store, kind, o, defaults["name"].as_str().unwrap_or(""), "")?;
+    let attrs = merge(defaults, sent, &[]);
+    Ok(store.insert(kind, prefix, Some(o), attrs, Map::new()))
+}
+
+// GET /organizations/:org/projects
+async fn list_projects(ctx: Ctx, Path(o): Path<String>) -> ApiResult<Response> {
+    let q = ctx.q("q").or(ctx.q("filter[names]")).map(str::to_lowercase);
+    let named = |p: &Record| {
+        q.as_ref()
+            .is_none_or(|q| p.str("name").to_lowercase().contains(q))
+    };
+    list_in_org(&ctx, &o, "projects", named, render_project)
 }
 
 // POST /organizations/:org/projects
@@ -114,21 +160,15 @@ async fn create_project(ctx: Ctx, Path(o): Path<String>, Body(body): Body) -> Ap
         return Err(ApiError::attribute("name", "Name is invalid"));
     }
     let mut store = ctx.state.write();
-    org(&store, &o)?;
-    if store
-        .list("projects", Some(&o))
-        .iter()
-        .any(|p| p.str("name") == name)
-    {
-        return Err(ApiError::attribute("name", "Name has already been taken"));
-    }
-    let attrs = merge(
-        json!({"name": name, "description": null, "created-at": now(),
-            "auto-destroy-activity-duration": null}),
+    let defaults = json!({"name": name, "description": null, "created-at": now(),
+        "auto-destroy-activity-duration": null});
+    let id = insert_named(
+        &mut store,
+        ("projects", "prj-"),
+        &o,
+        defaults,
         &doc.attributes,
-        &[],
-    );
-    let id = store.insert("projects", "prj-", Some(&o), attrs, Map::new());
+    )?;
     let p = store.find("projects", &id)?;
     created(render_project(&store, p))
 }
@@ -150,18 +190,10 @@ async fn update_project(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> A
         if !valid_project_name(&name) {
             return Err(ApiError::attribute("name", "Name is invalid"));
         }
-        if store
-            .list("projects", Some(&owner))
-            .iter()
-            .any(|p| p.str("name") == name && p.id != id)
-        {
-            return Err(ApiError::attribute("name", "Name has already been taken"));
-        }
+        name_free(&store, "projects", &owner, &name, &id)?;
     }
     let p = store.find_mut("projects", &id)?;
-    for (k, v) in doc.attributes {
-        p.attributes.insert(k, v);
-    }
+    p.attributes.extend(doc.attributes);
     let p = store.find("projects", &id)?;
     ok(render_project(&store, p))
 }
@@ -229,36 +261,22 @@ fn render_varset(store: &Store, v: &Record) -> Value {
 }
 
 async fn list_varsets(ctx: Ctx, Path(o): Path<String>) -> ApiResult<Response> {
-    let store = ctx.state.read();
-    org(&store, &o)?;
-    let items: Vec<Value> = store
-        .list("varsets", Some(&o))
-        .into_iter()
-        .map(|v| render_varset(&store, v))
-        .collect();
-    drop(store);
-    paginate(&ctx, items)
+    list_in_org(&ctx, &o, "varsets", |_| true, render_varset)
 }
 
 async fn create_varset(ctx: Ctx, Path(o): Path<String>, Body(body): Body) -> ApiResult<Response> {
     let doc = resource(&body, &["varsets"])?;
     let name = doc.required("name")?;
     let mut store = ctx.state.write();
-    org(&store, &o)?;
-    if store
-        .list("varsets", Some(&o))
-        .iter()
-        .any(|v| v.str("name") == name)
-    {
-        return Err(ApiError::attribute("name", "Name has already been taken"));
-    }
-    let attrs = merge(
-        json!({"name": name, "description": null, "global": false, "priority": false,
-            "created-at": now(), "updated-at": now()}),
+    let defaults = json!({"name": name, "description": null, "global": false,
+        "priority": false, "created-at": now(), "updated-at": now()});
+    let id = insert_named(
+        &mut store,
+        ("varsets", "varset-"),
+        &o,
+        defaults,
         &doc.attributes,
-        &[],
-    );
-    let id = store.insert("varsets", "varset-", Some(&o), attrs, Map::new());
+    )?;
     let v = store.find_mut("varsets", &id)?;
     v.set_rel("organization", "organizations", &o);
     v.set_rel_ids("workspaces", "workspaces", &[]);
@@ -276,9 +294,7 @@ async fn update_varset(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> Ap
     let doc = resource(&body, &["varsets"])?;
     let mut store = ctx.state.write();
     let v = store.find_mut("varsets", &id)?;
-    for (k, val) in doc.attributes {
-        v.attributes.insert(k, val);
-    }
+    v.attributes.extend(doc.attributes);
     v.attributes.insert("updated-at".into(), json!(now()));
     if let Some(Value::Object(ws)) = doc.relationships.get("workspaces") {
         let ids: Vec<String> = ws
@@ -424,9 +440,7 @@ async fn update_varset_var(
     let mut store = ctx.state.write();
     varset_var(&store, &set, &id)?;
     let v = store.find_mut("varset-vars", &id)?;
-    for (k, val) in doc.attributes {
-        v.attributes.insert(k, val);
-    }
+    v.attributes.extend(doc.attributes);
     ok(render_varset_var(v))
 }
 

@@ -4,10 +4,43 @@
 //! relationships' hyphens, dotted for a second step (`current_run.plan`); a name the
 //! resource has no relationship for adds nothing.
 
+use axum::extract::Request;
+use axum::http::{Method, Uri};
+use axum::response::Response;
 use serde_json::{json, Value};
 
+use super::answer::rewrite_jsonapi;
+use crate::jsonapi::AppState;
 use crate::routes::{render_project, render_ws};
 use crate::store::Store;
+
+/// The `include` names of a GET, when it has any.
+pub(super) fn param(req: &Request) -> Option<String> {
+    if req.method() != Method::GET {
+        return None;
+    }
+    let uri = format!("/?{}", req.uri().query().unwrap_or(""));
+    let pairs = axum::extract::Query::<Vec<(String, String)>>::try_from_uri(
+        &uri.parse::<Uri>().unwrap_or_default(),
+    )
+    .map(|q| q.0)
+    .unwrap_or_default();
+    pairs
+        .into_iter()
+        .find(|(k, _)| k == "include")
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty())
+}
+
+/// A successful answer with `included` for the names ([`add_included`]).
+pub(super) async fn decorate(state: &AppState, include: Option<String>, res: Response) -> Response {
+    match include.filter(|_| res.status().is_success()) {
+        Some(include) => {
+            rewrite_jsonapi(res, |doc| add_included(&state.read(), doc, &include)).await
+        }
+        None => res,
+    }
+}
 
 /// Every JSON:API type the store holds, to look a relationship's `type` up.
 const KINDS: &[&str] = &[
@@ -80,7 +113,7 @@ fn targets(item: &Value, rel: &str) -> Vec<(String, String)> {
 }
 
 /// Adds `included` to a JSON:API document for the comma-separated `include` names.
-pub(crate) fn add_included(store: &Store, doc: &mut Value, include: &str) {
+fn add_included(store: &Store, doc: &mut Value, include: &str) {
     let primary: Vec<Value> = match doc.get("data") {
         Some(Value::Array(items)) => items.clone(),
         Some(d @ Value::Object(_)) => vec![d.clone()],

@@ -1,0 +1,305 @@
+//! The fault catalog: every fault's name, argument and what it breaks, in a fixed order.
+
+/// One entry of the fault catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaultInfo {
+    /// The name given on the command line (`drop-route`).
+    pub name: &'static str,
+    /// The argument it takes, if any (`ROUTE`, `N`).
+    pub arg: Option<&'static str>,
+    /// What it breaks.
+    pub description: &'static str,
+}
+
+const fn info(
+    name: &'static str,
+    arg: Option<&'static str>,
+    description: &'static str,
+) -> FaultInfo {
+    FaultInfo {
+        name,
+        arg,
+        description,
+    }
+}
+
+const ROUTE: Option<&str> = Some("ROUTE");
+
+static CATALOG: &[FaultInfo] = &[
+    info("no-api-v2", None, "every /api/v2 form answers 404"),
+    info("no-bare", None, "every bare (unprefixed) form answers 404"),
+    info("drop-route", ROUTE, "that route answers 404 (repeatable)"),
+    info(
+        "no-deprecated-registry",
+        None,
+        "the deprecated /registry-modules forms answer 404",
+    ),
+    info(
+        "no-agent-pool-singular",
+        None,
+        "POST /organizations/:organization_name/agent-pool answers 404",
+    ),
+    info(
+        "list-as-object",
+        None,
+        "list answers have data = their first item (or {})",
+    ),
+    info(
+        "numeric-id",
+        None,
+        "single-resource data.id becomes a number",
+    ),
+    info("missing-id", None, "single-resource data.id is removed"),
+    info("create-without-id", None, "201 create answers lose data.id"),
+    info(
+        "no-data",
+        None,
+        "the top-level data member is renamed to result",
+    ),
+    info(
+        "non-json",
+        ROUTE,
+        "that route answers an HTML page (text/html)",
+    ),
+    info(
+        "wrong-content-type",
+        ROUTE,
+        "that route answers its JSON body as text/plain",
+    ),
+    info(
+        "huge-body",
+        ROUTE,
+        "that route streams 1 GiB of JSON-looking bytes",
+    ),
+    info(
+        "delete-noop",
+        None,
+        "every DELETE answers 204 but keeps the resource",
+    ),
+    info(
+        "list-omits-newest",
+        None,
+        "lists leave out the most recently created item",
+    ),
+    info(
+        "update-not-persisted",
+        None,
+        "PATCH answers the updated document but stores nothing",
+    ),
+    info(
+        "show-wrong-id",
+        None,
+        "GET of one resource answers with a different id",
+    ),
+    info(
+        "force-cancel-noop",
+        None,
+        "admin force-cancel answers 200 but the run keeps its state",
+    ),
+    info(
+        "suspend-noop",
+        None,
+        "admin suspend answers 200 but the user stays unsuspended",
+    ),
+    info(
+        "upload-url-wrong-form",
+        None,
+        "upload URLs are <root>/uploads/<id>, not /v1/object/<id>",
+    ),
+    info("upload-refused", None, "PUT to the object URL answers 403"),
+    info(
+        "upload-not-applied",
+        None,
+        "PUT to the object URL answers 200 but stores nothing",
+    ),
+    info(
+        "deprecated-acts-elsewhere",
+        None,
+        "deprecated registry forms answer success but change nothing / show another module",
+    ),
+    info(
+        "action-ignores-state",
+        None,
+        "run actions succeed in any state (no 409)",
+    ),
+    info(
+        "archive-noop",
+        None,
+        "configuration version archive answers 202, status unchanged",
+    ),
+    info(
+        "page-ignored",
+        None,
+        "the page number is ignored: always page 1",
+    ),
+    info(
+        "page-size-ignored",
+        None,
+        "the page size is ignored: everything on one page",
+    ),
+    info(
+        "page-repeats-item",
+        None,
+        "each page after the first starts with the previous page's last item",
+    ),
+    info(
+        "page-drops-item",
+        None,
+        "each page after the first skips its first item",
+    ),
+    info("server-error", ROUTE, "that route answers 500"),
+    info("slow", ROUTE, "that route sleeps 30 s before answering"),
+    info(
+        "reset",
+        ROUTE,
+        "that route closes the connection without an answer",
+    ),
+    info(
+        "rate-limit-first",
+        Some("N"),
+        "the first N requests answer 429 (Retry-After: 1)",
+    ),
+    info("rate-limit-forever", None, "every request answers 429"),
+    info(
+        "rate-limit-per-second",
+        Some("N"),
+        "a request after N others within one second answers 429 (a server limiting at N/s)",
+    ),
+    info(
+        "wrong-status",
+        None,
+        "creates answer 200, deletes 200, run actions 200",
+    ),
+    info(
+        "errors-not-jsonapi",
+        None,
+        "error answers are text/plain sentences",
+    ),
+    info("no-auth", None, "requests without a token are served"),
+    info(
+        "plain-json-media-type",
+        None,
+        "answers use application/json instead of application/vnd.api+json",
+    ),
+    info("no-pagination-meta", None, "lists carry no meta.pagination"),
+    info(
+        "update-wrong-id",
+        None,
+        "PATCH answers the update with a different id",
+    ),
+    info(
+        "bare-snake-case",
+        None,
+        "reads on the bare (unprefixed) form answer snake_case attribute names",
+    ),
+    info(
+        "page-params-refused",
+        None,
+        "the spec's `page` / `page_size` parameters answer 400 (only page[number] / page[size] work)",
+    ),
+    info(
+        "gone-410",
+        None,
+        "a GET of an unknown or deleted resource answers 410 instead of 404",
+    ),
+    info(
+        "filter-optional",
+        None,
+        "a list without its required filter answers 200 with an empty list instead of 400",
+    ),
+    info(
+        "registry-download-no-header",
+        None,
+        "registry downloads answer 204 without X-Terraform-Get",
+    ),
+    info(
+        "registry-hides-modules",
+        None,
+        "the registry protocol's module lists and search answer no modules",
+    ),
+    info(
+        "registry-versions-empty",
+        None,
+        "the registry's `…/versions` lists the module with no version",
+    ),
+    info(
+        "registry-version-wrong",
+        None,
+        "the registry's `…/:version` answers another version (its `version` and `id` name the next patch release)",
+    ),
+    info(
+        "registry-latest-other-provider",
+        None,
+        "the registry's `…/:namespace/:name` and `…/:namespace/:name/:provider` answer the module under another provider",
+    ),
+    info(
+        "registry-download-wrong-bytes",
+        None,
+        "the archive a registry download points at (GET /v1/object/<id> of a module version) answers other bytes than were uploaded",
+    ),
+    info(
+        "registry-query-refused",
+        None,
+        "the registry's module lists and search answer 400 when sent offset, limit, provider or verified",
+    ),
+    info(
+        "registry-search-q-only",
+        None,
+        "the registry's search reads only `q`: the spec's `query` is ignored, so every module matches",
+    ),
+    info(
+        "registry-limit-ignored",
+        None,
+        "the registry's module lists and search ignore `limit`: the default (15) applies, as meta.limit says",
+    ),
+    info(
+        "registry-filters-ignored",
+        None,
+        "the registry's module lists and search ignore `provider` and `verified`",
+    ),
+    info(
+        "registry-reshaped",
+        None,
+        "the registry protocol's JSON answers come wrapped in a `data` member (JSON:API style) instead of its plain shapes",
+    ),
+    info(
+        "registry-source-elsewhere",
+        None,
+        "registry downloads point X-Terraform-Get at another origin (https://archive.example.invalid/...), which a client must not be sent the token to",
+    ),
+    info(
+        "list-holds-extra",
+        None,
+        "lists hold one item more than was made: a copy of the newest with another id",
+    ),
+    info(
+        "accepts-wrong-type",
+        None,
+        "organization and workspace creates and updates store attributes of the wrong JSON type (`cost-estimation-enabled: {}`, a non-boolean `auto-apply`) instead of answering 422",
+    ),
+    info(
+        "accepts-unknown-type",
+        None,
+        "creates and updates accept any `data.type` instead of answering 422",
+    ),
+    info(
+        "accepts-missing-attribute",
+        None,
+        "an organization create without its required `email` is stored (with an empty email) instead of answered 422",
+    ),
+    info(
+        "malformed-json-500",
+        None,
+        "a request body that is not JSON is answered 500 instead of 422",
+    ),
+    info(
+        "accepts-any-media-type",
+        None,
+        "a body sent with a media type that is not JSON (text/plain) is read as JSON and acted on instead of answered 415",
+    ),
+];
+
+/// The catalog of every fault the reference can inject.
+pub fn fault_catalog() -> &'static [FaultInfo] {
+    CATALOG
+}

@@ -1,0 +1,317 @@
+//! Faults: deliberate breakages, each of exactly one behaviour, for the suite's self-validation.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::paths::RouteSpec;
+
+mod catalog;
+
+pub use catalog::{fault_catalog, FaultInfo};
+
+/// The kinds of fault, with their arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kind {
+    NoApiV2,
+    NoBare,
+    DropRoute(RouteSpec),
+    NoDeprecatedRegistry,
+    NoAgentPoolSingular,
+    ListAsObject,
+    NumericId,
+    MissingId,
+    CreateWithoutId,
+    NoData,
+    NonJson(RouteSpec),
+    WrongContentType(RouteSpec),
+    HugeBody(RouteSpec),
+    DeleteNoop,
+    ListOmitsNewest,
+    UpdateNotPersisted,
+    ShowWrongId,
+    ForceCancelNoop,
+    SuspendNoop,
+    UploadUrlWrongForm,
+    UploadRefused,
+    UploadNotApplied,
+    DeprecatedActsElsewhere,
+    ActionIgnoresState,
+    ArchiveNoop,
+    PageIgnored,
+    PageSizeIgnored,
+    PageRepeatsItem,
+    PageDropsItem,
+    ServerError(RouteSpec),
+    Slow(RouteSpec),
+    Reset(RouteSpec),
+    RateLimitFirst(u64),
+    RateLimitForever,
+    RateLimitPerSecond(u64),
+    WrongStatus,
+    ErrorsNotJsonapi,
+    NoAuth,
+    PlainJsonMediaType,
+    NoPaginationMeta,
+    UpdateWrongId,
+    BareSnakeCase,
+    PageParamsRefused,
+    Gone410,
+    FilterOptional,
+    RegistryDownloadNoHeader,
+    RegistryHidesModules,
+    RegistryVersionsEmpty,
+    RegistryVersionWrong,
+    RegistryLatestOtherProvider,
+    RegistryDownloadWrongBytes,
+    RegistryQueryRefused,
+    RegistrySearchQOnly,
+    RegistryLimitIgnored,
+    RegistryFiltersIgnored,
+    RegistryReshaped,
+    RegistrySourceElsewhere,
+    ListHoldsExtra,
+    AcceptsWrongType,
+    AcceptsUnknownType,
+    AcceptsMissingAttribute,
+    MalformedJson500,
+    AcceptsAnyMediaType,
+}
+
+impl Kind {
+    /// The route a route fault acts on.
+    fn route(&self) -> Option<&RouteSpec> {
+        match self {
+            Kind::DropRoute(r)
+            | Kind::NonJson(r)
+            | Kind::WrongContentType(r)
+            | Kind::HugeBody(r)
+            | Kind::ServerError(r)
+            | Kind::Slow(r)
+            | Kind::Reset(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// One enabled fault (parse it from `name` or `name=ARG`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub(crate) kind: Kind,
+    name: &'static str,
+    arg: Option<String>,
+}
+
+impl Fault {
+    /// The catalog name of this fault.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl FromStr for Fault {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (name, arg) = match s.split_once('=') {
+            Some((n, a)) => (n.trim(), Some(a.trim().to_string())),
+            None => (s.trim(), None),
+        };
+        let Some(entry) = fault_catalog().iter().find(|f| f.name == name) else {
+            let names: Vec<&str> = fault_catalog().iter().map(|f| f.name).collect();
+            return Err(format!(
+                "unknown fault `{name}`; valid names: {}",
+                names.join(", ")
+            ));
+        };
+        let arg = match (entry.arg, arg) {
+            (Some(want), None) => {
+                return Err(format!("fault `{name}` needs an argument: {name}={want}"))
+            }
+            (None, Some(_)) => return Err(format!("fault `{name}` takes no argument")),
+            (_, arg) => arg,
+        };
+        let route = || RouteSpec::parse(arg.as_deref().unwrap_or_default());
+        let kind = match name {
+            "no-api-v2" => Kind::NoApiV2,
+            "no-bare" => Kind::NoBare,
+            "drop-route" => Kind::DropRoute(route()?),
+            "no-deprecated-registry" => Kind::NoDeprecatedRegistry,
+            "no-agent-pool-singular" => Kind::NoAgentPoolSingular,
+            "list-as-object" => Kind::ListAsObject,
+            "numeric-id" => Kind::NumericId,
+            "missing-id" => Kind::MissingId,
+            "create-without-id" => Kind::CreateWithoutId,
+            "no-data" => Kind::NoData,
+            "non-json" => Kind::NonJson(route()?),
+            "wrong-content-type" => Kind::WrongContentType(route()?),
+            "huge-body" => Kind::HugeBody(route()?),
+            "delete-noop" => Kind::DeleteNoop,
+            "list-omits-newest" => Kind::ListOmitsNewest,
+            "update-not-persisted" => Kind::UpdateNotPersisted,
+            "show-wrong-id" => Kind::ShowWrongId,
+            "force-cancel-noop" => Kind::ForceCancelNoop,
+            "suspend-noop" => Kind::SuspendNoop,
+            "upload-url-wrong-form" => Kind::UploadUrlWrongForm,
+            "upload-refused" => Kind::UploadRefused,
+            "upload-not-applied" => Kind::UploadNotApplied,
+            "deprecated-acts-elsewhere" => Kind::DeprecatedActsElsewhere,
+            "action-ignores-state" => Kind::ActionIgnoresState,
+            "archive-noop" => Kind::ArchiveNoop,
+            "page-ignored" => Kind::PageIgnored,
+            "page-size-ignored" => Kind::PageSizeIgnored,
+            "page-repeats-item" => Kind::PageRepeatsItem,
+            "page-drops-item" => Kind::PageDropsItem,
+            "server-error" => Kind::ServerError(route()?),
+            "slow" => Kind::Slow(route()?),
+            "reset" => Kind::Reset(route()?),
+            "rate-limit-first" => {
+                let text = arg.as_deref().unwrap_or_default();
+                let n = text.parse::<u64>().map_err(|_| {
+                    format!("fault `rate-limit-first` needs a number, not `{text}`")
+                })?;
+                Kind::RateLimitFirst(n)
+            }
+            "rate-limit-forever" => Kind::RateLimitForever,
+            "rate-limit-per-second" => {
+                let text = arg.as_deref().unwrap_or_default();
+                let n = text.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("fault `rate-limit-per-second` needs a number above 0, not `{text}`")
+                })?;
+                Kind::RateLimitPerSecond(n)
+            }
+            "wrong-status" => Kind::WrongStatus,
+            "errors-not-jsonapi" => Kind::ErrorsNotJsonapi,
+            "no-auth" => Kind::NoAuth,
+            "plain-json-media-type" => Kind::PlainJsonMediaType,
+            "no-pagination-meta" => Kind::NoPaginationMeta,
+            "update-wrong-id" => Kind::UpdateWrongId,
+            "bare-snake-case" => Kind::BareSnakeCase,
+            "page-params-refused" => Kind::PageParamsRefused,
+            "gone-410" => Kind::Gone410,
+            "filter-optional" => Kind::FilterOptional,
+            "registry-download-no-header" => Kind::RegistryDownloadNoHeader,
+            "registry-hides-modules" => Kind::RegistryHidesModules,
+            "registry-versions-empty" => Kind::RegistryVersionsEmpty,
+            "registry-version-wrong" => Kind::RegistryVersionWrong,
+            "registry-latest-other-provider" => Kind::RegistryLatestOtherProvider,
+            "registry-download-wrong-bytes" => Kind::RegistryDownloadWrongBytes,
+            "registry-query-refused" => Kind::RegistryQueryRefused,
+            "registry-search-q-only" => Kind::RegistrySearchQOnly,
+            "registry-limit-ignored" => Kind::RegistryLimitIgnored,
+            "registry-filters-ignored" => Kind::RegistryFiltersIgnored,
+            "registry-reshaped" => Kind::RegistryReshaped,
+            "registry-source-elsewhere" => Kind::RegistrySourceElsewhere,
+            "list-holds-extra" => Kind::ListHoldsExtra,
+            "accepts-wrong-type" => Kind::AcceptsWrongType,
+            "accepts-unknown-type" => Kind::AcceptsUnknownType,
+            "accepts-missing-attribute" => Kind::AcceptsMissingAttribute,
+            "malformed-json-500" => Kind::MalformedJson500,
+            "accepts-any-media-type" => Kind::AcceptsAnyMediaType,
+            other => return Err(format!("fault `{other}` is in the catalog but not handled")),
+        };
+        Ok(Fault {
+            kind,
+            name: entry.name,
+            arg,
+        })
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.arg {
+            Some(arg) => write!(f, "{}={arg}", self.name),
+            None => f.write_str(self.name),
+        }
+    }
+}
+
+/// The enabled faults, with quick questions about them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Faults(pub Vec<Fault>);
+
+impl Faults {
+    /// Whether a fault without argument is on.
+    pub fn has(&self, kind: &Kind) -> bool {
+        self.0.iter().any(|f| &f.kind == kind)
+    }
+
+    /// Whether a route fault of this kind (`Kind::DropRoute`) matches the request.
+    pub fn route(&self, kind: fn(RouteSpec) -> Kind, method: &str, bare: &str) -> bool {
+        let wanted = std::mem::discriminant(&kind(RouteSpec::default()));
+        self.0
+            .iter()
+            .filter(|f| std::mem::discriminant(&f.kind) == wanted)
+            .filter_map(|f| f.kind.route())
+            .any(|r| r.matches(method, bare))
+    }
+
+    /// Whether a fault that acts and then restores the store is on (those requests then run
+    /// alone, so that the restore cannot undo what concurrent requests did).
+    pub fn restores(&self) -> bool {
+        self.0.iter().any(|f| {
+            matches!(
+                f.kind,
+                Kind::UpdateNotPersisted
+                    | Kind::DeleteNoop
+                    | Kind::ForceCancelNoop
+                    | Kind::SuspendNoop
+                    | Kind::ArchiveNoop
+                    | Kind::UploadNotApplied
+                    | Kind::DeprecatedActsElsewhere
+            )
+        })
+    }
+
+    /// The `rate-limit-per-second` limit, if on.
+    pub fn rate_limit_per_second(&self) -> Option<u64> {
+        self.0.iter().find_map(|f| match f.kind {
+            Kind::RateLimitPerSecond(n) => Some(n),
+            _ => None,
+        })
+    }
+
+    /// The `rate-limit-first` count, if on.
+    pub fn rate_limit_first(&self) -> Option<u64> {
+        self.0.iter().find_map(|f| match f.kind {
+            Kind::RateLimitFirst(n) => Some(n),
+            _ => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_catalog_name_parses() {
+        for entry in fault_catalog() {
+            let text = match entry.arg {
+                Some("N") => format!("{}=3", entry.name),
+                Some(_) => format!("{}=GET /runs/:run_id", entry.name),
+                None => entry.name.to_string(),
+            };
+            let fault: Fault = text.parse().expect("catalog entries parse");
+            assert_eq!(fault.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn unknown_names_list_the_valid_ones() {
+        let err = "nope".parse::<Fault>().unwrap_err();
+        assert!(err.contains("no-api-v2") && err.contains("rate-limit-forever"));
+        assert!("drop-route".parse::<Fault>().is_err());
+        assert!("no-auth=1".parse::<Fault>().is_err());
+        assert!("rate-limit-first=x".parse::<Fault>().is_err());
+    }
+
+    #[test]
+    fn a_route_fault_acts_only_as_its_kind() {
+        let fault: Fault = "server-error=GET /runs/:run_id".parse().unwrap();
+        let faults = Faults(vec![fault]);
+        assert!(faults.route(Kind::ServerError, "GET", "/runs/run-1"));
+        assert!(!faults.route(Kind::ServerError, "GET", "/runs"));
+        assert!(!faults.route(Kind::DropRoute, "GET", "/runs/run-1"));
+    }
+}

@@ -1,0 +1,162 @@
+//! The auth and limits layer: the rate limits (`rate-limit-*` faults), the token, the media
+//! type and size of a body, and the body read whole before any handler.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, HeaderMap, HeaderValue, Method};
+use axum::response::{IntoResponse, Response};
+
+use super::prefix::Target;
+use crate::error::{ApiError, ApiResult, JSONAPI};
+use crate::faults::Kind;
+use crate::jsonapi::AppState;
+use crate::paths::{is_upload_path, UPLOAD_LIMIT};
+use crate::Compat;
+
+/// The `rate-limit-*` faults: a 429 for a request over the limit, before anything else.
+pub(super) fn rate_limited(state: &AppState) -> Option<Response> {
+    let faults = &state.faults;
+    let over = faults.has(&Kind::RateLimitForever)
+        || faults
+            .rate_limit_per_second()
+            .is_some_and(|n| !admitted_this_second(state, n))
+        || faults
+            .rate_limit_first()
+            .is_some_and(|n| state.requests.fetch_add(1, Ordering::SeqCst) < n);
+    over.then(too_many)
+}
+
+/// A server limiting at `n` requests per second: true when fewer than `n` requests were
+/// admitted in the last second (any second, not only whole ones); a refused request counts
+/// as nothing.
+fn admitted_this_second(state: &AppState, n: u64) -> bool {
+    let now = Instant::now();
+    let mut arrivals = state.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+    while arrivals
+        .front()
+        .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(1))
+    {
+        arrivals.pop_front();
+    }
+    if arrivals.len() as u64 >= n {
+        return false;
+    }
+    arrivals.push_back(now);
+    true
+}
+
+fn too_many() -> Response {
+    let mut res = ApiError::RateLimited.into_response();
+    let h = res.headers_mut();
+    h.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    h.insert("x-ratelimit-reset", HeaderValue::from_static("0.2"));
+    h.insert("x-ratelimit-limit", HeaderValue::from_static("30"));
+    res
+}
+
+/// The token: 401 without a known one (but under `no-auth` without the header), 404 for the
+/// administrator routes without the admin token. Discovery, ip-ranges and the object store's
+/// reads and writes need none.
+pub(super) fn authenticated(state: &AppState, at: &Target, req: &Request) -> ApiResult<()> {
+    if is_public(&at.method, &at.bare) {
+        return Ok(());
+    }
+    let given = req.headers().get(header::AUTHORIZATION);
+    let token = given
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim);
+    let is_admin = match token {
+        _ if given.is_none() && state.faults.has(&Kind::NoAuth) => true,
+        Some(t) if *t == *state.admin_token => true,
+        Some(t) if *t == *state.token || state.read().tokens.contains_key(t) => false,
+        _ => return Err(ApiError::Unauthorized),
+    };
+    if !is_admin && (at.bare == "/admin" || at.bare.starts_with("/admin/")) {
+        return Err(ApiError::NotFound("route not found".into()));
+    }
+    Ok(())
+}
+
+fn is_public(method: &Method, bare: &str) -> bool {
+    bare == "/.well-known/terraform.json"
+        || bare == "/meta/ip-ranges"
+        || (is_upload_path(bare) && (method == Method::PUT || method == Method::GET))
+}
+
+/// What the headers say of the body: under [`Compat::Tfe`] a POST or PATCH body not said to
+/// be JSON is 415 (uploads aside; a write without a body passes, the spec gives several
+/// actions none); a declared length over the limit is 413 (streamed bodies hit the
+/// extractor's limit).
+pub(super) fn declared_body(state: &AppState, at: &Target, req: &Request) -> ApiResult<()> {
+    let upload = is_upload_path(&at.bare);
+    let headers = req.headers();
+    let has_body = headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim() != "0");
+    if state.compat == Compat::Tfe
+        && (at.method == Method::POST || at.method == Method::PATCH)
+        && has_body
+        && !upload
+        && !json_content_type(headers)
+    {
+        let err = ApiError::UnsupportedMediaType(
+            "a write needs Content-Type: application/vnd.api+json".into(),
+        );
+        return Err(err);
+    }
+    let limit = if upload {
+        UPLOAD_LIMIT
+    } else {
+        state.body_limit
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(ApiError::TooLarge);
+    }
+    Ok(())
+}
+
+/// Whether a request says its body is JSON (`application/vnd.api+json` or `application/json`).
+fn json_content_type(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .is_some_and(|t| t == JSONAPI || t == "application/json")
+}
+
+/// The request with its body read whole (uploads aside); 413 over the body limit. A handler
+/// that answers without reading the body would leave hyper to close the connection, and a
+/// client reusing it would see "disconnected without a response".
+pub(super) async fn buffered(
+    state: &AppState,
+    at: &Target,
+    req: Request,
+) -> Result<Request, Response> {
+    if is_upload_path(&at.bare) {
+        return Ok(req);
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, state.body_limit)
+        .await
+        .map_err(|_| ApiError::TooLarge.into_response())?;
+    Ok(Request::from_parts(parts, Body::from(bytes)))
+}
