@@ -575,3 +575,72 @@ impl NotReached {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::Finding;
+    use crate::target::{RequestRecord, ResponseRecord, TransportError};
+
+    fn answered(status: u16, headers: &[(&str, &str)]) -> Exchange {
+        Exchange {
+            request: RequestRecord {
+                method: "GET".into(),
+                url: "http://t/runs".into(),
+                headers: vec![],
+                body: None,
+            },
+            response: Ok(ResponseRecord {
+                status,
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                body: Vec::new(),
+                truncated: false,
+                received: 0,
+            }),
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    fn failed_on(ex: Exchange) -> TestResult {
+        TestResult {
+            name: "runs::list::bare".into(),
+            group: "runs".into(),
+            verdict: Verdict::Fail,
+            reason: None,
+            findings: vec![Finding {
+                check: &c::ENDPOINT_SUCCEEDS,
+                message: "expected success".into(),
+                exchange: Some(0),
+            }],
+            passed: Vec::new(),
+            exchanges: vec![ex],
+            requests: 1,
+            duration: Duration::ZERO,
+            blocked_by: None,
+        }
+    }
+
+    #[test]
+    fn a_429_or_a_refusal_of_conform_cannot_judge_the_target() {
+        let throttled = answered(429, &[("retry-after", "3")]);
+        assert!(unjudgeable(&throttled).unwrap().contains("Retry-After: 3"));
+        assert_eq!(unjudgeable(&answered(500, &[])), None);
+        let mut refused = answered(200, &[]);
+        refused.response = Err(TransportError::Refused("read-only".into()));
+        assert!(unjudgeable(&refused).is_some());
+    }
+
+    #[test]
+    fn a_failure_that_rests_on_a_throttled_answer_is_an_error_not_a_fail() {
+        let mut result = failed_on(answered(429, &[]));
+        not_judged(&mut result, Profile::Core);
+        assert_eq!(result.verdict, Verdict::Error);
+        assert!(result.reason.unwrap().contains("429"));
+        let mut result = failed_on(answered(500, &[]));
+        not_judged(&mut result, Profile::Core);
+        assert_eq!(result.verdict, Verdict::Fail);
+    }
+}

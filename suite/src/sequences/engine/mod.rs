@@ -557,3 +557,51 @@ fn with_query(path: &str, query: &str) -> String {
         format!("{path}?{query}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_simpler_operation_drops_one_complication_at_a_time() {
+        let walk = Op {
+            kind: OpKind::Walk,
+            coll: 0,
+            slot: 2,
+            page_size: 3,
+            api_v2: true,
+            form: 1,
+        };
+        let simpler = walk.simpler();
+        assert_eq!(simpler.len(), 4);
+        assert!(simpler
+            .iter()
+            .all(|op| op.kind == OpKind::Walk && op.coll == 0));
+        assert!(!simpler[0].api_v2 && simpler[1].slot == 0 && simpler[2].form == 0);
+        assert_eq!(simpler[3].page_size, 1);
+        let plain = Op {
+            api_v2: false,
+            slot: 0,
+            form: 0,
+            page_size: 1,
+            ..walk
+        };
+        assert!(plain.simpler().is_empty());
+    }
+
+    #[test]
+    fn templates_are_filled_and_queries_joined() {
+        let env = Env(BTreeMap::from([
+            ("org".to_string(), "acme".to_string()),
+            ("id".to_string(), "ws-1".to_string()),
+        ]));
+        assert_eq!(
+            env.fill("/organizations/{org}/workspaces/{id}"),
+            "/organizations/acme/workspaces/ws-1"
+        );
+        assert_eq!(env.fill("{unknown}"), "{unknown}");
+        assert_eq!(with_query("/x", ""), "/x");
+        assert_eq!(with_query("/x", "page=1"), "/x?page=1");
+        assert_eq!(with_query("/x?q=a", "page=1"), "/x?q=a&page=1");
+    }
+}
