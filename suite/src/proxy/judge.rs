@@ -290,21 +290,6 @@ fn same_id(m: &Matched, doc: &Value) -> Option<Result<(), String>> {
     if !is_id {
         return None;
     }
-    let value = percent_decode(value);
-    Some(match c::document_id(doc) {
-        Some(id) if id == value => Ok(()),
-        Some(id) => Err(format!(
-            "expected the resource whose id is in the path ({value}), received id {id}"
-        )),
-        None => Err(format!(
-            "expected the resource {value}, received no `data.id`"
-        )),
-    })
-}
-
-fn percent_decode(text: &str) -> String {
-    url::form_urlencoded::parse(format!("x={text}").as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_else(|| text.to_string())
+    let value = percent_encoding::percent_decode_str(value).decode_utf8_lossy();
+    Some(c::lifecycle::same_id(doc, &value, "the answer"))
 }

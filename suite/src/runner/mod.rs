@@ -101,15 +101,34 @@ pub fn not_judged(result: &mut TestResult, profile: Profile) {
     if result.verdict != Verdict::Fail {
         return;
     }
-    let why = result
-        .findings
+    if let (Verdict::Error, why) = judge(&result.findings, &result.exchanges, profile) {
+        result.verdict = Verdict::Error;
+        result.reason = why;
+    }
+}
+
+/// The one place findings become a verdict at a profile: `Pass` when none fails at it, else
+/// `Fail`, or `Error` (with why) when a failing finding rests on an exchange that cannot judge
+/// the target: a request conform refused, or one the target would not serve for rate limiting
+/// says nothing about conformance.
+pub fn judge(
+    findings: &[Finding],
+    exchanges: &[Exchange],
+    profile: Profile,
+) -> (Verdict, Option<String>) {
+    let mut failing = findings
         .iter()
         .filter(|f| profile.fails_on(f.check.level))
-        .filter_map(|f| f.exchange.and_then(|i| result.exchanges.get(i)))
+        .peekable();
+    if failing.peek().is_none() {
+        return (Verdict::Pass, None);
+    }
+    let unjudged = failing
+        .filter_map(|f| f.exchange.and_then(|i| exchanges.get(i)))
         .find_map(unjudgeable);
-    if let Some(why) = why {
-        result.verdict = Verdict::Error;
-        result.reason = Some(why);
+    match unjudged {
+        Some(why) => (Verdict::Error, Some(why)),
+        None => (Verdict::Fail, None),
     }
 }
 
@@ -203,25 +222,13 @@ impl<'a> TestRun<'a> {
                 Verdict::Fail,
                 Some(format!("{why} (the group is required)")),
             ),
-            Outcome::Done => {
-                let failing: Vec<&Finding> = self
-                    .findings
-                    .iter()
-                    .filter(|f| profile.fails_on(f.check.level))
-                    .collect();
-                // A request conform refused, or one the target would not serve for rate
-                // limiting, says nothing about conformance.
-                let blocked = failing
-                    .iter()
-                    .filter_map(|f| f.exchange.and_then(|i| self.exchanges.get(i)))
-                    .find_map(unjudgeable);
-                let notes = (!self.notes.is_empty()).then(|| self.notes.join("; "));
-                match (failing.is_empty(), blocked) {
-                    (true, _) => (Verdict::Pass, notes),
-                    (false, Some(why)) => (Verdict::Error, Some(why)),
-                    (false, None) => (Verdict::Fail, notes),
-                }
-            }
+            Outcome::Done => match judge(&self.findings, &self.exchanges, profile) {
+                (Verdict::Error, why) => (Verdict::Error, why),
+                (verdict, _) => (
+                    verdict,
+                    (!self.notes.is_empty()).then(|| self.notes.join("; ")),
+                ),
+            },
         };
         let result = TestResult {
             name: self.case.name.clone(),
@@ -631,6 +638,30 @@ mod tests {
         let mut refused = answered(200, &[]);
         refused.response = Err(TransportError::Refused("read-only".into()));
         assert!(unjudgeable(&refused).is_some());
+    }
+
+    #[test]
+    fn findings_become_a_verdict_at_the_profile() {
+        let result = failed_on(answered(500, &[]));
+        let tfe_only = vec![Finding {
+            check: &c::TFE_STATUS,
+            message: "expected 201".into(),
+            exchange: Some(0),
+        }];
+        assert_eq!(
+            judge(&tfe_only, &result.exchanges, Profile::Core).0,
+            Verdict::Pass
+        );
+        assert_eq!(
+            judge(&tfe_only, &result.exchanges, Profile::Tfe).0,
+            Verdict::Fail
+        );
+        assert_eq!(judge(&[], &result.exchanges, Profile::Tfe).0, Verdict::Pass);
+        let throttled = failed_on(answered(429, &[]));
+        assert_eq!(
+            judge(&throttled.findings, &throttled.exchanges, Profile::Core).0,
+            Verdict::Error
+        );
     }
 
     #[test]
