@@ -17,6 +17,7 @@
 //! alone, and the sequence deletes what it made one by one. The organization is never changed.
 
 pub mod engine;
+mod shrink;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
@@ -32,6 +33,7 @@ use crate::runner::Context;
 use crate::target::Exchange;
 use crate::verdict::{TestResult, Verdict};
 use engine::{Learned, Op, OpKind, Run, RunOutcome};
+use shrink::{shrink, Shrunk};
 
 /// The test-name group of the sequence tests.
 pub const GROUP: &str = "sequences";
@@ -244,122 +246,6 @@ async fn run_ops(
 ) -> RunOutcome {
     let given = config.organization.clone().filter(|_| family.namespace);
     Run::new(ctx, family, ns, given, learned).execute(ops).await
-}
-
-struct Shrunk {
-    outcome: RunOutcome,
-    /// Requests the shrinking sent, in all.
-    sent: usize,
-    from: usize,
-    runs: usize,
-    elapsed: Duration,
-    timed_out: bool,
-    unreachable: Option<String>,
-}
-
-/// Shrinks a failing sequence: remove chunks (halving down to single operations) while the
-/// same check still fails, then try simpler forms of each operation; repeat until nothing
-/// changes or the time bound is reached.
-async fn shrink(
-    ctx: &Context,
-    family: &Family,
-    config: &SequenceConfig,
-    learned: &Learned,
-    names: &mut Namespaces<'_>,
-    first: RunOutcome,
-) -> Shrunk {
-    let budget = config.shrink_budget;
-    let started = Instant::now();
-    let check = first.failure.as_ref().map(|f| f.check.id);
-    let from = first.steps.len();
-    let mut best = first;
-    let mut runs = 0;
-    let mut sent = 0;
-    let mut timed_out = false;
-    let mut unreachable = None;
-    'outer: loop {
-        let mut changed = false;
-        let mut chunk = (best.steps.len() / 2).max(1);
-        loop {
-            let mut i = 0;
-            while i < best.steps.len() {
-                let ops = best.executed();
-                let candidate: Vec<Op> = ops[..i]
-                    .iter()
-                    .chain(ops[(i + chunk).min(ops.len())..].iter())
-                    .copied()
-                    .collect();
-                if candidate.is_empty() {
-                    i += chunk;
-                    continue;
-                }
-                if started.elapsed() > budget {
-                    timed_out = true;
-                    break 'outer;
-                }
-                runs += 1;
-                let outcome = run_ops(ctx, family, config, learned, names.next(), &candidate).await;
-                sent += outcome.exchanges.len();
-                if let Some(why) = outcome.unreachable.clone() {
-                    unreachable = Some(why);
-                    break 'outer;
-                }
-                if outcome.failure.as_ref().map(|f| f.check.id) == check
-                    && outcome.steps.len() < best.steps.len()
-                {
-                    best = outcome;
-                    changed = true;
-                } else {
-                    i += chunk;
-                }
-            }
-            if chunk == 1 {
-                break;
-            }
-            chunk /= 2;
-        }
-        // `best` may get shorter on the way (a simpler operation can leave a later one with
-        // nothing to act on): the bound is read again for every index.
-        let mut i = 0;
-        while i < best.steps.len() {
-            let ops = best.executed();
-            for simpler in ops[i].simpler() {
-                if started.elapsed() > budget {
-                    timed_out = true;
-                    break 'outer;
-                }
-                let mut candidate = ops.clone();
-                candidate[i] = simpler;
-                runs += 1;
-                let outcome = run_ops(ctx, family, config, learned, names.next(), &candidate).await;
-                sent += outcome.exchanges.len();
-                if let Some(why) = outcome.unreachable.clone() {
-                    unreachable = Some(why);
-                    break 'outer;
-                }
-                if outcome.failure.as_ref().map(|f| f.check.id) == check
-                    && outcome.steps.len() <= best.steps.len()
-                {
-                    best = outcome;
-                    changed = true;
-                    break;
-                }
-            }
-            i += 1;
-        }
-        if !changed {
-            break;
-        }
-    }
-    Shrunk {
-        outcome: best,
-        sent,
-        from,
-        runs,
-        elapsed: started.elapsed(),
-        timed_out,
-        unreachable,
-    }
 }
 
 /// Runs a family's sequences to one result.
