@@ -347,14 +347,9 @@ impl TestRun<'_> {
         if self.case.variant == Variant::Registry {
             let subject = self.registry_subject();
             if let Some(subject) = subject {
-                let mut probe = registry::Probe {
-                    target: &self.ctx.target,
-                    exchanges: &mut self.exchanges,
-                    findings: &mut self.findings,
-                    passed: &mut self.passed,
-                    notes: &mut self.notes,
-                };
-                registry::after_read(&mut probe, self.endpoint, &subject, main, &doc).await;
+                let endpoint = self.endpoint;
+                let mut probe = self.registry_probe();
+                registry::after_read(&mut probe, endpoint, &subject, main, &doc).await;
             }
         } else {
             self.variants_agree(main, &doc).await;

@@ -35,17 +35,23 @@ impl TestRun<'_> {
         }
         if self.case.variant == Variant::Registry {
             let subject = self.registry_subject();
-            let mut probe = registry::Probe {
-                target: &self.ctx.target,
-                exchanges: &mut self.exchanges,
-                findings: &mut self.findings,
-                passed: &mut self.passed,
-                notes: &mut self.notes,
-            };
+            let mut probe = self.registry_probe();
             registry::after_download(&mut probe, subject.as_ref(), index).await;
         } else {
             let result = c::downloaded(self.ex(index), None);
             self.check(&c::ENDPOINT_SUCCEEDS, Some(index), result);
+        }
+    }
+
+    /// What the registry checks record into: this test's transcript, findings, passed checks
+    /// and notes.
+    pub(super) fn registry_probe(&mut self) -> registry::Probe<'_> {
+        registry::Probe {
+            target: &self.ctx.target,
+            exchanges: &mut self.exchanges,
+            findings: &mut self.findings,
+            passed: &mut self.passed,
+            notes: &mut self.notes,
         }
     }
 

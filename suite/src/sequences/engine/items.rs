@@ -10,6 +10,18 @@ use crate::catalog::families::model::{Item, Route};
 use crate::checks::{self as c};
 
 impl<'a> Run<'a> {
+    /// The state a new item of `coll` under `parent` starts in, and whether it is there
+    /// already (not one the service reaches on its own later).
+    fn initial_state(&self, coll: usize, parent: Option<usize>) -> (Option<String>, bool) {
+        let def = self.coll(coll).state.as_ref();
+        let state = def.and_then(|s| s.initial(self.family, &self.model, parent));
+        let reached = match (def, &state) {
+            (Some(def), Some(s)) => !def.is_eventual(s),
+            _ => true,
+        };
+        (state, reached)
+    }
+
     pub(super) async fn create(&mut self, op: &Op) -> StepResult {
         let coll = self.coll(op.coll);
         let parent = self.target_parent(op).flatten();
@@ -103,14 +115,7 @@ impl<'a> Run<'a> {
                 fields.insert(field.clone(), v);
             }
         }
-        let state = coll
-            .state
-            .as_ref()
-            .and_then(|s| s.initial(self.family, &self.model, parent));
-        let reached = match (&coll.state, &state) {
-            (Some(def), Some(s)) => !def.is_eventual(s),
-            _ => true,
-        };
+        let (state, reached) = self.initial_state(op.coll, parent);
         self.model.items.push(Item {
             coll: op.coll,
             id,
@@ -389,7 +394,6 @@ impl<'a> Run<'a> {
         parent: Option<usize>,
         other: Option<usize>,
     ) -> StepResult {
-        let coll = self.coll(op.coll);
         let (Some(p), Some(o)) = (parent, other) else {
             return Err(Stop);
         };
@@ -404,14 +408,7 @@ impl<'a> Run<'a> {
             Some(i) => self.model.items[i].deleted = false,
             None => {
                 let id = self.model.items[o].id.clone();
-                let state = coll
-                    .state
-                    .as_ref()
-                    .and_then(|s| s.initial(self.family, &self.model, parent));
-                let reached = match (&coll.state, &state) {
-                    (Some(def), Some(s)) => !def.is_eventual(s),
-                    _ => true,
-                };
+                let (state, reached) = self.initial_state(op.coll, parent);
                 self.model.items.push(Item {
                     coll: op.coll,
                     id,
