@@ -107,7 +107,7 @@ impl Context {
         path.strip_prefix(root).unwrap_or(&path).to_string()
     }
 
-    /// The test that judges an exchange's request (see [`Catalog::test_for`]).
+    /// The test that judges an exchange's request (see [`crate::catalog::Catalog::test_for`]).
     pub fn test_for(&self, ex: &Exchange) -> Option<String> {
         let path = self.relative_path(ex);
         self.catalog.test_for(&ex.request.method, &path)
