@@ -1,4 +1,5 @@
-//! The command line. House style: `long` flags, an upper-case value name on every option,
+//! The command line: the options of a run and of every subcommand (the subcommands' modules
+//! take them from here; this module knows none of them). House style: `long` flags, an upper-case value name on every option,
 //! a doc line on every flag. Tokens are never given clap `env` support, so `--help` cannot
 //! print them.
 
@@ -28,13 +29,13 @@ pub enum Command {
     /// Self-validation: the suite against the reference, unbroken and with each fault.
     Selftest(SelftestArgs),
     /// Delete what runs left behind: the ledger's leftovers, and old `conform-` organizations.
-    Sweep(crate::sweep::SweepArgs),
+    Sweep(SweepArgs),
     /// Write the contract the suite checks as an OpenAPI 3.1 document.
-    Openapi(crate::openapi::OpenapiArgs),
+    Openapi(OpenapiArgs),
     /// A reverse proxy that judges real clients' traffic against the contract.
-    Proxy(crate::proxy::ProxyArgs),
+    Proxy(ProxyArgs),
     /// The same tests against two targets: where their answers differ in verdict or shape.
-    Diff(crate::diff::DiffArgs),
+    Diff(DiffArgs),
 }
 
 /// Options of `conform checks`.
@@ -63,6 +64,116 @@ pub struct SelftestArgs {
     /// Skip the baseline runs.
     #[arg(long)]
     pub no_baseline: bool,
+}
+
+/// Options of `conform sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Where the target is and how to reach it.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// The ledger to sweep.
+    #[arg(long, value_name = "FILE", default_value = "reports/ledger.jsonl")]
+    pub ledger: PathBuf,
+    /// Only what runs with this prefix made; with it, organizations named PREFIX... (and,
+    /// with --admin-token, user accounts whose email starts with it) are deleted too, even
+    /// without a ledger.
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// Also delete organizations named `conform-...` (or --prefix) created longer ago than
+    /// this (`24h`, `7d`): the debris of runs whose ledger is gone.
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: Option<String>,
+    /// Say what would be deleted, delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Options of `conform proxy`.
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// The service root the traffic goes to.
+    #[arg(long, value_name = "URL")]
+    pub target: String,
+    /// Where to listen (loopback; port 0 picks a free one, printed at start).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8079")]
+    pub listen: String,
+    /// Folder the reports are written to.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports: PathBuf,
+    /// Stop after this many seconds (else at SIGINT or SIGTERM).
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<u64>,
+    /// Which levels count as failing deviations.
+    #[arg(long, value_enum, value_name = "PROFILE", default_value = "core")]
+    pub profile: ProfileArg,
+    /// The registry read address on the target (default `{target}/api/registry/v1/modules/`).
+    #[arg(long, value_name = "URL")]
+    pub registry_url: Option<String>,
+    /// Largest part of an answer read for judging, in bytes; the rest passes unread.
+    #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
+    pub max_body: usize,
+    /// Largest request body passed on, in bytes (larger ones are answered 413 by the proxy).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub max_request_body: usize,
+    /// Timeout of one exchange with the target, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub timeout: f64,
+    /// Read the catalog from this folder instead of the embedded one.
+    #[arg(long, value_name = "DIR")]
+    pub cases: Option<PathBuf>,
+    /// Read the schemas from this folder instead of the embedded ones.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
+}
+
+/// Options of `conform diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The two service roots, A then B (`embedded`: a fresh embedded reference service).
+    #[arg(long, value_name = "URL", num_args = 1, required = true)]
+    pub target: Vec<String>,
+    /// The API token of each target, in the same order (else CONFORM_TOKEN for both).
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Vec<String>,
+    /// The administrator token of each target, in the same order.
+    #[arg(long, value_name = "TOKEN")]
+    pub admin_token: Vec<String>,
+    /// Which levels fail a test (the verdicts compared).
+    #[arg(long, value_enum, value_name = "PROFILE", default_value = "tfe")]
+    pub profile: ProfileArg,
+    /// Run only these groups (comma-separated).
+    #[arg(long, value_name = "GROUPS", value_delimiter = ',')]
+    pub group: Vec<String>,
+    /// Run only the tests whose names contain this text.
+    #[arg(value_name = "FILTER")]
+    pub filter: Option<String>,
+    /// Folder of the reports: `diff.json`, and each side's ledger under `a/` and `b/`.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports: PathBuf,
+    /// Tests run at once on each side.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub test_threads: usize,
+    /// Faults of the embedded reference on side A (for self-tests).
+    #[arg(long, value_name = "NAME[=ARG]", hide = true)]
+    pub fault_a: Vec<String>,
+    /// Faults of the embedded reference on side B (for self-tests).
+    #[arg(long, value_name = "NAME[=ARG]", hide = true)]
+    pub fault_b: Vec<String>,
+}
+
+/// Options of `conform openapi`.
+#[derive(Debug, Args)]
+pub struct OpenapiArgs {
+    /// Write the document to this file instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Read the catalog from this folder instead of the embedded one.
+    #[arg(long, value_name = "DIR")]
+    pub cases: Option<PathBuf>,
+    /// Read the schemas from this folder instead of the embedded ones.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
 }
 
 /// Options of `conform serve`.
@@ -125,7 +236,7 @@ pub enum ProfileArg {
 
 /// Where the target is and how to reach it: shared by a run and `conform sweep`
 /// (flags > environment > config file).
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct ConnectionArgs {
     /// The service root. A run without it starts the embedded reference service; `sweep`
     /// needs it.
@@ -207,7 +318,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub schemas: Option<PathBuf>,
     /// Folder the reports are written to.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
+    #[arg(long, value_name = "DIR", default_value_os_t = default_reports())]
     pub reports: PathBuf,
     /// Known deviations to waive: a TOML file of `[[waiver]]` entries (test, reason, link, expires).
     #[arg(long, value_name = "FILE")]
@@ -262,7 +373,50 @@ fn parse_cases(text: &str) -> Result<CasesArg, String> {
     Ok(CasesArg::Dir(PathBuf::from(text)))
 }
 
+/// Where a run's reports go unless `--reports` says otherwise.
+fn default_reports() -> PathBuf {
+    PathBuf::from("reports")
+}
+
+impl Default for RunArgs {
+    /// The options of `conform` with no argument.
+    fn default() -> Self {
+        Self {
+            connection: ConnectionArgs::default(),
+            registry_url: None,
+            max_body: None,
+            profile: None,
+            group: Vec::new(),
+            require: Vec::new(),
+            fixture: Vec::new(),
+            prefix: None,
+            organization: None,
+            notification_url: None,
+            module: None,
+            cases: Vec::new(),
+            seed: None,
+            schemas: None,
+            reports: default_reports(),
+            waivers: None,
+            partition: None,
+            ledger: None,
+            read_only: false,
+            rate: None,
+            deadline: None,
+            reference_fault: Vec::new(),
+            reference_shape: Vec::new(),
+            libtest: libtest_mimic::Arguments::default(),
+        }
+    }
+}
+
 impl RunArgs {
+    /// The run options of `conform WORDS...` (the program name not included).
+    pub fn from_words<S: AsRef<str>>(words: &[S]) -> Result<Self, clap::Error> {
+        let argv = std::iter::once("conform").chain(words.iter().map(AsRef::as_ref));
+        Cli::try_parse_from(argv).map(|cli| cli.run)
+    }
+
     /// The catalog folder of `--cases DIR`, if given.
     pub fn cases_dir(&self) -> Option<&std::path::Path> {
         self.cases.iter().rev().find_map(|c| match c {

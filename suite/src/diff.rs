@@ -9,52 +9,20 @@
 //! relationships (values differ between any two runs, ids above all, so they are not compared).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use clap::{Args, Parser};
+use clap::Parser;
 use serde_json::{json, Value};
 
 use crate::catalog::Catalog;
-use crate::cli::{Cli, ProfileArg};
+use crate::cli::{ConnectionArgs, DiffArgs, RunArgs};
 use crate::exit::ExitCodes;
+use crate::harness::run_plan;
+use crate::plan::{Item, Plan};
+use crate::settings::{ConfigError, Settings};
 use crate::target::Exchange;
 use crate::verdict::TestResult;
-
-/// Options of `conform diff`.
-#[derive(Debug, Args)]
-pub struct DiffArgs {
-    /// The two service roots, A then B (`embedded`: a fresh embedded reference service).
-    #[arg(long, value_name = "URL", num_args = 1, required = true)]
-    pub target: Vec<String>,
-    /// The API token of each target, in the same order (else CONFORM_TOKEN for both).
-    #[arg(long, value_name = "TOKEN")]
-    pub token: Vec<String>,
-    /// The administrator token of each target, in the same order.
-    #[arg(long, value_name = "TOKEN")]
-    pub admin_token: Vec<String>,
-    /// Which levels fail a test (the verdicts compared).
-    #[arg(long, value_enum, value_name = "PROFILE", default_value = "tfe")]
-    pub profile: ProfileArg,
-    /// Run only these groups (comma-separated).
-    #[arg(long, value_name = "GROUPS", value_delimiter = ',')]
-    pub group: Vec<String>,
-    /// Run only the tests whose names contain this text.
-    #[arg(value_name = "FILTER")]
-    pub filter: Option<String>,
-    /// Folder of the reports: `diff.json`, and each side's ledger under `a/` and `b/`.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
-    pub reports: PathBuf,
-    /// Tests run at once on each side.
-    #[arg(long, value_name = "N", default_value_t = 8)]
-    pub test_threads: usize,
-    /// Faults of the embedded reference on side A (for self-tests).
-    #[arg(long, value_name = "NAME[=ARG]", hide = true)]
-    pub fault_a: Vec<String>,
-    /// Faults of the embedded reference on side B (for self-tests).
-    #[arg(long, value_name = "NAME[=ARG]", hide = true)]
-    pub fault_b: Vec<String>,
-}
 
 /// One test's difference between the two sides.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,15 +103,8 @@ pub fn run(args: &DiffArgs) -> Result<(Vec<Difference>, usize), String> {
             return Err(format!("{name} is given at most twice (for A, then B)"));
         }
     }
-    let mut sides = Vec::new();
-    for (i, side) in ["a", "b"].into_iter().enumerate() {
-        let faults = if i == 0 { &args.fault_a } else { &args.fault_b };
-        sides.push(run_side(args, i, side, faults)?);
-    }
-    let b = sides.pop().unwrap_or_default();
-    let a = sides.pop().unwrap_or_default();
-    let (catalog, _) =
-        crate::harness::load_catalog(&side_args(args, 0, "a", &[])?).map_err(|e| e.to_string())?;
+    let (a, catalog) = run_side(args, 0, "a", &args.fault_a)?;
+    let (b, _) = run_side(args, 1, "b", &args.fault_b)?;
     let differences = compare(&catalog, &a, &b);
     let compared = a
         .iter()
@@ -153,70 +114,60 @@ pub fn run(args: &DiffArgs) -> Result<(Vec<Difference>, usize), String> {
     Ok((differences, compared))
 }
 
-fn side_args(
+/// The plan of one side: its target and tokens, the profile, the groups and filter, its own
+/// reports folder (and so its own ledger).
+fn side_plan(
     args: &DiffArgs,
     index: usize,
     side: &str,
     faults: &[String],
-) -> Result<crate::cli::RunArgs, String> {
-    let mut argv: Vec<String> = vec!["conform".into()];
+) -> Result<Plan, ConfigError> {
     let target = &args.target[index];
-    if target != "embedded" {
-        argv.extend(["--target".into(), target.clone()]);
-    }
-    if let Some(token) = args.token.get(index).or(args.token.first()) {
-        argv.extend(["--token".into(), token.clone()]);
-    }
-    if let Some(token) = args.admin_token.get(index).or(args.admin_token.first()) {
-        argv.extend(["--admin-token".into(), token.clone()]);
-    }
-    let profile = match args.profile {
-        ProfileArg::Core => "core",
-        ProfileArg::Tfe => "tfe",
+    let run_args = RunArgs {
+        connection: ConnectionArgs {
+            target: (target != "embedded").then(|| target.clone()),
+            token: args.token.get(index).or(args.token.first()).cloned(),
+            admin_token: args
+                .admin_token
+                .get(index)
+                .or(args.admin_token.first())
+                .cloned(),
+            ..ConnectionArgs::default()
+        },
+        profile: Some(args.profile),
+        reports: args.reports.join(side),
+        reference_fault: faults.to_vec(),
+        ..RunArgs::default()
     };
-    argv.extend(["--profile".into(), profile.into()]);
-    argv.push("--reports".into());
-    argv.push(args.reports.join(side).display().to_string());
-    if !args.group.is_empty() {
-        argv.extend(["--group".into(), args.group.join(",")]);
-    }
-    for fault in faults {
-        argv.extend(["--reference-fault".into(), fault.clone()]);
-    }
-    // The arguments hold tokens: an error names neither them nor the line.
-    Cli::try_parse_from(argv)
-        .map(|cli| cli.run)
-        .map_err(|e| format!("side {side}: the options do not parse ({})", e.kind()))
+    let mut plan = Plan::new(Settings::resolve(&run_args)?)?
+        .in_groups(&args.group)?
+        .retain(|item| match item {
+            Item::Test(case) => args.filter.as_ref().is_none_or(|f| case.name.contains(f)),
+            Item::Family(_) => false,
+        });
+    plan.concurrency = args.test_threads;
+    Ok(plan)
 }
 
+/// Runs one side: its results, and the catalog its tests came from.
 fn run_side(
     args: &DiffArgs,
     index: usize,
     side: &str,
     faults: &[String],
-) -> Result<Vec<TestResult>, String> {
-    let run_args = side_args(args, index, side, faults)?;
-    let (catalog, schemas) =
-        crate::harness::load_catalog(&run_args).map_err(|e| format!("side {side}: {e}"))?;
-    let tests: Vec<_> = crate::harness::selected_tests(&catalog, &args.group)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .filter(|t| args.filter.as_ref().is_none_or(|f| t.name.contains(f)))
-        .collect();
+) -> Result<(Vec<TestResult>, Arc<Catalog>), String> {
+    let plan = side_plan(args, index, side, faults).map_err(|e| format!("side {side}: {e}"))?;
     eprintln!(
         "conform diff: side {} ({}), {} tests",
         side.to_uppercase(),
         args.target[index],
-        tests.len()
+        plan.items.len()
     );
-    let session = crate::harness::Session::open(&run_args, catalog, schemas)
-        .map_err(|e| format!("side {side}: {e}"))?;
-    let results = session.run_direct(&tests, args.test_threads);
-    let (leftovers, _) = session.close();
+    let (results, leftovers) = run_plan(&plan).map_err(|e| format!("side {side}: {e}"))?;
     for l in leftovers {
         eprintln!("side {side}: not deleted: {l}");
     }
-    Ok(results)
+    Ok((results, plan.catalog))
 }
 
 fn failed(result: &TestResult) -> BTreeSet<String> {

@@ -5,12 +5,11 @@
 //! belongs, and nothing else?".
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Deserialize;
 
 use crate::glob::glob;
-use crate::selftest::run_suite_with;
 use crate::settings::ConfigError;
 use crate::verdict::{TestResult, Verdict};
 
@@ -179,36 +178,6 @@ impl ShapeOutcome {
     /// Verdicts as expected.
     pub fn as_expected(&self) -> usize {
         self.tests - self.differences.len()
-    }
-}
-
-/// Runs one shape row.
-pub fn run_shape(case: &ShapeCase, timeout: f64) -> ShapeOutcome {
-    let started = Instant::now();
-    let mut args = Vec::new();
-    for shape in &case.shapes {
-        args.push("--reference-shape".to_string());
-        args.push(shape.clone());
-    }
-    args.extend(case.args.iter().cloned());
-    match run_suite_with(&args, &case.profile, Some(timeout)) {
-        Ok(results) => ShapeOutcome {
-            tests: results.len(),
-            differences: results
-                .iter()
-                .filter_map(|r| case.difference(r).map(|why| (r.name.clone(), why)))
-                .collect(),
-            case: case.clone(),
-            error: None,
-            wall: started.elapsed(),
-        },
-        Err(e) => ShapeOutcome {
-            case: case.clone(),
-            tests: 0,
-            differences: Vec::new(),
-            error: Some(e.to_string()),
-            wall: started.elapsed(),
-        },
     }
 }
 

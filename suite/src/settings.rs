@@ -108,6 +108,29 @@ pub struct Settings {
     pub organization: Option<String>,
     /// A module already published in the registry (`--module`).
     pub module: Option<PublishedModule>,
+    /// The catalog folder (`--cases DIR`), else the embedded catalog.
+    pub cases_dir: Option<PathBuf>,
+    /// The schemas folder (`--schemas`), else the embedded schemas.
+    pub schemas_dir: Option<PathBuf>,
+    /// The folder the reports go to (`--reports`).
+    pub reports: PathBuf,
+    /// Sequences drawn per family (`--cases N`), else the sequences' default.
+    pub sequence_cases: Option<u32>,
+    /// Seed of the first sequence of every family (`--seed`).
+    pub seed: Option<u64>,
+    /// Faults of the embedded reference service, as `--reference-fault` takes them.
+    pub reference_faults: Vec<String>,
+    /// Shapes of the embedded reference service, as `--reference-shape` takes them.
+    pub reference_shapes: Vec<String>,
+}
+
+impl From<ProfileArg> for Profile {
+    fn from(arg: ProfileArg) -> Self {
+        match arg {
+            ProfileArg::Core => Profile::Core,
+            ProfileArg::Tfe => Profile::Tfe,
+        }
+    }
 }
 
 /// A published module version given with `--module NS/NAME/PROVIDER/VERSION`.
@@ -157,7 +180,7 @@ fn env(name: &str) -> Option<String> {
 }
 
 impl Settings {
-    /// Resolves flags, environment and the config file.
+    /// Resolves flags, environment and the config file: once per run.
     pub fn resolve(args: &RunArgs) -> Result<Self, ConfigError> {
         let conn = &args.connection;
         let (file, config_file) = load_file(conn.config.as_deref())?;
@@ -205,8 +228,7 @@ impl Settings {
             )));
         }
         let profile = match (args.profile, file.profile.as_deref()) {
-            (Some(ProfileArg::Core), _) => Profile::Core,
-            (Some(ProfileArg::Tfe), _) => Profile::Tfe,
+            (Some(profile), _) => profile.into(),
             (None, None | Some("core")) => Profile::Core,
             (None, Some("tfe")) => Profile::Tfe,
             (None, Some(other)) => {
@@ -274,6 +296,12 @@ impl Settings {
             .or(file.module.as_deref())
             .map(PublishedModule::parse)
             .transpose()?;
+        if args.max_body == Some(0) {
+            return Err(ConfigError(
+                "--max-body 0 would cut every answer: give a size in bytes (default 8388608)"
+                    .into(),
+            ));
+        }
         let mut require = args.require.clone();
         require.extend(file.require.iter().cloned());
         Ok(Self {
@@ -309,6 +337,13 @@ impl Settings {
                 .unwrap_or_else(|| args.reports.join("ledger.jsonl")),
             organization,
             module,
+            cases_dir: args.cases_dir().map(Path::to_path_buf),
+            schemas_dir: args.schemas.clone(),
+            reports: args.reports.clone(),
+            sequence_cases: args.sequence_cases(),
+            seed: args.seed,
+            reference_faults: args.reference_fault.clone(),
+            reference_shapes: args.reference_shape.clone(),
         })
     }
 

@@ -5,17 +5,16 @@
 //! starts with the prefix, for runs whose ledger is lost. Each failure is reported and the
 //! sweep goes on; the exit code is 1 when something could not be deleted.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use clap::Args;
 use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
 use crate::catalog::{fill_params, path_for, Catalog, Variant, REGISTRY_DEFAULT};
+use crate::cli::{RunArgs, SweepArgs};
 use crate::clock::{parse_duration, parse_rfc3339};
 use crate::exit::ExitCodes;
 use crate::ledger::{self, Entry, Event, Ledger};
@@ -23,29 +22,6 @@ use crate::pages::{Paging, Walk};
 use crate::removal::{Removed, Remover};
 use crate::settings::{ConfigError, Settings};
 use crate::target::{Auth, Request, Target, TargetConfig};
-
-/// Options of `conform sweep`.
-#[derive(Debug, Args)]
-pub struct SweepArgs {
-    /// Where the target is and how to reach it.
-    #[command(flatten)]
-    pub connection: crate::cli::ConnectionArgs,
-    /// The ledger to sweep.
-    #[arg(long, value_name = "FILE", default_value = "reports/ledger.jsonl")]
-    pub ledger: PathBuf,
-    /// Only what runs with this prefix made; with it, organizations named PREFIX... (and,
-    /// with --admin-token, user accounts whose email starts with it) are deleted too, even
-    /// without a ledger.
-    #[arg(long, value_name = "PREFIX")]
-    pub prefix: Option<String>,
-    /// Also delete organizations named `conform-...` (or --prefix) created longer ago than
-    /// this (`24h`, `7d`): the debris of runs whose ledger is gone.
-    #[arg(long, value_name = "DURATION")]
-    pub older_than: Option<String>,
-    /// Say what would be deleted, delete nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-}
 
 /// What a sweep did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -72,10 +48,10 @@ pub fn sweep(args: SweepArgs) -> ExitCode {
 
 /// The run settings sweep shares with a run: target, tokens, TLS, timeout, config file.
 fn settings(args: &SweepArgs) -> Result<Settings, ConfigError> {
-    let mut cli = <crate::cli::Cli as clap::Parser>::try_parse_from(["conform"])
-        .map_err(|e| ConfigError(e.to_string()))?;
-    cli.run.connection = args.connection.clone();
-    Settings::resolve(&cli.run)
+    Settings::resolve(&RunArgs {
+        connection: args.connection.clone(),
+        ..RunArgs::default()
+    })
 }
 
 fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {

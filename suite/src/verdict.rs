@@ -134,6 +134,13 @@ impl Blocker {
 }
 
 impl TestResult {
+    /// The findings that fail the test under `profile` (the others are only reported).
+    pub fn failing(&self, profile: Profile) -> impl Iterator<Item = &Finding> {
+        self.findings
+            .iter()
+            .filter(move |f| profile.fails_on(f.check.level))
+    }
+
     /// Keeps of each exchange only what a report shows: called when the test is over.
     pub fn keep_evidence(mut self) -> Self {
         self.exchanges.iter_mut().for_each(Exchange::keep_evidence);

@@ -229,12 +229,7 @@ impl Waivers {
         if result.verdict != Verdict::Fail {
             return;
         }
-        let failing: Vec<&str> = result
-            .findings
-            .iter()
-            .filter(|f| profile.fails_on(f.check.level))
-            .map(|f| f.check.id)
-            .collect();
+        let failing: Vec<&str> = result.failing(profile).map(|f| f.check.id).collect();
         let covers = |w: &Waiver| {
             w.pattern.matches(&result.name)
                 && (w.checks.is_empty()

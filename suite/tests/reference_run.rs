@@ -230,19 +230,22 @@ fn a_set_up_that_the_main_request_did_not_undo_is_undone() {
     // Without the bare forms, the bare unimpersonate test impersonates (its set-up, in the
     // canonical form) and then fails to unimpersonate: the set-up's own undo is sent, so the
     // impersonate test after it starts from a clean session.
-    use clap::Parser;
-    let cli = conform::cli::Cli::try_parse_from(["conform", "--reference-shape", "api-v2-only"])
+    let args = conform::cli::RunArgs::from_words(&["--reference-shape", "api-v2-only"])
         .expect("arguments parse");
-    let (catalog, schemas) = conform::harness::load_catalog(&cli.run).expect("catalog");
-    let all = conform::harness::selected_tests(&catalog, &[]).expect("tests");
-    let pick = |name: &str| all.iter().find(|t| t.name == name).cloned().expect(name);
+    let settings = conform::settings::Settings::resolve(&args).expect("settings");
+    let mut plan = conform::plan::Plan::new(settings).expect("catalog");
+    plan.concurrency = 1;
+    let pick = |name: &str| {
+        let found = plan.items.iter().find(|t| t.name() == name);
+        found.cloned().expect(name)
+    };
     let tests = [
         pick("admin_users::unimpersonate::bare"),
         pick("admin_users::impersonate::api-v2"),
     ];
-    let session = conform::harness::Session::open(&cli.run, catalog, schemas).expect("session");
-    let first = session.run_direct(&tests[..1], 1);
-    let second = session.run_direct(&tests[1..], 1);
+    let session = conform::harness::Session::open(&plan).expect("session");
+    let first = session.run(&tests[..1]);
+    let second = session.run(&tests[1..]);
     session.close();
     assert_eq!(first[0].verdict, Verdict::Fail);
     assert_eq!(

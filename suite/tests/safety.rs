@@ -10,9 +10,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clap::Parser;
-use conform::cli::Cli;
-use conform::harness::{load_catalog, selected_tests, Session};
+use conform::cli::RunArgs;
+use conform::harness::Session;
+use conform::plan::Plan;
+use conform::settings::Settings;
 use conform::verdict::Verdict;
 use serde_json::Value;
 
@@ -456,16 +457,14 @@ fn the_guard_refuses_a_mutation_on_a_resource_the_run_did_not_create() {
         "--reports",
         dir.to_str().unwrap(),
     ];
-    let cli = Cli::try_parse_from(argv).unwrap();
-    let (catalog, schemas) = load_catalog(&cli.run).unwrap();
-    let tests: Vec<_> = selected_tests(&catalog, &[])
+    let args = RunArgs::from_words(&argv[1..]).unwrap();
+    let mut plan = Plan::new(Settings::resolve(&args).unwrap())
         .unwrap()
-        .into_iter()
-        .filter(|t| t.name.starts_with("admin_workspaces::delete::"))
-        .collect();
-    assert_eq!(tests.len(), 2);
-    let session = Session::open(&cli.run, catalog, schemas).unwrap();
-    let results = session.run_direct(&tests, 2);
+        .retain(|item| item.name().starts_with("admin_workspaces::delete::"));
+    assert_eq!(plan.items.len(), 2);
+    plan.concurrency = 2;
+    let session = Session::open(&plan).unwrap();
+    let results = session.run(&plan.items);
     // the guard is the HTTP layer's: a direct request is refused as well
     let direct = session.runtime.block_on(
         session.ctx.target.send(conform::target::Request::new(

@@ -259,8 +259,7 @@ fn a_policy_set_delete_that_does_not_delete_shrinks_to_create_delete_read() {
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use clap::Parser;
-use conform::harness::{load_catalog, Session};
+use conform::harness::Session;
 use serde_json::Value;
 
 /// What a run of sequence families gave: the results, and what the run's ledger still held
@@ -273,16 +272,10 @@ struct SequenceRun {
 /// Runs the sequence families whose names start with one of `prefixes` with the command-line
 /// `args` (`--organization` included, as the harness passes it on), with a poll budget.
 fn run_families(args: &[&str], prefixes: &[&str], poll: Duration) -> SequenceRun {
-    let mut argv = vec!["conform"];
-    argv.extend(args);
-    let cli = Cli::try_parse_from(argv).expect("arguments parse");
-    let (catalog, schemas) = load_catalog(&cli.run).expect("catalog loads");
-    let families = support::families_named(&catalog, prefixes);
-    let mut session = Session::open(&cli.run, catalog, schemas).expect("session opens");
-    Arc::get_mut(&mut session.ctx)
-        .expect("the context is not shared yet")
-        .poll_budget = poll;
-    let results = session.run_sequences(&families);
+    let mut plan = support::family_plan(&[], prefixes, args);
+    plan.poll_budget = Some(poll);
+    let session = Session::open(&plan).expect("session opens");
+    let results = session.run(&plan.items);
     let left = session
         .ctx
         .fixtures

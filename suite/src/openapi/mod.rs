@@ -12,15 +12,15 @@
 //! `x-conform-fixture`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use clap::Args;
 use serde_json::{json, Map, Value};
 
 use crate::catalog::{path_for, BodyKind, Catalog, Endpoint, Kind, Variant};
 use crate::catalog::{REGISTRY, UPLOAD};
 use crate::checks::Schemas;
+use crate::cli::OpenapiArgs;
 use crate::exit::ExitCodes;
 
 mod operations;
@@ -35,20 +35,6 @@ pub const OPENAPI_VERSION: &str = "3.1.0";
 const JSONAPI: &str = "application/vnd.api+json";
 /// Name of the bearer security scheme.
 const BEARER: &str = "bearerAuth";
-
-/// Options of `conform openapi`.
-#[derive(Debug, Args)]
-pub struct OpenapiArgs {
-    /// Write the document to this file instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Read the catalog from this folder instead of the embedded one.
-    #[arg(long, value_name = "DIR")]
-    pub cases: Option<PathBuf>,
-    /// Read the schemas from this folder instead of the embedded ones.
-    #[arg(long, value_name = "DIR")]
-    pub schemas: Option<PathBuf>,
-}
 
 /// `conform openapi`: writes the document; exit 2 when the catalog or schemas cannot be read.
 pub fn command(args: &OpenapiArgs) -> ExitCode {

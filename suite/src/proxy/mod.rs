@@ -18,7 +18,6 @@ pub use judge::{judge, Matched, Matcher};
 pub use report::{Observed, RunInfo};
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -27,53 +26,14 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use clap::Args;
 use futures_util::StreamExt;
 
 use crate::catalog::Catalog;
 use crate::checks::Schemas;
-use crate::cli::ProfileArg;
+use crate::cli::{ProfileArg, ProxyArgs};
 use crate::exit::ExitCodes;
 use crate::target::{Exchange, RequestRecord, ResponseRecord, TransportError};
 use crate::verdict::Profile;
-
-/// Options of `conform proxy`.
-#[derive(Debug, Args)]
-pub struct ProxyArgs {
-    /// The service root the traffic goes to.
-    #[arg(long, value_name = "URL")]
-    pub target: String,
-    /// Where to listen (loopback; port 0 picks a free one, printed at start).
-    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8079")]
-    pub listen: String,
-    /// Folder the reports are written to.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
-    pub reports: PathBuf,
-    /// Stop after this many seconds (else at SIGINT or SIGTERM).
-    #[arg(long, value_name = "SECS")]
-    pub duration: Option<u64>,
-    /// Which levels count as failing deviations.
-    #[arg(long, value_enum, value_name = "PROFILE", default_value = "core")]
-    pub profile: ProfileArg,
-    /// The registry read address on the target (default `{target}/api/registry/v1/modules/`).
-    #[arg(long, value_name = "URL")]
-    pub registry_url: Option<String>,
-    /// Largest part of an answer read for judging, in bytes; the rest passes unread.
-    #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
-    pub max_body: usize,
-    /// Largest request body passed on, in bytes (larger ones are answered 413 by the proxy).
-    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024)]
-    pub max_request_body: usize,
-    /// Timeout of one exchange with the target, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
-    pub timeout: f64,
-    /// Read the catalog from this folder instead of the embedded one.
-    #[arg(long, value_name = "DIR")]
-    pub cases: Option<PathBuf>,
-    /// Read the schemas from this folder instead of the embedded ones.
-    #[arg(long, value_name = "DIR")]
-    pub schemas: Option<PathBuf>,
-}
 
 /// Everything a proxied exchange needs.
 struct Proxy {

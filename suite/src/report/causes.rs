@@ -60,8 +60,7 @@ pub fn cause_groups(results: &[TestResult], profile: Profile) -> Vec<CauseGroup>
                     .push(r.name.clone());
             }
             (Verdict::Fail, _) => {
-                let Some(first) = r.findings.iter().find(|f| profile.fails_on(f.check.level))
-                else {
+                let Some(first) = r.failing(profile).next() else {
                     continue;
                 };
                 let form = if first.check.id == crate::checks::ENDPOINT_EXISTS.id {

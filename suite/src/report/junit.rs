@@ -73,7 +73,9 @@ pub fn write_junit(path: &Path, results: &[TestResult], info: &RunInfo) -> std::
     std::fs::write(path, info.scrub(&xml))
 }
 
-/// Inserts a `<properties>` block (the resolved configuration) into every `<testsuite>`.
+/// Inserts a `<properties>` block (the resolved configuration) into every `<testsuite>`:
+/// `junit-report` (0.9) writes no properties and has no way to add them, so they go into its
+/// XML here.
 fn with_properties(xml: &str, info: &RunInfo) -> String {
     let mut props = String::from("<properties>");
     for (k, v) in &info.config {

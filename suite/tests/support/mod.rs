@@ -3,32 +3,36 @@
 
 #![allow(dead_code)]
 
-use clap::Parser;
-use conform::cli::Cli;
-use conform::harness::{load_catalog, selected_tests, Session};
+use conform::cli::RunArgs;
+use conform::harness::run_plan;
+use conform::plan::{Item, Plan};
+use conform::settings::Settings;
 use conform::verdict::{TestResult, Verdict};
+
+/// The plan of `conform ARGS` against the reference with `faults`: every test and family of
+/// the catalog (no selection), for the caller to narrow.
+pub fn plan(faults: &[&str], args: &[&str]) -> Plan {
+    let mut words: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    for fault in faults {
+        words.push("--reference-fault".into());
+        words.push(fault.to_string());
+    }
+    let args = RunArgs::from_words(&words).expect("arguments parse");
+    Plan::new(Settings::resolve(&args).expect("settings resolve")).expect("catalog loads")
+}
+
+/// True when a name starts with one of `prefixes` (or none is given).
+fn named(name: &str, prefixes: &[&str]) -> bool {
+    prefixes.is_empty() || prefixes.iter().any(|p| name.starts_with(p))
+}
 
 /// Runs the tests whose names start with one of `prefixes` (all when empty) against the
 /// reference with `faults`, plus extra command-line `args`.
 pub fn run(faults: &[&str], prefixes: &[&str], args: &[&str]) -> Vec<TestResult> {
-    let mut argv = vec!["conform".to_string()];
-    for fault in faults {
-        argv.push("--reference-fault".into());
-        argv.push(fault.to_string());
-    }
-    argv.extend(args.iter().map(|a| a.to_string()));
-    let cli = Cli::try_parse_from(argv).expect("arguments parse");
-    let (catalog, schemas) = load_catalog(&cli.run).expect("catalog loads");
-    let tests: Vec<_> = selected_tests(&catalog, &[])
-        .expect("tests")
-        .into_iter()
-        .filter(|t| prefixes.is_empty() || prefixes.iter().any(|p| t.name.starts_with(p)))
-        .collect();
-    assert!(!tests.is_empty(), "no test matches {prefixes:?}");
-    let session = Session::open(&cli.run, catalog, schemas).expect("session opens");
-    let results = session.run_direct(&tests, 16);
-    session.close();
-    results
+    let plan = plan(faults, args)
+        .retain(|item| matches!(item, Item::Test(case) if named(&case.name, prefixes)));
+    assert!(!plan.items.is_empty(), "no test matches {prefixes:?}");
+    run_plan(&plan).expect("session opens").0
 }
 
 /// The names of the tests with that verdict.
@@ -52,39 +56,19 @@ pub fn failed_checks(results: &[TestResult], name: &str) -> Vec<&'static str> {
 /// Runs the sequence families whose test names start with one of `prefixes` (all when
 /// empty) against the reference with `faults`, plus extra command-line `args`.
 pub fn run_sequences(faults: &[&str], prefixes: &[&str], args: &[&str]) -> Vec<TestResult> {
-    let mut argv = vec!["conform".to_string()];
-    for fault in faults {
-        argv.push("--reference-fault".into());
-        argv.push(fault.to_string());
-    }
-    argv.extend(args.iter().map(|a| a.to_string()));
-    let cli = Cli::try_parse_from(argv).expect("arguments parse");
-    let (catalog, schemas) = load_catalog(&cli.run).expect("catalog loads");
-    let families = families_named(&catalog, prefixes);
-    let session = Session::open(&cli.run, catalog, schemas).expect("session opens");
-    let results = session.run_sequences(&families);
-    session.close();
-    results
+    run_plan(&family_plan(faults, prefixes, args))
+        .expect("session opens")
+        .0
 }
 
-/// The sequence families whose test names start with one of `prefixes` (all when empty); at
-/// least one.
-pub fn families_named(
-    catalog: &conform::catalog::Catalog,
-    prefixes: &[&str],
-) -> Vec<std::sync::Arc<conform::catalog::families::model::Family>> {
-    let families: Vec<_> = catalog
-        .families
-        .iter()
-        .filter(|f| {
-            let name = conform::sequences::test_name(f);
-            prefixes.is_empty() || prefixes.iter().any(|p| name.starts_with(p))
-        })
-        .cloned()
-        .collect();
+/// The plan of the sequence families whose test names start with one of `prefixes` (all
+/// when empty); at least one.
+pub fn family_plan(faults: &[&str], prefixes: &[&str], args: &[&str]) -> Plan {
+    let plan = plan(faults, args)
+        .retain(|item| matches!(item, Item::Family(_)) && named(&item.name(), prefixes));
     assert!(
-        !families.is_empty(),
+        !plan.items.is_empty(),
         "no sequence family matches {prefixes:?}"
     );
-    families
+    plan
 }

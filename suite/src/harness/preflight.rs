@@ -1,0 +1,182 @@
+//! Before any test: the target answers, takes the token and speaks the API (exit 2
+//! otherwise); which path forms it serves; where its module registry is.
+
+use reqwest::Method;
+use serde_json::Value;
+use url::Url;
+
+use crate::settings::{ConfigError, Settings};
+use crate::target::{join, Auth, PathForms, Request, Target};
+
+/// What preflight learned: the path forms the target serves, and what a person should know
+/// (a target that rate-limits already, one that is only a registry).
+#[derive(Debug)]
+pub struct Preflight {
+    /// The path forms served.
+    pub forms: PathForms,
+    /// Warnings for the console and every report.
+    pub warnings: Vec<String>,
+}
+
+/// Fails fast (exit 2) when the target cannot be reached, refuses the token, or does not
+/// speak the API, and learns which path forms it serves.
+///
+/// Speaking the API is proven by a JSON document with `data` from a read every
+/// implementation has (the organization list, the account, `--organization`'s show), or,
+/// for a registry without the rest of the API, by registry discovery (`modules.v1`) or a
+/// JSON answer from `--registry-url`. A form is served when one of the reads answers it
+/// with a route (not 404, 405 or 501).
+pub async fn preflight(target: &Target, settings: &Settings) -> Result<Preflight, ConfigError> {
+    let mut reads = vec!["/organizations".to_string(), "/account/details".to_string()];
+    if let Some(org) = &settings.organization {
+        reads.insert(
+            0,
+            format!("/organizations/{}", crate::catalog::encode_segment(org)),
+        );
+    }
+    // a form counts only once a read shows it served
+    let mut found = Preflight {
+        forms: PathForms {
+            bare: false,
+            api_v2: false,
+        },
+        warnings: Vec::new(),
+    };
+    let mut proven = false;
+    let mut rate_limited = false;
+    let mut answers = Vec::new();
+    for prefix in ["/api/v2", ""] {
+        for read in &reads {
+            let path = format!("{prefix}{read}");
+            let ex = target
+                .send(Request::new(Method::GET, target.url(&path), Auth::User))
+                .await;
+            let status = match &ex.response {
+                Err(e) => {
+                    return Err(ConfigError(format!(
+                        "cannot reach the target {}: {e}",
+                        target.config.root
+                    )));
+                }
+                Ok(r) => r.status,
+            };
+            if status == 401 || status == 403 {
+                let hint = if settings.token.is_some() {
+                    "the token was refused"
+                } else {
+                    "no token was given (--token, CONFORM_TOKEN or TFE_TOKEN)"
+                };
+                return Err(ConfigError(format!(
+                    "the target answered {status} to GET {path}: {hint}"
+                )));
+            }
+            rate_limited |= status == 429;
+            let document = (200..300)
+                .contains(&status)
+                .then(|| ex.json().ok())
+                .flatten()
+                .filter(|doc| doc.get("data").is_some());
+            proven |= document.is_some();
+            let served = status == 429
+                || document.is_some()
+                || (status >= 400 && !matches!(status, 404 | 405 | 501) && status < 500);
+            answers.push(format!("GET {path} answered {}", describe_answer(&ex)));
+            if served {
+                match prefix {
+                    "" => found.forms.bare = true,
+                    _ => found.forms.api_v2 = true,
+                }
+                break;
+            }
+        }
+    }
+    if rate_limited {
+        found.warnings.push(
+            "the target rate-limits already (429 in preflight); conform waits as it asks (Retry-After), bounded".into(),
+        );
+    }
+    if !proven {
+        match registry_proof(target, settings).await {
+            Some(proof) => found.warnings.push(format!(
+                "no API read answered a JSON document with `data` ({}); {proof}: the run goes on, and a registry-only target is judged by its registry tests",
+                answers.join("; ")
+            )),
+            None if rate_limited => {}
+            None => {
+                return Err(ConfigError(format!(
+                    "the target at {} does not answer like this API: no read answered a JSON document with `data` ({}), and it has no registry discovery (/.well-known/terraform.json with modules.v1). Is --target the service root?",
+                    target.config.root,
+                    answers.join("; ")
+                )))
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// What an answer was, in a few words: its status and, when it is not a JSON document with
+/// `data`, what it is instead.
+fn describe_answer(ex: &crate::target::Exchange) -> String {
+    let Some(status) = ex.status() else {
+        return "nothing".into();
+    };
+    if !(200..300).contains(&status) {
+        return format!("{status}");
+    }
+    let kind = ex.header("content-type").unwrap_or("no content type");
+    match ex.json() {
+        Ok(doc) if doc.get("data").is_some() => format!("{status}"),
+        Ok(_) => format!("{status} ({kind}, JSON without `data`)"),
+        Err(why) => format!("{status} ({kind}: {why})"),
+    }
+}
+
+/// Proof that a target without the rest of the API is a module registry: its discovery
+/// names `modules.v1`, or `--registry-url` answers JSON.
+async fn registry_proof(target: &Target, settings: &Settings) -> Option<String> {
+    let discovery = target.url("/.well-known/terraform.json");
+    let ex = target
+        .send(Request::new(Method::GET, discovery, Auth::None))
+        .await;
+    if ex
+        .json()
+        .ok()
+        .is_some_and(|doc| doc.get("modules.v1").is_some_and(Value::is_string))
+    {
+        return Some("its registry discovery names modules.v1".into());
+    }
+    let registry = settings.registry_url.clone()?;
+    let ex = target
+        .send(Request::new(Method::GET, registry.clone(), Auth::User))
+        .await;
+    (ex.is_success() && ex.json().is_ok_and(|doc| doc.is_object()))
+        .then(|| format!("--registry-url {registry} answers JSON"))
+}
+
+/// Service discovery: `/.well-known/terraform.json`, key `modules.v1`; else the TFE default.
+pub async fn discover_registry(target: &Target) -> Url {
+    let fallback = join(&target.config.root, "/api/registry/v1/modules/");
+    let discovery = target.url("/.well-known/terraform.json");
+    let ex = target
+        .send(Request::new(Method::GET, discovery.clone(), Auth::None))
+        .await;
+    let found = ex
+        .json()
+        .ok()
+        .and_then(|doc| {
+            doc.get("modules.v1")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .and_then(|v| discovery.join(&v).ok());
+    with_trailing_slash(found.unwrap_or(fallback))
+}
+
+/// The URL with a `/` at the end of its path.
+pub fn with_trailing_slash(mut url: Url) -> Url {
+    if !url.path().ends_with('/') {
+        let path = format!("{}/", url.path());
+        url.set_path(&path);
+    }
+    url
+}

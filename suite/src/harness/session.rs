@@ -1,0 +1,365 @@
+//! A connected run of a [`Plan`]: the target (or the embedded reference service), preflight,
+//! the shared test context, and the one way a plan item becomes its final result
+//! ([`ItemRunner::run`]), for the CLI's trials and in-process runs alike.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use url::Url;
+
+use super::preflight::{discover_registry, preflight, with_trailing_slash};
+use crate::fixtures::Fixtures;
+use crate::plan::{Item, Plan};
+use crate::report::{Figures, RunInfo};
+use crate::runner::Context;
+use crate::sequences::{self, SequenceConfig};
+use crate::settings::{ConfigError, Settings};
+use crate::target::{join, PathForms, Secret, Target, TargetConfig};
+use crate::verdict::{TestResult, Verdict};
+use crate::waivers::Waivers;
+
+/// A connected run: the target (or the embedded reference service), the fixtures and the
+/// shared test context.
+pub struct Session {
+    /// The async runtime every request runs on.
+    pub runtime: tokio::runtime::Runtime,
+    /// What every test shares.
+    pub ctx: Arc<Context>,
+    /// The resolved configuration, for reports.
+    pub info: RunInfo,
+    /// What preflight found that a person should know; printed and in every report.
+    pub warnings: Vec<String>,
+    /// Runs one plan item to its final result.
+    pub runner: ItemRunner,
+    concurrency: usize,
+    embedded: Option<conform_reference::Running>,
+    started: Instant,
+}
+
+impl Session {
+    /// Starts the embedded reference service when the plan names no target, checks the target
+    /// answers (exit 2 otherwise) and finds the registry.
+    pub fn open(plan: &Plan) -> Result<Self, ConfigError> {
+        let started = Instant::now();
+        let mut settings = plan.settings.clone();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ConfigError(format!("cannot start the async runtime: {e}")))?;
+        let (root, embedded) = match &settings.target {
+            Some(url) => (url.clone(), None),
+            None => {
+                let running = start_reference(&runtime, &mut settings)?;
+                let root =
+                    Url::parse(&running.root_url()).map_err(|e| ConfigError(e.to_string()))?;
+                // the embedded service is ours, on loopback: notifications may point at it
+                settings
+                    .fixtures
+                    .entry("notification_url".into())
+                    .or_insert_with(|| format!("{}notification-sink", root));
+                (root, Some(running))
+            }
+        };
+        let mut target_config = TargetConfig {
+            root: root.clone(),
+            registry: join(&root, "/api/registry/v1/modules/"),
+            token: settings.token.clone(),
+            admin_token: settings.admin_token.clone(),
+            auth_header: settings.auth_header.clone(),
+            auth_scheme: settings.auth_scheme.clone(),
+            timeout: settings.timeout,
+            max_body: settings.max_body,
+            ca_cert: settings.ca_cert.clone(),
+            insecure: settings.insecure,
+            rate: settings.rate,
+            max_retries: crate::target::MAX_RETRIES,
+            forms: PathForms::default(),
+        };
+        let probe_target = Target::new(TargetConfig {
+            max_retries: 0,
+            ..target_config.clone()
+        })
+        .map_err(|e| ConfigError(e.to_string()))?;
+        let learned = runtime.block_on(preflight(&probe_target, &settings))?;
+        target_config.forms = learned.forms;
+        target_config.registry = match &settings.registry_url {
+            Some(url) => with_trailing_slash(url.clone()),
+            None => runtime.block_on(discover_registry(&probe_target)),
+        };
+        let target = Arc::new(
+            probe_target
+                .succeeded_by(target_config.clone())
+                .map_err(|e| ConfigError(e.to_string()))?,
+        );
+        let info = RunInfo {
+            config: settings.describe(&root, &target_config.registry),
+            secrets: target.secrets().into_iter().cloned().collect(),
+        };
+        let (templates, fixed) = crate::safety::guard_rules(&plan.catalog);
+        target.guard().arm(
+            templates,
+            fixed,
+            settings.fixtures.values().cloned(),
+            settings.read_only,
+        );
+        let deadline = settings.deadline.map(|d| started + d);
+        target.set_deadline(deadline);
+        let fixtures = fixtures(&settings, &target, plan, embedded.is_none())?;
+        let mut ctx = Context::new(
+            target,
+            plan.catalog.clone(),
+            plan.schemas.clone(),
+            fixtures,
+            settings.profile,
+            settings.require.iter().cloned().collect(),
+        );
+        if let Some(budget) = plan.poll_budget {
+            ctx.poll_budget = budget;
+        }
+        let runner = ItemRunner {
+            ctx: Arc::new(ctx),
+            sequences: SequenceConfig {
+                organization: settings.organization.clone(),
+                cases: settings.sequence_cases.unwrap_or(sequences::DEFAULT_CASES),
+                seed: settings.seed,
+                ..SequenceConfig::default()
+            },
+            deadline,
+            grace: settings.timeout + Duration::from_secs(2),
+            waivers: plan.waivers.clone(),
+        };
+        Ok(Self {
+            runtime,
+            ctx: runner.ctx.clone(),
+            info,
+            warnings: learned.warnings,
+            runner,
+            concurrency: plan.concurrency,
+            embedded,
+            started,
+        })
+    }
+
+    /// Runs the items in this process, at most the plan's concurrency at once: the tests
+    /// first, then the sequence families; each part's results in name order.
+    pub fn run(&self, items: &[Item]) -> Vec<TestResult> {
+        let (tests, families): (Vec<&Item>, Vec<&Item>) =
+            items.iter().partition(|item| matches!(item, Item::Test(_)));
+        let mut results = self.run_together(tests);
+        results.extend(self.run_together(families));
+        results
+    }
+
+    /// Runs items concurrently; their results in name order.
+    fn run_together(&self, items: Vec<&Item>) -> Vec<TestResult> {
+        let semaphore = Arc::new(tokio::sync::Semaphore::new(self.concurrency.max(1)));
+        let mut results = self.runtime.block_on(async {
+            let handles: Vec<_> = items
+                .into_iter()
+                .map(|item| {
+                    let (runner, semaphore, owned) =
+                        (self.runner.clone(), semaphore.clone(), item.clone());
+                    let task = tokio::spawn(async move {
+                        let _permit = semaphore.acquire_owned().await;
+                        runner.run(&owned).await
+                    });
+                    (item, task)
+                })
+                .collect();
+            let mut results = Vec::new();
+            for (item, task) in handles {
+                results.push(task.await.unwrap_or_else(|e| {
+                    broken(
+                        item,
+                        format!("the harness broke while running this test: {e}"),
+                        Duration::ZERO,
+                    )
+                }));
+            }
+            results
+        });
+        results.sort_by(|a, b| a.name.cmp(&b.name));
+        results
+    }
+
+    /// Deletes what the run made and stops the embedded service; returns what could not be
+    /// deleted, one line each, and the run's figures.
+    pub fn close(self) -> (Vec<String>, Figures) {
+        // Teardown runs whatever the deadline: what the run made must go.
+        self.ctx.target.set_deadline(None);
+        let leftovers = self.runtime.block_on(self.ctx.fixtures.teardown());
+        let lines = leftovers
+            .iter()
+            .map(|(m, why)| format!("{} {}: {why}", m.kind, m.id))
+            .collect();
+        let figures = Figures {
+            requests: self.ctx.target.request_count(),
+            wall: self.started.elapsed(),
+            throttle: self.ctx.target.throttle_stats(),
+        };
+        if let Some(running) = self.embedded {
+            running.shutdown();
+        }
+        (lines, figures)
+    }
+}
+
+/// Starts the embedded reference service with the plan's faults and shapes, and gives the
+/// run its tokens and what its shape seeds, the way a user gives them.
+fn start_reference(
+    runtime: &tokio::runtime::Runtime,
+    settings: &mut Settings,
+) -> Result<conform_reference::Running, ConfigError> {
+    let mut config = conform_reference::Config::default();
+    for fault in &settings.reference_faults {
+        config.faults.push(
+            fault
+                .parse()
+                .map_err(|e| ConfigError(format!("--reference-fault: {e}")))?,
+        );
+    }
+    for shape in &settings.reference_shapes {
+        config.shapes.push(
+            shape
+                .parse()
+                .map_err(|e| ConfigError(format!("--reference-shape: {e}")))?,
+        );
+    }
+    settings
+        .token
+        .get_or_insert_with(|| Secret::new(config.token.clone()));
+    settings
+        .admin_token
+        .get_or_insert_with(|| Secret::new(config.admin_token.clone()));
+    settings
+        .fixtures
+        .entry("account_password".into())
+        .or_insert_with(|| config.password.clone());
+    let running = runtime
+        .block_on(conform_reference::start(config))
+        .map_err(|e| ConfigError(format!("cannot start the embedded reference service: {e}")))?;
+    // What a shape seeds (its organization, its module) is given the way a user gives it
+    // (--organization, --module), not taken behind the run's back.
+    for (kind, id) in running.seeded() {
+        if !matches!(kind.as_str(), "organization" | "registry_module") {
+            settings.fixtures.entry(kind).or_insert(id);
+        }
+    }
+    Ok(running)
+}
+
+/// The run's fixtures, with the crash-safe ledger when the target outlives the run.
+fn fixtures(
+    settings: &Settings,
+    target: &Arc<Target>,
+    plan: &Plan,
+    with_ledger: bool,
+) -> Result<Arc<Fixtures>, ConfigError> {
+    let mut fixtures = Fixtures::new(
+        target.clone(),
+        plan.catalog.clone(),
+        settings.prefix.clone(),
+        settings.fixtures.clone(),
+    )
+    .read_only(settings.read_only)
+    .give_module(settings.module.as_ref());
+    // The embedded service forgets everything when the run ends: nothing to sweep.
+    if with_ledger {
+        let ledger =
+            crate::ledger::Ledger::open(&settings.ledger, &settings.prefix).map_err(|e| {
+                ConfigError(format!(
+                    "cannot open the ledger {}: {e}",
+                    settings.ledger.display()
+                ))
+            })?;
+        fixtures = fixtures.with_ledger(Arc::new(ledger));
+    }
+    Ok(Arc::new(fixtures))
+}
+
+/// Runs one plan item to its final result: the CLI's trials and every in-process run go
+/// through [`ItemRunner::run`].
+#[derive(Clone)]
+pub struct ItemRunner {
+    ctx: Arc<Context>,
+    sequences: SequenceConfig,
+    deadline: Option<Instant>,
+    /// How long past the deadline a test may still finish the request it has in flight (the
+    /// target refuses new ones at the deadline), so that no create goes unrecorded.
+    grace: Duration,
+    waivers: Option<Arc<Waivers>>,
+}
+
+impl ItemRunner {
+    /// The item's final result: run within the run's deadline, judged (a failure resting on
+    /// an answer that cannot judge the target is an error), then waived when a waiver
+    /// covers it.
+    pub async fn run(&self, item: &Item) -> TestResult {
+        let started = Instant::now();
+        let judged = async {
+            match item {
+                Item::Test(case) => self.ctx.run(case).await,
+                Item::Family(family) => {
+                    let mut result =
+                        sequences::run_family(&self.ctx, family, &self.sequences).await;
+                    crate::runner::not_judged(&mut result, self.ctx.profile);
+                    result
+                }
+            }
+        };
+        let mut result = self.within_deadline(item, started, judged).await;
+        if let Some(waivers) = &self.waivers {
+            waivers.apply(&mut result, self.ctx.profile);
+        }
+        result
+    }
+
+    /// Runs an item to its result, or ends it as `error` when the run's deadline passes
+    /// first. At the deadline the target refuses new requests, and the item ends by itself;
+    /// only one still stuck `grace` later is cut off.
+    async fn within_deadline(
+        &self,
+        item: &Item,
+        started: Instant,
+        run: impl std::future::Future<Output = TestResult>,
+    ) -> TestResult {
+        let Some(deadline) = self.deadline else {
+            return run.await;
+        };
+        if Instant::now() >= deadline {
+            return broken(
+                item,
+                "the run's --deadline passed before this test could start; teardown still ran"
+                    .into(),
+                started.elapsed(),
+            );
+        }
+        match tokio::time::timeout_at((deadline + self.grace).into(), run).await {
+            Ok(result) => result,
+            Err(_) => broken(
+                item,
+                format!(
+                    "the run's --deadline passed before this test finished (it ran {}); teardown still ran",
+                    crate::clock::human(started.elapsed())
+                ),
+                started.elapsed(),
+            ),
+        }
+    }
+}
+
+/// An `error` result for an item the harness could not see through: never a lost test.
+fn broken(item: &Item, reason: String, duration: Duration) -> TestResult {
+    TestResult {
+        name: item.name(),
+        group: item.group().to_string(),
+        verdict: Verdict::Error,
+        reason: Some(reason),
+        findings: Vec::new(),
+        passed: Vec::new(),
+        exchanges: Vec::new(),
+        requests: 0,
+        duration,
+        blocked_by: None,
+    }
+}

@@ -1,0 +1,242 @@
+//! `conform` itself: a plan's items as libtest-mimic trials, with the progress line, the
+//! console summary, the report files and the exit code.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+use super::session::Session;
+use crate::exit::ExitCodes;
+use crate::plan::Plan;
+use crate::report::{
+    print_failures, print_summary, write_reports, Progress, ProgressMode, RunInfo, RunReport,
+};
+use crate::settings::ConfigError;
+use crate::verdict::{Profile, TestResult, Verdict};
+
+/// Runs the plan's items as libtest-mimic trials (`libtest`: its filters, `--list`, output
+/// format and log file); returns the exit code.
+pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, ConfigError> {
+    libtest.test_threads = Some(plan.concurrency);
+    if libtest.list {
+        let trials = plan
+            .names()
+            .into_iter()
+            .map(|name| Trial::test(name, || Ok(())))
+            .collect();
+        let _ = libtest_mimic::run(&libtest, trials);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let reports = plan.settings.reports.clone();
+    writable_folder(&reports)?;
+    let session = Session::open(&plan)?;
+    let mut info = session.info.clone();
+    if let Some((partition, selected)) = &plan.partition {
+        info.config.push((
+            "partition".into(),
+            format!("{partition}: {} of {selected} tests", plan.items.len()),
+        ));
+    }
+    if let Some(w) = &plan.waivers {
+        info.config.push((
+            "waivers".into(),
+            format!("{} ({} entries)", w.source, w.entries.len()),
+        ));
+    }
+    println!(
+        "conform {} against {}",
+        env!("CARGO_PKG_VERSION"),
+        session.ctx.target.config.root
+    );
+    for (k, v) in &info.config {
+        println!("  {k:<16} {v}");
+    }
+    let preflight_warnings = session.warnings.clone();
+    for w in &preflight_warnings {
+        println!("  warning: {}", info.scrub(w));
+    }
+    println!();
+    let profile = plan.settings.profile;
+    let mode = progress_mode(&mut libtest, &reports);
+    let progress = {
+        let target = session.ctx.target.clone();
+        Progress::start(mode, 0, move || target.request_count())
+    };
+    let finisher = Finisher {
+        info: info.clone(),
+        progress: progress.clone(),
+        results: Arc::new(Mutex::new(Vec::new())),
+    };
+    let handle = session.runtime.handle().clone();
+    let mut trials: Vec<Trial> = plan
+        .items
+        .iter()
+        .map(|item| {
+            let (runner, handle, finisher) =
+                (session.runner.clone(), handle.clone(), finisher.clone());
+            let item = item.clone();
+            Trial::ignorable_test(item.name(), move || {
+                finisher.finish(handle.block_on(runner.run(&item)))
+            })
+        })
+        .collect();
+    trials.retain(|t| !libtest.is_filtered_out(t));
+    progress.set_total(trials.len());
+    let _ = libtest_mimic::run(&libtest, trials);
+    progress.finish();
+    let (leftovers, figures) = session.close();
+    let mut results = finisher
+        .results
+        .lock()
+        .map(|r| r.clone())
+        .unwrap_or_default();
+    results.sort_by(|a, b| a.name.cmp(&b.name));
+    if mode == ProgressMode::Live {
+        print_failures(&results, &info);
+    }
+    print_summary(&results, profile, figures, &leftovers);
+    let mut warnings = preflight_warnings.clone();
+    warnings.extend(
+        plan.waivers
+            .as_ref()
+            .map(|w| w.warnings(&plan.names()))
+            .unwrap_or_default(),
+    );
+    // preflight's warnings were printed before the tests; these are the run's own
+    for w in &warnings[preflight_warnings.len()..] {
+        eprintln!("warning: {}", info.scrub(w));
+    }
+    let report = RunReport {
+        results: &results,
+        info: &info,
+        profile,
+        figures,
+        leftovers: &leftovers,
+        warnings: &warnings,
+    };
+    let mut written = Vec::new();
+    for (path, outcome) in write_reports(&reports, &report) {
+        match outcome {
+            Ok(()) => written.push(path.display().to_string()),
+            Err(e) => eprintln!("warning: cannot write {}: {e}", path.display()),
+        }
+    }
+    if let Some(log) = &libtest.logfile {
+        written.push(log.clone());
+    }
+    println!("reports: {}", written.join(", "));
+    if nothing_judged(&results) {
+        println!(
+            "nothing was judged: {} test(s) selected, none passed or failed (exit code {})",
+            results.len(),
+            ExitCodes::NOTHING_JUDGED
+        );
+    }
+    Ok(ExitCode::from(exit_code(&results, profile)))
+}
+
+/// What every trial does with its final result: the progress line, the run's list, and
+/// libtest's outcome.
+#[derive(Clone)]
+struct Finisher {
+    info: RunInfo,
+    progress: Arc<Progress>,
+    results: Arc<Mutex<Vec<TestResult>>>,
+}
+
+impl Finisher {
+    fn finish(&self, result: TestResult) -> Result<Completion, Failed> {
+        let outcome = completion(&result, &self.info);
+        self.progress.record(result.verdict);
+        if let Ok(mut all) = self.results.lock() {
+            all.push(result);
+        }
+        outcome
+    }
+}
+
+/// Fails (exit 2, before any request) unless the reports folder exists or can be made, and
+/// a file can be written in it: a CI job must not pass with an empty artifact.
+fn writable_folder(dir: &Path) -> Result<(), ConfigError> {
+    let shown = dir.display();
+    if dir.exists() && !dir.is_dir() {
+        return Err(ConfigError(format!(
+            "--reports {shown} is a file, not a folder: name a folder the reports go to"
+        )));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ConfigError(format!("--reports {shown}: cannot make the folder: {e}")))?;
+    let probe = dir.join(format!(".conform-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .map_err(|e| ConfigError(format!("--reports {shown}: cannot write there: {e}")))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Live progress on a terminal sends libtest's own lines to `reports/libtest.log`, unless
+/// the user chose a libtest format or log file (then plain progress lines).
+fn progress_mode(libtest: &mut Arguments, reports: &Path) -> ProgressMode {
+    let mode = ProgressMode::detect();
+    let chosen =
+        libtest.logfile.is_some() || libtest.quiet || libtest.format.is_some() || libtest.nocapture;
+    if mode != ProgressMode::Live || chosen {
+        return match mode {
+            ProgressMode::Live => ProgressMode::Lines {
+                every: Duration::from_secs(10),
+            },
+            lines => lines,
+        };
+    }
+    let log = reports.join("libtest.log");
+    if std::fs::create_dir_all(&reports).is_err() {
+        return ProgressMode::Lines {
+            every: Duration::from_secs(10),
+        };
+    }
+    libtest.logfile = Some(log.display().to_string());
+    mode
+}
+
+/// libtest's outcome of a final result: pass, ignored with the verdict and reason, or failed
+/// with the failure text.
+fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed> {
+    match result.verdict {
+        Verdict::Pass | Verdict::Waived => Ok(Completion::Completed),
+        Verdict::Skipped | Verdict::Unsupported | Verdict::Blocked => {
+            Ok(Completion::ignored_with(format!(
+                "{}: {}",
+                result.verdict.as_str(),
+                info.scrub(result.reason.as_deref().unwrap_or(""))
+            )))
+        }
+        Verdict::Fail | Verdict::Error => Err(Failed::from(info.scrub(&format!(
+            "{}:\n{}",
+            result.verdict.as_str(),
+            result.failure_text()
+        )))),
+    }
+}
+
+/// 1 when a test failed or errored, 3 when nothing was judged, else 0.
+pub fn exit_code(results: &[TestResult], _profile: Profile) -> u8 {
+    if results
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::Fail | Verdict::Error))
+    {
+        ExitCodes::FAILED
+    } else if nothing_judged(results) {
+        ExitCodes::NOTHING_JUDGED
+    } else {
+        ExitCodes::OK
+    }
+}
+
+/// True when no test was judged: none passed, failed or was waived.
+pub fn nothing_judged(results: &[TestResult]) -> bool {
+    !results
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::Pass | Verdict::Fail | Verdict::Waived))
+}
