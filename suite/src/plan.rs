@@ -137,20 +137,16 @@ impl Plan {
     /// Keeps the items of these groups (all when none is named; `sequences` names the
     /// families); a name that is no group is a configuration error.
     pub fn in_groups(mut self, groups: &[String]) -> Result<Self, ConfigError> {
-        let known: BTreeSet<&str> = self
-            .catalog
-            .groups
-            .iter()
-            .map(|g| g.group.as_str())
+        let known: Vec<&str> = BTreeSet::from_iter(self.group_names())
+            .into_iter()
             .collect();
         if let Some(g) = groups
             .iter()
-            .find(|g| !known.contains(g.as_str()) && g.as_str() != sequences::GROUP)
+            .find(|g| !known.contains(&g.as_str()) && g.as_str() != sequences::GROUP)
         {
-            let list: Vec<&str> = known.iter().copied().collect();
             return Err(ConfigError(format!(
                 "--group `{g}` is not a group; choose from: {}",
-                list.join(", ")
+                known.join(", ")
             )));
         }
         if !groups.is_empty() {
@@ -192,20 +188,27 @@ impl Plan {
 
     /// Fails unless every `--require` group is one of the catalog's (or `all`).
     fn check_required(&self) -> Result<(), ConfigError> {
-        for group in &self.settings.require {
-            if group != "all" && !self.catalog.groups.iter().any(|g| &g.group == group) {
-                let names: Vec<&str> = self
-                    .catalog
-                    .groups
-                    .iter()
-                    .map(|g| g.group.as_str())
-                    .collect();
-                return Err(ConfigError(format!(
-                    "--require `{group}` is not a group; choose from: all, {}",
-                    names.join(", ")
-                )));
-            }
+        let known = self.group_names();
+        match self
+            .settings
+            .require
+            .iter()
+            .find(|g| g.as_str() != "all" && !known.contains(&g.as_str()))
+        {
+            Some(group) => Err(ConfigError(format!(
+                "--require `{group}` is not a group; choose from: all, {}",
+                known.join(", ")
+            ))),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The catalog's group names, in its order.
+    fn group_names(&self) -> Vec<&str> {
+        self.catalog
+            .groups
+            .iter()
+            .map(|g| g.group.as_str())
+            .collect()
     }
 }

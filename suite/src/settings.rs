@@ -9,7 +9,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::cli::{ProfileArg, RunArgs};
-use crate::target::Secret;
+use crate::target::{PathForms, Secret, TargetConfig};
 use crate::verdict::Profile;
 
 /// A configuration that cannot be used (exit code 2).
@@ -345,6 +345,26 @@ impl Settings {
             reference_faults: args.reference_fault.clone(),
             reference_shapes: args.reference_shape.clone(),
         })
+    }
+
+    /// How to reach the target at `root`: tokens, TLS, timeout, body cap, rate; the registry
+    /// at the TFE default and every path form until preflight says otherwise.
+    pub fn target_config(&self, root: &Url) -> TargetConfig {
+        TargetConfig {
+            root: root.clone(),
+            registry: crate::target::join(root, crate::catalog::REGISTRY_DEFAULT),
+            token: self.token.clone(),
+            admin_token: self.admin_token.clone(),
+            auth_header: self.auth_header.clone(),
+            auth_scheme: self.auth_scheme.clone(),
+            timeout: self.timeout,
+            max_body: self.max_body,
+            ca_cert: self.ca_cert.clone(),
+            insecure: self.insecure,
+            rate: self.rate,
+            max_retries: crate::target::MAX_RETRIES,
+            forms: PathForms::default(),
+        }
     }
 
     /// The configuration as `key = value` lines, tokens redacted.

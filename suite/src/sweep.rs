@@ -13,7 +13,7 @@ use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
-use crate::catalog::{fill_params, path_for, Catalog, Variant, REGISTRY_DEFAULT};
+use crate::catalog::{fill_params, path_for, Catalog, Variant};
 use crate::cli::{RunArgs, SweepArgs};
 use crate::clock::{parse_duration, parse_rfc3339};
 use crate::exit::ExitCodes;
@@ -66,19 +66,8 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
     })?;
     let target = Arc::new(
         Target::new(TargetConfig {
-            registry: crate::target::join(&root, REGISTRY_DEFAULT),
-            root: root.clone(),
-            token: settings.token.clone(),
-            admin_token: settings.admin_token.clone(),
-            auth_header: settings.auth_header.clone(),
-            auth_scheme: settings.auth_scheme.clone(),
-            timeout: settings.timeout,
-            max_body: settings.max_body,
-            ca_cert: settings.ca_cert.clone(),
-            insecure: settings.insecure,
             rate: None,
-            max_retries: crate::target::MAX_RETRIES,
-            forms: Default::default(),
+            ..settings.target_config(&root)
         })
         .map_err(|e| ConfigError(e.to_string()))?,
     );

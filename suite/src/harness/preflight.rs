@@ -155,7 +155,7 @@ async fn registry_proof(target: &Target, settings: &Settings) -> Option<String> 
 
 /// Service discovery: `/.well-known/terraform.json`, key `modules.v1`; else the TFE default.
 pub async fn discover_registry(target: &Target) -> Url {
-    let fallback = join(&target.config.root, "/api/registry/v1/modules/");
+    let fallback = join(&target.config.root, crate::catalog::REGISTRY_DEFAULT);
     let discovery = target.url("/.well-known/terraform.json");
     let ex = target
         .send(Request::new(Method::GET, discovery.clone(), Auth::None))

@@ -14,7 +14,7 @@ use crate::report::{Figures, RunInfo};
 use crate::runner::Context;
 use crate::sequences::{self, SequenceConfig};
 use crate::settings::{ConfigError, Settings};
-use crate::target::{join, PathForms, Secret, Target, TargetConfig};
+use crate::target::{Secret, Target, TargetConfig};
 use crate::verdict::{TestResult, Verdict};
 use crate::waivers::Waivers;
 
@@ -60,21 +60,7 @@ impl Session {
                 (root, Some(running))
             }
         };
-        let mut target_config = TargetConfig {
-            root: root.clone(),
-            registry: join(&root, "/api/registry/v1/modules/"),
-            token: settings.token.clone(),
-            admin_token: settings.admin_token.clone(),
-            auth_header: settings.auth_header.clone(),
-            auth_scheme: settings.auth_scheme.clone(),
-            timeout: settings.timeout,
-            max_body: settings.max_body,
-            ca_cert: settings.ca_cert.clone(),
-            insecure: settings.insecure,
-            rate: settings.rate,
-            max_retries: crate::target::MAX_RETRIES,
-            forms: PathForms::default(),
-        };
+        let mut target_config = settings.target_config(&root);
         let probe_target = Target::new(TargetConfig {
             max_retries: 0,
             ..target_config.clone()
