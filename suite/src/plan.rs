@@ -24,7 +24,7 @@ pub const DEFAULT_CONCURRENCY: usize = 16;
 #[derive(Debug, Clone)]
 pub enum Item {
     /// One endpoint in one path variant.
-    Test(TestCase),
+    Test(Arc<TestCase>),
     /// The property-based sequences of one resource family.
     Family(Arc<Family>),
 }
@@ -84,7 +84,7 @@ impl Plan {
         let items = catalog
             .tests()
             .into_iter()
-            .map(Item::Test)
+            .map(|case| Item::Test(Arc::new(case)))
             .chain(catalog.families.iter().cloned().map(Item::Family))
             .collect();
         Ok(Self {

@@ -191,7 +191,7 @@ fn progress_mode(libtest: &mut Arguments, reports: &Path) -> ProgressMode {
         };
     }
     let log = reports.join("libtest.log");
-    if std::fs::create_dir_all(&reports).is_err() {
+    if std::fs::create_dir_all(reports).is_err() {
         return ProgressMode::Lines {
             every: Duration::from_secs(10),
         };

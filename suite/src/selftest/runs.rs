@@ -62,7 +62,13 @@ pub fn run_fault(case: &FaultCase, timeout: f64) -> FaultOutcome {
         LevelName::Core => Profile::Core,
         LevelName::Tfe => Profile::Tfe,
     };
-    let plan = reference_plan(&[], &[case.fault.clone()], &[], profile, Some(timeout));
+    let plan = reference_plan(
+        &[],
+        std::slice::from_ref(&case.fault),
+        &[],
+        profile,
+        Some(timeout),
+    );
     match run_suite(plan) {
         Ok(results) => {
             let (catch, failures, fired, silent) = judge(case, &results);
