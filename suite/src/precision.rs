@@ -4,7 +4,6 @@
 //! asks "is every breakage caught?"; this asks "does a deviation give one verdict, where it
 //! belongs, and nothing else?".
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -29,13 +28,6 @@ impl ShapeList {
     /// The embedded list.
     pub fn embedded() -> Result<Self, ConfigError> {
         Self::parse(EMBEDDED_SHAPES, "selftest/shapes.toml")
-    }
-
-    /// A list read from a file.
-    pub fn from_path(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError(format!("cannot read {}: {e}", path.display())))?;
-        Self::parse(&text, &path.display().to_string())
     }
 
     /// Parses a list; every shape must be one the reference knows.
@@ -117,18 +109,7 @@ impl ShapeCase {
             .expect
             .iter()
             .find(|r| r.tests.iter().any(|p| glob(p, &result.name)));
-        let why = || {
-            result
-                .findings
-                .first()
-                .map(|f| format!("{}: {}", f.check.id, f.message))
-                .or_else(|| result.reason.clone())
-                .unwrap_or_default()
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_string()
-        };
+        let why = || result.first_line(|f| format!("{}: {}", f.check.id, f.message));
         let Some(rule) = rule else {
             return (result.verdict != Verdict::Pass)
                 .then(|| format!("expected pass, got {} ({})", result.verdict.as_str(), why()));

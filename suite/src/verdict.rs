@@ -141,6 +141,20 @@ impl TestResult {
             .filter(move |f| profile.fails_on(f.check.level))
     }
 
+    /// The first line of what went wrong: the first finding as `say` puts it, else the
+    /// reason.
+    pub fn first_line(&self, say: impl Fn(&Finding) -> String) -> String {
+        self.findings
+            .first()
+            .map(say)
+            .or_else(|| self.reason.clone())
+            .unwrap_or_default()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string()
+    }
+
     /// Keeps of each exchange only what a report shows: called when the test is over.
     pub fn keep_evidence(mut self) -> Self {
         self.exchanges.iter_mut().for_each(Exchange::keep_evidence);

@@ -245,19 +245,6 @@ impl FaultOutcome {
     }
 }
 
-fn first_line(result: &TestResult) -> String {
-    result
-        .findings
-        .first()
-        .map(|f| f.message.clone())
-        .or_else(|| result.reason.clone())
-        .unwrap_or_default()
-        .lines()
-        .next()
-        .unwrap_or("")
-        .to_string()
-}
-
 /// Judges one fault run.
 pub fn judge(
     case: &FaultCase,
@@ -277,7 +264,7 @@ pub fn judge(
                 checks,
                 expected: case.expects_test(&r.name),
                 collateral: case.collateral.iter().any(|p| glob(p, &r.name)),
-                why: first_line(r),
+                why: r.first_line(|f| f.message.clone()),
             }
         })
         .collect();
