@@ -15,6 +15,7 @@ use crate::fixtures::{auth_for, FixtureError, Fixtures, Scope};
 use crate::target::{Exchange, Request, Target};
 use crate::verdict::{Blocker, Profile, TestResult, Verdict};
 
+mod judge;
 mod kinds;
 mod paging;
 mod polling;
@@ -23,6 +24,9 @@ mod refusals;
 mod registry;
 mod request;
 mod uploads;
+
+use judge::unjudgeable;
+pub use judge::{judge, not_judged};
 
 /// Pages a walk reads at most.
 const MAX_PAGES: usize = 50;
@@ -93,61 +97,6 @@ impl Context {
 }
 
 impl Context {}
-
-/// Turns a failed result into an `error` when a failing finding rests on an exchange that
-/// cannot judge the target (throttled or refused by conform itself); for results made outside [`Context::run`]
-/// (sequences).
-pub fn not_judged(result: &mut TestResult, profile: Profile) {
-    if result.verdict != Verdict::Fail {
-        return;
-    }
-    if let (Verdict::Error, why) = judge(&result.findings, &result.exchanges, profile) {
-        result.verdict = Verdict::Error;
-        result.reason = why;
-    }
-}
-
-/// The one place findings become a verdict at a profile: `Pass` when none fails at it, else
-/// `Fail`, or `Error` (with why) when a failing finding rests on an exchange that cannot judge
-/// the target: a request conform refused, or one the target would not serve for rate limiting
-/// says nothing about conformance.
-pub fn judge(
-    findings: &[Finding],
-    exchanges: &[Exchange],
-    profile: Profile,
-) -> (Verdict, Option<String>) {
-    let mut failing = findings
-        .iter()
-        .filter(|f| profile.fails_on(f.check.level))
-        .peekable();
-    if failing.peek().is_none() {
-        return (Verdict::Pass, None);
-    }
-    let unjudged = failing
-        .filter_map(|f| f.exchange.and_then(|i| exchanges.get(i)))
-        .find_map(unjudgeable);
-    match unjudged {
-        Some(why) => (Verdict::Error, Some(why)),
-        None => (Verdict::Fail, None),
-    }
-}
-
-/// Why an exchange cannot judge the target: conform refused to send it, or the target kept
-/// rate-limiting it.
-fn unjudgeable(ex: &Exchange) -> Option<String> {
-    match &ex.response {
-        Err(e @ crate::target::TransportError::Refused(_)) => Some(e.to_string()),
-        Ok(r) if r.status == 429 => Some(format!(
-            "{} {}: the target still answered 429 Too Many Requests after conform waited as asked (bounded retries{}); the test could not run",
-            ex.request.method,
-            ex.request.url,
-            ex.header("retry-after")
-                .map(|v| format!(", Retry-After: {v}"))
-                .unwrap_or_default()
-        )),
-        _ => None,
-    }
-}
 
 enum Outcome {
     /// The checks ran: the findings decide.
@@ -580,98 +529,5 @@ impl NotReached {
             message,
             last: String::new(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::checks::Finding;
-    use crate::target::{RequestRecord, ResponseRecord, TransportError};
-
-    fn answered(status: u16, headers: &[(&str, &str)]) -> Exchange {
-        Exchange {
-            request: RequestRecord {
-                method: "GET".into(),
-                url: "http://t/runs".into(),
-                headers: vec![],
-                body: None,
-            },
-            response: Ok(ResponseRecord {
-                status,
-                headers: headers
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-                body: Vec::new(),
-                truncated: false,
-                received: 0,
-            }),
-            elapsed: Duration::ZERO,
-        }
-    }
-
-    fn failed_on(ex: Exchange) -> TestResult {
-        TestResult {
-            name: "runs::list::bare".into(),
-            group: "runs".into(),
-            verdict: Verdict::Fail,
-            reason: None,
-            findings: vec![Finding {
-                check: &c::ENDPOINT_SUCCEEDS,
-                message: "expected success".into(),
-                exchange: Some(0),
-            }],
-            passed: Vec::new(),
-            exchanges: vec![ex],
-            requests: 1,
-            duration: Duration::ZERO,
-            blocked_by: None,
-        }
-    }
-
-    #[test]
-    fn a_429_or_a_refusal_of_conform_cannot_judge_the_target() {
-        let throttled = answered(429, &[("retry-after", "3")]);
-        assert!(unjudgeable(&throttled).unwrap().contains("Retry-After: 3"));
-        assert_eq!(unjudgeable(&answered(500, &[])), None);
-        let mut refused = answered(200, &[]);
-        refused.response = Err(TransportError::Refused("read-only".into()));
-        assert!(unjudgeable(&refused).is_some());
-    }
-
-    #[test]
-    fn findings_become_a_verdict_at_the_profile() {
-        let result = failed_on(answered(500, &[]));
-        let tfe_only = vec![Finding {
-            check: &c::TFE_STATUS,
-            message: "expected 201".into(),
-            exchange: Some(0),
-        }];
-        assert_eq!(
-            judge(&tfe_only, &result.exchanges, Profile::Core).0,
-            Verdict::Pass
-        );
-        assert_eq!(
-            judge(&tfe_only, &result.exchanges, Profile::Tfe).0,
-            Verdict::Fail
-        );
-        assert_eq!(judge(&[], &result.exchanges, Profile::Tfe).0, Verdict::Pass);
-        let throttled = failed_on(answered(429, &[]));
-        assert_eq!(
-            judge(&throttled.findings, &throttled.exchanges, Profile::Core).0,
-            Verdict::Error
-        );
-    }
-
-    #[test]
-    fn a_failure_that_rests_on_a_throttled_answer_is_an_error_not_a_fail() {
-        let mut result = failed_on(answered(429, &[]));
-        not_judged(&mut result, Profile::Core);
-        assert_eq!(result.verdict, Verdict::Error);
-        assert!(result.reason.unwrap().contains("429"));
-        let mut result = failed_on(answered(500, &[]));
-        not_judged(&mut result, Profile::Core);
-        assert_eq!(result.verdict, Verdict::Fail);
     }
 }
