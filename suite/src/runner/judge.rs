@@ -7,7 +7,7 @@ use crate::target::Exchange;
 use crate::verdict::{Profile, TestResult, Verdict};
 
 /// Turns a failed result into an `error` when a failing finding rests on an exchange that
-/// cannot judge the target (throttled or refused by conform itself); for results made outside [`Context::run`]
+/// cannot judge the target (throttled or refused by conform itself); for results made outside [`super::Context::run`]
 /// (sequences).
 pub fn not_judged(result: &mut TestResult, profile: Profile) {
     if result.verdict != Verdict::Fail {
