@@ -91,6 +91,21 @@ pub struct TestResult {
     pub duration: Duration,
     /// What a `blocked` test could not have, and where that is judged.
     pub blocked_by: Option<Blocker>,
+    /// A failing sequence family: the minimal sequence it reports, as data.
+    pub minimal: Option<Minimal>,
+}
+
+/// The minimal sequence a failing sequence family reports (its text is in the reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Minimal {
+    /// The case's seed: `--seed` runs exactly this case again.
+    pub seed: u64,
+    /// Steps of the minimal sequence.
+    pub steps: usize,
+    /// Steps of the sequence shrinking started from.
+    pub shrunk_from: usize,
+    /// Shrinking stopped at its time bound: the sequence may not be minimal.
+    pub timed_out: bool,
 }
 
 /// Why a test is `blocked`: the thing it needed, the request that did not give it, and the

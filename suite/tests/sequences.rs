@@ -16,15 +16,10 @@ fn not_passing(results: &[TestResult]) -> Vec<String> {
 
 /// The length of the reported minimal sequence.
 fn minimal_length(result: &TestResult) -> usize {
-    let text = result.reason.as_deref().unwrap_or("");
-    let rest = text
-        .split("minimal sequence: ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no minimal sequence in:\n{text}"));
-    rest.split(' ')
-        .next()
-        .and_then(|n| n.parse().ok())
-        .expect("a step count")
+    result
+        .minimal
+        .unwrap_or_else(|| panic!("no minimal sequence in:\n{}", result.failure_text()))
+        .steps
 }
 
 fn failing(fault: &str, family: &str, profile: &str) -> TestResult {
@@ -90,6 +85,16 @@ fn a_delete_that_does_not_delete_shrinks_to_create_delete_show() {
     assert!(text.contains("curl -sS -X DELETE"), "{text}");
     assert!(text.contains("$CONFORM_TOKEN"), "{text}");
     assert!(text.contains("--seed "), "{text}");
+    // the text says what the data says
+    let minimal = r.minimal.unwrap();
+    assert!(text.contains(&format!("seed {} ", minimal.seed)), "{text}");
+    assert!(
+        text.contains(&format!(
+            "minimal sequence: 3 steps (shrunk from {}",
+            minimal.shrunk_from
+        )),
+        "{text}"
+    );
 }
 
 #[test]

@@ -347,5 +347,6 @@ fn broken(item: &Item, reason: String, duration: Duration) -> TestResult {
         requests: 0,
         duration,
         blocked_by: None,
+        minimal: None,
     }
 }

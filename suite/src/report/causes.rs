@@ -121,6 +121,7 @@ mod tests {
                 answer: answer.into(),
                 see: Some(see.into()),
             }),
+            minimal: None,
         }
     }
 

@@ -11,7 +11,8 @@
 //!   "tests": [ { "name": "runs::show::bare", "group": "runs", "verdict": "fail", "reason": null,
 //!                "failed_checks": [ { "id": "endpoint.exists", "level": "core", "counts": true,
 //!                                     "cites": "…", "message": "…", "evidence": "request: GET …" } ],
-//!                "passed_checks": [ "…" ], "duration_ms": 12, "requests": 3 } ] }
+//!                "passed_checks": [ "…" ], "duration_ms": 12, "requests": 3,
+//!                "minimal_sequence": null } ] }
 //! ```
 //! `counts` in a failed check is true when the check fails the test under the profile
 //! (false: a TFE-convention finding reported under `--profile core`).
@@ -119,5 +120,11 @@ fn test(r: &TestResult, report: &RunReport) -> Value {
         })),
         "duration_ms": r.duration.as_secs_f64() * 1000.0,
         "requests": r.requests,
+        "minimal_sequence": r.minimal.map(|m| json!({
+            "seed": m.seed,
+            "steps": m.steps,
+            "shrunk_from": m.shrunk_from,
+            "timed_out": m.timed_out,
+        })),
     })
 }

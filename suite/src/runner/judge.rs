@@ -107,6 +107,7 @@ mod tests {
             requests: 1,
             duration: Duration::ZERO,
             blocked_by: None,
+            minimal: None,
         }
     }
 

@@ -190,6 +190,7 @@ impl<'a> TestRun<'a> {
             exchanges: self.exchanges,
             duration,
             blocked_by,
+            minimal: None,
         };
         result.keep_evidence()
     }

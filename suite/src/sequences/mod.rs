@@ -31,7 +31,7 @@ use crate::catalog::families::model::Family;
 use crate::checks::Finding;
 use crate::runner::Context;
 use crate::target::Exchange;
-use crate::verdict::{TestResult, Verdict};
+use crate::verdict::{Minimal, TestResult, Verdict};
 use engine::{Learned, Op, OpKind, Run, RunOutcome};
 use shrink::{shrink, Shrunk};
 
@@ -376,7 +376,13 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
         } else {
             Verdict::Fail
         };
-        return result(
+        let minimal = Minimal {
+            seed,
+            steps: out.steps.len(),
+            shrunk_from: shrunk.from,
+            timed_out: shrunk.timed_out,
+        };
+        let mut failed = result(
             &name,
             verdict,
             Some(text),
@@ -385,6 +391,8 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             out.exchanges,
             (started, sent),
         );
+        failed.minimal = Some(minimal);
+        return failed;
     }
     let mut exchanges = Vec::new();
     let findings = notes
@@ -428,6 +436,7 @@ fn result(
         exchanges,
         duration: started.elapsed(),
         blocked_by: None,
+        minimal: None,
     };
     result.keep_evidence()
 }
