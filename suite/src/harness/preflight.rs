@@ -5,6 +5,7 @@ use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
+use crate::catalog::Organizations;
 use crate::settings::{ConfigError, Settings};
 use crate::target::{join, Auth, PathForms, Request, Target};
 
@@ -26,13 +27,17 @@ pub struct Preflight {
 /// for a registry without the rest of the API, by registry discovery (`modules.v1`) or a
 /// JSON answer from `--registry-url`. A form is served when one of the reads answers it
 /// with a route (not 404, 405 or 501).
-pub async fn preflight(target: &Target, settings: &Settings) -> Result<Preflight, ConfigError> {
-    let mut reads = vec!["/organizations".to_string(), "/account/details".to_string()];
+pub async fn preflight(
+    target: &Target,
+    settings: &Settings,
+    organizations: &Organizations,
+) -> Result<Preflight, ConfigError> {
+    let mut reads = vec![
+        organizations.collection.clone(),
+        "/account/details".to_string(),
+    ];
     if let Some(org) = &settings.organization {
-        reads.insert(
-            0,
-            format!("/organizations/{}", crate::catalog::encode_segment(org)),
-        );
+        reads.insert(0, organizations.named(org));
     }
     // a form counts only once a read shows it served
     let mut found = Preflight {

@@ -66,7 +66,8 @@ impl Session {
             ..target_config.clone()
         })
         .map_err(|e| ConfigError(e.to_string()))?;
-        let learned = runtime.block_on(preflight(&probe_target, &settings))?;
+        let organizations = plan.catalog.organizations();
+        let learned = runtime.block_on(preflight(&probe_target, &settings, &organizations))?;
         target_config.forms = learned.forms;
         target_config.registry = match &settings.registry_url {
             Some(url) => with_trailing_slash(url.clone()),
