@@ -192,6 +192,16 @@ mod tests {
     }
 
     #[test]
+    fn the_other_form_must_answer_alike() {
+        let doc = json!({"data":{"id":"a","type":"t","attributes":{}}});
+        let main = exchange(200, "application/json", &doc.to_string());
+        assert!(forms_agree(&main, &doc, &main, None).is_ok());
+        let other = exchange(404, "application/json", &doc.to_string());
+        let e = forms_agree(&main, &doc, &other, None).unwrap_err();
+        assert!(e.contains("(200); it answered 404"), "{e}");
+    }
+
+    #[test]
     fn documents_agree_on_identity_and_shape_only() {
         let a = json!({"data":{"id":"a","type":"t","attributes":{"name":"n","updated-at":"1"},"links":{"self":"/api/v2/x"}}});
         let b = json!({"data":{"id":"a","type":"t","attributes":{"name":"m","updated-at":"2"},"links":{"self":"/x"}}});

@@ -198,4 +198,22 @@ mod tests {
             .unwrap_err()
             .contains("page 1 and again on page 2"));
     }
+
+    #[test]
+    fn a_paged_list_is_a_list() {
+        use crate::checks::testing::{exchange, schemas};
+        let s = schemas();
+        let list = exchange(
+            200,
+            "application/json",
+            r#"{"data":[{"id":"a","type":"t"}]}"#,
+        );
+        assert!(paged(&list, &s, "page=1").is_ok());
+        let refused = exchange(400, "application/json", "{}");
+        assert!(paged(&refused, &s, "page=1")
+            .unwrap_err()
+            .contains("page=1 to be answered with a list, received 400"));
+        let one = exchange(200, "application/json", r#"{"data":{"id":"a"}}"#);
+        assert!(paged(&one, &s, "page=1").is_err());
+    }
 }

@@ -112,3 +112,22 @@ pub fn refusal_stored(stored: Stored<'_>) -> Result<(), String> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_fails_on_its_answer_or_what_was_stored_with_the_note() {
+        assert!(refusal(Ok(()), Ok(()), None).is_ok());
+        assert_eq!(
+            refusal(Err("a".into()), Ok(()), Some("n")).unwrap_err(),
+            "a (n)"
+        );
+        assert_eq!(refusal(Ok(()), Err("s".into()), None).unwrap_err(), "s");
+        assert_eq!(
+            refusal(Err("a".into()), Err("s".into()), None).unwrap_err(),
+            "a; s"
+        );
+    }
+}

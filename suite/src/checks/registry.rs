@@ -620,4 +620,50 @@ mod tests {
         assert!(registry_shape(&page, RegistryShape::List).is_err());
         assert!(is_gzip(&[0x1f, 0x8b, 8]) && !is_gzip(b"PK\x03"));
     }
+
+    #[test]
+    fn registry_answers_searches_and_sources_are_judged_by_what_came() {
+        use crate::checks::testing::exchange;
+        let json = exchange(200, "application/json", r#"{"modules":[]}"#);
+        assert!(registry_answer(&json, "a list").is_ok());
+        let html = exchange(200, "text/html", "<html>");
+        assert!(registry_answer(&html, "a list")
+            .unwrap_err()
+            .starts_with("expected a list, received 200 ("));
+        assert_eq!(
+            registry_answer(&exchange(404, "", ""), "a list").unwrap_err(),
+            "expected a list, received 404"
+        );
+        assert!(registry_offset_moves(Some("a"), Some("b")).is_ok());
+        assert!(registry_offset_moves(Some("a"), None).is_ok());
+        assert!(registry_offset_moves(Some("a"), Some("a"))
+            .unwrap_err()
+            .contains("offset seems ignored"));
+        let m = m();
+        assert!(registry_search_finds(true, "query", &m, 1).is_ok());
+        assert!(registry_search_finds(false, "query", &m, 2)
+            .unwrap_err()
+            .contains("(2 page(s) read)"));
+        assert!(registry_search_excludes(false, "query", "zzz", &m).is_ok());
+        assert!(registry_search_excludes(true, "query", "zzz", &m).is_err());
+        let with_q = registry_search_with_q("why", Ok(()), &m, "zzz");
+        assert!(with_q.contains("this registry reads `q`"), "{with_q}");
+        let neither = registry_search_with_q("why", Err("no".into()), &m, "zzz");
+        assert!(neither.contains("does not work either: no"), "{neither}");
+        assert!(registry_download_header(&exchange(204, "", "")).is_err());
+        assert!(registry_source_offered(true, &exchange(204, "", "")).is_ok());
+        assert!(registry_source_offered(false, &exchange(204, "", "")).is_err());
+        let mut archive = exchange(200, "application/gzip", "");
+        let bytes = vec![0x1f, 0x8b, 8, 0];
+        if let Ok(answer) = &mut archive.response {
+            answer.body = bytes.clone();
+        }
+        assert!(registry_source(&archive, "acme/network/aws", Some(&bytes)).is_ok());
+        assert!(registry_source(&archive, "acme/network/aws", None).is_ok());
+        assert!(registry_source(&archive, "acme/network/aws", Some(b"other")).is_err());
+        let text = exchange(200, "text/plain", "plain");
+        assert!(registry_source(&text, "acme/network/aws", None)
+            .unwrap_err()
+            .contains("gzip magic"));
+    }
 }

@@ -114,6 +114,17 @@ mod tests {
         assert!(downloaded(&ex, None).is_ok());
         assert!(downloaded(&exchange(200, "", ""), None).is_err());
         assert!(upload_offered(&[], "the answer", &json!({})).is_err());
+        let root = url::Url::parse("http://h/base/").unwrap();
+        assert_eq!(
+            upload_address("/v1/object/x", &root).unwrap().as_str(),
+            "http://h/v1/object/x"
+        );
+        assert_eq!(
+            upload_address("https://o/v1/object/x", &root)
+                .unwrap()
+                .as_str(),
+            "https://o/v1/object/x"
+        );
     }
 
     #[test]
