@@ -180,7 +180,17 @@ fn entry<'a>(results: &'a Value, test: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no entry {test} in {results:#}"))
 }
 
-fn run(faults: &[&str], profile: &str, name: &str) -> (Value, String, Vec<(String, u16)>) {
+/// A reference with `faults` and a `conform proxy` at `profile` in front of it, writing its
+/// reports to a fresh folder named after `name`.
+struct Behind {
+    runtime: tokio::runtime::Runtime,
+    reference: conform_reference::Running,
+    dir: PathBuf,
+    child: Child,
+    proxy: String,
+}
+
+fn behind_proxy(faults: &[&str], profile: &str, name: &str) -> Behind {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -196,6 +206,23 @@ fn run(faults: &[&str], profile: &str, name: &str) -> (Value, String, Vec<(Strin
         .expect("reference");
     let dir = temp_dir(name);
     let (child, proxy) = start_proxy(&reference.root_url(), &dir, profile);
+    Behind {
+        runtime,
+        reference,
+        dir,
+        child,
+        proxy,
+    }
+}
+
+fn run(faults: &[&str], profile: &str, name: &str) -> (Value, String, Vec<(String, u16)>) {
+    let Behind {
+        runtime,
+        reference,
+        dir,
+        child,
+        proxy,
+    } = behind_proxy(faults, profile, name);
     let seen = runtime.block_on(session(&proxy));
     let stderr = stop_proxy(child);
     runtime.block_on(async { reference.shutdown() });
@@ -358,21 +385,13 @@ fn pytfe_python() -> Result<PathBuf, String> {
 
 /// Runs the pytfe session through a proxy in front of the reference with `faults`.
 fn pytfe_through_proxy(python: &Path, faults: &[&str], profile: &str, name: &str) -> Value {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let config = conform_reference::Config {
-        token: TOKEN.into(),
-        faults: faults.iter().map(|f| f.parse().expect("fault")).collect(),
-        ..Default::default()
-    };
-    let reference = runtime
-        .block_on(conform_reference::start(config))
-        .expect("reference");
-    let dir = temp_dir(name);
-    let (child, proxy) = start_proxy(&reference.root_url(), &dir, profile);
+    let Behind {
+        runtime,
+        reference,
+        dir,
+        child,
+        proxy,
+    } = behind_proxy(faults, profile, name);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pytfe_session.py");
     let out = Command::new(python)
         .arg(script)
