@@ -25,10 +25,11 @@ impl Paging {
 
     /// The query string that asks for one page, percent-encoded.
     pub fn query(self, page: usize, size: usize) -> String {
-        match self {
-            Paging::Spec => format!("page={page}&page_size={size}"),
-            Paging::Tfe => format!("page%5Bnumber%5D={page}&page%5Bsize%5D={size}"),
-        }
+        let (number, per_page) = self.names();
+        url::form_urlencoded::Serializer::new(String::new())
+            .append_pair(number, &page.to_string())
+            .append_pair(per_page, &size.to_string())
+            .finish()
     }
 }
 

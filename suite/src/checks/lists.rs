@@ -119,10 +119,10 @@ pub fn partition(stable: &[String], walked: &[String], size: usize) -> Result<()
     }
 }
 
-/// The first id a walk read on two pages: (id, first page, again page). `seen` is every id
-/// read with the page it was on, in order.
-pub fn repeated(seen: &[(String, usize)]) -> Option<(String, usize, usize)> {
-    seen.iter().enumerate().find_map(|(i, (id, page))| {
+/// The ids a walk read on two pages, in the order it read them first: (id, first page, again
+/// page). `seen` is every id read with the page it was on, in order.
+pub fn repeated(seen: &[(String, usize)]) -> impl Iterator<Item = (String, usize, usize)> + '_ {
+    seen.iter().enumerate().filter_map(|(i, (id, page))| {
         seen[i + 1..]
             .iter()
             .find(|(other, _)| other == id)
@@ -193,7 +193,8 @@ mod tests {
             "{e}"
         );
         let seen = vec![("a".into(), 1), ("b".into(), 1), ("a".into(), 2)];
-        assert_eq!(repeated(&seen), Some(("a".into(), 1, 2)));
+        assert_eq!(repeated(&seen).next(), Some(("a".into(), 1, 2)));
+        assert_eq!(repeated(&seen).count(), 1);
         assert!(read_twice("a", 1, 2, 2)
             .unwrap_err()
             .contains("page 1 and again on page 2"));

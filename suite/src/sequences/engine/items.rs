@@ -10,16 +10,37 @@ use crate::catalog::families::model::{Item, Route};
 use crate::checks::{self as c};
 
 impl<'a> Run<'a> {
-    /// The state a new item of `coll` under `parent` starts in, and whether it is there
-    /// already (not one the service reaches on its own later).
-    fn initial_state(&self, coll: usize, parent: Option<usize>) -> (Option<String>, bool) {
+    /// A new item of `coll`, made in this step under `parent` (and, for a relationship, with
+    /// `other`), in the state its collection starts it in; `reached` unless the service gets
+    /// it there on its own later.
+    fn new_item(
+        &self,
+        coll: usize,
+        id: String,
+        name: Option<String>,
+        (parent, other): (Option<usize>, Option<usize>),
+        fields: BTreeMap<String, String>,
+    ) -> Item {
         let def = self.coll(coll).state.as_ref();
         let state = def.and_then(|s| s.initial(self.family, &self.model, parent));
         let reached = match (def, &state) {
             (Some(def), Some(s)) => !def.is_eventual(s),
             _ => true,
         };
-        (state, reached)
+        Item {
+            coll,
+            id,
+            name,
+            parent,
+            other,
+            deleted: false,
+            expect: BTreeMap::new(),
+            state,
+            reached,
+            seen: None,
+            fields,
+            step: self.step_no,
+        }
     }
 
     pub(super) async fn create(&mut self, op: &Op) -> StepResult {
@@ -115,21 +136,8 @@ impl<'a> Run<'a> {
                 fields.insert(field.clone(), v);
             }
         }
-        let (state, reached) = self.initial_state(op.coll, parent);
-        self.model.items.push(Item {
-            coll: op.coll,
-            id,
-            name,
-            parent,
-            other,
-            deleted: false,
-            expect: BTreeMap::new(),
-            state,
-            reached,
-            seen: None,
-            fields,
-            step: self.step_no,
-        });
+        let item = self.new_item(op.coll, id, name, (parent, other), fields);
+        self.model.items.push(item);
         let item = self.model.items.len() - 1;
         if let Some(delete) = self.cleanup_request(item) {
             let show = self.show_request(item);
@@ -408,21 +416,8 @@ impl<'a> Run<'a> {
             Some(i) => self.model.items[i].deleted = false,
             None => {
                 let id = self.model.items[o].id.clone();
-                let (state, reached) = self.initial_state(op.coll, parent);
-                self.model.items.push(Item {
-                    coll: op.coll,
-                    id,
-                    name: None,
-                    parent,
-                    other,
-                    deleted: false,
-                    expect: BTreeMap::new(),
-                    state,
-                    reached,
-                    seen: None,
-                    fields: BTreeMap::new(),
-                    step: self.step_no,
-                });
+                let item = self.new_item(op.coll, id, None, (parent, other), BTreeMap::new());
+                self.model.items.push(item);
             }
         }
         Ok(())

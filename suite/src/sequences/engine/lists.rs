@@ -229,12 +229,8 @@ impl<'a> Run<'a> {
                     o.get("id").and_then(Value::as_str) == Some(id) && run.own_named(coll, o)
                 })
         };
-        let own_seen: Vec<(String, usize)> = seen
-            .iter()
-            .filter(|(id, _)| own(self, id))
-            .cloned()
-            .collect();
-        let repeated = c::lists::repeated(&own_seen);
+        // only a repeated item is asked whether it is the sequence's own
+        let repeated = c::lists::repeated(seen).find(|(id, _, _)| own(self, id));
         let missing = self
             .model
             .live_of(op.coll)
