@@ -92,6 +92,11 @@ static CATALOG: &[FaultInfo] = &[
         "GET of one resource answers with a different id",
     ),
     info(
+        "show-forgets-attributes",
+        None,
+        "GET of one resource answers it without its string attributes (status aside)",
+    ),
+    info(
         "force-cancel-noop",
         None,
         "admin force-cancel answers 200 but the run keeps its state",

@@ -120,6 +120,7 @@ async fn rewrite_body(state: &AppState, method: &Method, bare: &str, res: Respon
             || faults.has(&Kind::CreateWithoutId)
             || faults.has(&Kind::NoData)
             || faults.has(&Kind::ShowWrongId)
+            || faults.has(&Kind::ShowForgetsAttributes)
             || faults.has(&Kind::NoPaginationMeta)
             || faults.has(&Kind::DeprecatedActsElsewhere)
             || faults.has(&Kind::UpdateWrongId)
@@ -231,6 +232,12 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
                 if let Some(Value::String(id)) = data.get_mut("id") {
                     let last = id.pop();
                     id.push(if last == Some('X') { 'Y' } else { 'X' });
+                }
+            }
+            if faults.has(&Kind::ShowForgetsAttributes) && *method == Method::GET {
+                if let Some(attributes) = data.get_mut("attributes").and_then(Value::as_object_mut)
+                {
+                    attributes.retain(|name, value| name == "status" || !value.is_string());
                 }
             }
             if shows_elsewhere {

@@ -96,25 +96,75 @@ pub fn persisted(object: &Value, pointer: &str, value: &str, whence: &str) -> Re
     }
 }
 
-/// `tfe.read-after-write`: a show after an update echoes every attribute the update `sent`
-/// that the show has at all (write-only attributes are not shown).
-pub fn echoed(sent: &Map<String, Value>, shown: &Value) -> Result<(), String> {
+/// The attributes a create or update `sent` that its `answer` carries with the same value:
+/// what a later show must answer. One the answer leaves out or answers otherwise is taken as
+/// write-only or normalized by the server, and is not asked of the show.
+pub fn kept(sent: &Map<String, Value>, answer: &Value) -> Map<String, Value> {
+    let answered = answer
+        .pointer("/data/attributes")
+        .and_then(Value::as_object);
+    sent.iter()
+        .filter(|(name, value)| answered.and_then(|a| a.get(*name)) == Some(*value))
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect()
+}
+
+/// `read-back`: `shown` (`what`) is the resource that was made or changed: of the same `type`
+/// as its create or update answered (when both name one), with every `known` attribute (what
+/// that request sent and answered, [`kept`]) at the same value.
+pub fn reads_back(
+    known: &Map<String, Value>,
+    made_type: Option<&str>,
+    shown: &Value,
+    what: &str,
+) -> Result<(), String> {
+    let shown_type = shown.pointer("/data/type").and_then(Value::as_str);
+    if let (Some(made), Some(got)) = (made_type, shown_type) {
+        if made != got {
+            return Err(format!(
+                "expected {what} to answer a resource of type `{made}`, as it was answered when made; received type `{got}`"
+            ));
+        }
+    }
     let attributes = shown.pointer("/data/attributes").and_then(Value::as_object);
-    let differing: Vec<String> = sent
+    let differing: Vec<String> = known
         .iter()
-        .filter_map(|(name, value)| {
-            let seen = attributes?.get(name)?;
-            (seen != value).then(|| format!("`{name}`: sent {value}, shown {seen}"))
+        .filter_map(|(name, value)| match attributes.and_then(|a| a.get(name)) {
+            Some(seen) if seen == value => None,
+            Some(seen) => Some(format!("`{name}`: {value} then, {seen} now")),
+            None => Some(format!("`{name}`: {value} then, absent now")),
         })
         .collect();
     if differing.is_empty() {
         Ok(())
     } else {
         Err(format!(
-            "expected the show after the update to echo the attributes sent; {}",
+            "expected {what} to answer the attributes the resource was sent and answered with; {}",
             differing.join("; ")
         ))
     }
+}
+
+/// `update.persisted`: an update that `sent` attributes is seen to have applied at least one
+/// of them, in its `answer` or in the `shown` document after it.
+pub fn applied(sent: &Map<String, Value>, answer: &Value, shown: &Value) -> Result<(), String> {
+    let carries = |doc: &Value, name: &str, value: &Value| {
+        doc.pointer("/data/attributes")
+            .and_then(|a| a.get(name))
+            .is_some_and(|seen| seen == value)
+    };
+    if sent.is_empty()
+        || sent
+            .iter()
+            .any(|(name, value)| carries(answer, name, value) || carries(shown, name, value))
+    {
+        return Ok(());
+    }
+    let names: Vec<String> = sent.keys().map(|k| format!("`{k}`")).collect();
+    Err(format!(
+        "expected the update's answer or a show after it to carry one of the attributes it sent ({}) at the value sent; neither does",
+        names.join(", ")
+    ))
 }
 
 /// `state.after-action`: `whence` shows the resource (`what`) in the state `want` (or, while it
@@ -187,16 +237,42 @@ mod tests {
     }
 
     #[test]
-    fn updates_persist_and_echo() {
+    fn updates_persist() {
         let shown = json!({"data": {"attributes": {"name": "b", "secret": null}}});
         assert!(persisted(&shown, "/data/attributes/name", "b", "the show").is_ok());
         assert!(persisted(&shown, "/data/attributes/name", "c", "the show").is_err());
-        let sent = json!({"name": "b", "write-only": "x"});
-        assert!(echoed(sent.as_object().unwrap(), &shown).is_ok());
-        let sent = json!({"name": "c"});
-        assert!(echoed(sent.as_object().unwrap(), &shown)
+    }
+
+    #[test]
+    fn what_was_sent_and_answered_is_read_back() {
+        let sent = json!({"name": "a", "secret": "s", "email": "A@x"});
+        let answer =
+            json!({"data": {"type": "teams", "attributes": {"name": "a", "email": "a@x"}}});
+        let known = kept(sent.as_object().unwrap(), &answer);
+        assert_eq!(known.keys().collect::<Vec<_>>(), ["name"]);
+        let shown = json!({"data": {"type": "teams", "attributes": {"name": "a"}}});
+        assert!(reads_back(&known, Some("teams"), &shown, "the show").is_ok());
+        let hollow = json!({"data": {"type": "teams", "attributes": {}}});
+        let e = reads_back(&known, Some("teams"), &hollow, "the show").unwrap_err();
+        assert!(e.contains("`name`") && e.contains("absent now"), "{e}");
+        let other = json!({"data": {"type": "users", "attributes": {"name": "a"}}});
+        assert!(reads_back(&known, Some("teams"), &other, "the show")
             .unwrap_err()
-            .contains("`name`"));
+            .contains("`users`"));
+        let changed = json!({"data": {"type": "teams", "attributes": {"name": "b"}}});
+        assert!(reads_back(&known, None, &changed, "the show").is_err());
+    }
+
+    #[test]
+    fn an_update_is_applied_when_something_it_sent_is_seen() {
+        let sent = json!({"name": "b"});
+        let sent = sent.as_object().unwrap();
+        let old = json!({"data": {"attributes": {"name": "a"}}});
+        let new = json!({"data": {"attributes": {"name": "b"}}});
+        assert!(applied(sent, &new, &old).is_ok());
+        assert!(applied(sent, &old, &new).is_ok());
+        assert!(applied(sent, &old, &old).unwrap_err().contains("`name`"));
+        assert!(applied(&Map::new(), &old, &old).is_ok());
     }
 
     #[test]

@@ -97,8 +97,10 @@ checks! {
         "an update answers the resource it changed";
     DELETE_THEN_GONE = "delete.then-gone", Core, "Endpoints",
         "after a delete, a show of the resource no longer succeeds";
-    UPDATE_PERSISTED = "update.persisted", Core, "Endpoints; Resources > Conventions 2",
-        "after an update, the resource is answered with the attribute it was sent (show, list)";
+    UPDATE_PERSISTED = "update.persisted", Core, "Endpoints; Resources > Conventions 2; RFC 5789 2",
+        "after an update, the resource is answered with what it was sent (the answer, a show, a list): an update that changes nothing observable did not do its job";
+    READ_BACK = "read-back", Core, "Resources > Conventions 2 and 4; RFC 5789 2",
+        "a later show answers the resource as made or changed: its `type`, and every attribute its create or update sent and answered, at the same value (write-only and normalized attributes, which the answer does not echo, aside)";
     LIST_EXACT = "list.exact", Core, "Endpoints; Resources > Conventions 3",
         "a list in the run's own organization holds only resources the run made there";
     VARIANTS_AGREE = "variants.agree", Core, "Versioning 1",
@@ -159,8 +161,6 @@ checks! {
         "`provider=P` lists only modules whose `provider` is P, `verified=true` only modules with `verified: true` (TFE level, as for paging)";
     TFE_REGISTRY_SHAPE = "tfe.registry-shape", Tfe, "tfe-api-facts 3.3",
         "registry answers have the protocol's plain JSON shapes: versions `{modules:[{versions:[{version}]}]}`; one module `{id: ns/name/provider/version, namespace, name, provider, version}`; lists and search `{meta:{limit, current_offset}, modules:[{namespace, name, provider, version}]}`";
-    TFE_READ_AFTER_WRITE = "tfe.read-after-write", Tfe, "tfe-api-facts 6.4",
-        "a show after an update echoes every attribute the update sent (write-only ones, absent from the show, aside)";
     TFE_REFUSES_WRONG_TYPE = "tfe.refuses-wrong-type", Tfe, "tfe-api-facts 0.3, 1.3",
         "a create or update with an attribute of the wrong JSON type (`cost-estimation-enabled: {}`, a non-boolean `auto-apply`) is answered 422, never 5xx, and nothing is stored (a show afterwards proves it)";
     TFE_REFUSES_UNKNOWN_TYPE = "tfe.refuses-unknown-type", Tfe, "tfe-api-facts 1.3, 1.5",

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{registry, TestRun, MAX_PAGES};
 use crate::catalog::{path_for, Variant};
 use crate::checks::{self as c, Check};
-use crate::fixtures::auth_for;
+use crate::fixtures::{auth_for, sent_attributes};
 use crate::target::{Auth, Request};
 
 impl TestRun<'_> {
@@ -64,7 +64,12 @@ impl TestRun<'_> {
         let (Ok(id), Some(kind)) = (id, self.endpoint.resource.clone()) else {
             return;
         };
-        let made = self.ctx.fixtures.instance_from(&kind, id.clone(), &doc);
+        let sent = sent_attributes(self.ex(main).request.body.as_deref()).unwrap_or_default();
+        let made = self
+            .ctx
+            .fixtures
+            .instance_from(&kind, id.clone(), &doc, &sent);
+        let known = made.known.clone();
         for record in self.ctx.fixtures.made_records(&kind, &made, &self.scope) {
             self.ctx.fixtures.note_made(record);
         }
@@ -80,7 +85,11 @@ impl TestRun<'_> {
         if let Some(index) = self.show_resource(&kind).await {
             let what = format!("the show of the created {kind}");
             let result = c::lifecycle::shows(self.ex(index), &id, &what);
-            self.check(check, Some(index), result);
+            if self.check(check, Some(index), result) {
+                let shown = self.ex(index).json().unwrap_or_default();
+                let result = c::lifecycle::reads_back(&known, data_type(&doc), &shown, &what);
+                self.check(&c::READ_BACK, Some(index), result);
+            }
         }
     }
 
@@ -88,8 +97,30 @@ impl TestRun<'_> {
         let Some(doc) = self.single_resource(main, &c::SHOW_SAME_ID) else {
             return;
         };
+        self.shows_as_made(main, &doc);
         self.variants_agree(main, &doc).await;
         self.unauthorized().await;
+    }
+
+    /// `read-back` on a show of a resource the run made: the attributes its create sent and
+    /// answered, and its type (nothing to compare for what the run found or was given).
+    fn shows_as_made(&mut self, main: usize, doc: &Value) {
+        let Some(id) = self.requested_id() else {
+            return;
+        };
+        let Some(made) = self
+            .endpoint
+            .resource
+            .as_deref()
+            .and_then(|kind| self.scope.get(kind))
+            .filter(|made| made.id == id && !made.known.is_empty())
+            .cloned()
+        else {
+            return;
+        };
+        let what = format!("the show of {} {id}", made.kind);
+        let result = c::lifecycle::reads_back(&made.known, data_type(&made.document), doc, &what);
+        self.check(&c::READ_BACK, Some(main), result);
     }
 
     /// The checks of an answer about one named resource (show, update): JSON, the media
@@ -253,21 +284,15 @@ impl TestRun<'_> {
     }
 
     pub(super) async fn after_update(&mut self, main: usize) {
-        if self.single_resource(main, &c::UPDATE_SAME_ID).is_some() {
-            self.read_after_write(main).await;
+        if let Some(answer) = self.single_resource(main, &c::UPDATE_SAME_ID) {
+            self.read_after_write(main, &answer).await;
         }
     }
 
-    /// TFE (facts 6.4): a show after the update echoes every attribute the update sent
-    /// that the show has at all (write-only attributes are not shown).
-    pub(super) async fn read_after_write(&mut self, main: usize) {
-        let sent = self.ex(main).request.body.as_deref().and_then(|b| {
-            serde_json::from_str::<Value>(b)
-                .ok()?
-                .pointer("/data/attributes")?
-                .as_object()
-                .cloned()
-        });
+    /// A show after the update: the update applied what it sent (`update.persisted`), and the
+    /// show answers what the update sent and answered (`read-back`; facts 6.4 at TFE).
+    pub(super) async fn read_after_write(&mut self, main: usize, answer: &Value) {
+        let sent = sent_attributes(self.ex(main).request.body.as_deref());
         let (Some(sent), Some(kind)) = (sent, self.endpoint.resource.clone()) else {
             return;
         };
@@ -278,11 +303,15 @@ impl TestRun<'_> {
             return;
         };
         let what = format!("the show of the updated {kind} to answer a document");
-        let Some(shown) = self.answered_document(index, &c::TFE_READ_AFTER_WRITE, &what) else {
+        let Some(shown) = self.answered_document(index, &c::READ_BACK, &what) else {
             return;
         };
-        let result = c::lifecycle::echoed(&sent, &shown);
-        self.check(&c::TFE_READ_AFTER_WRITE, Some(index), result);
+        let result = c::lifecycle::applied(&sent, answer, &shown);
+        self.check(&c::UPDATE_PERSISTED, Some(index), result);
+        let known = c::lifecycle::kept(&sent, answer);
+        let what = format!("the show of the updated {kind}");
+        let result = c::lifecycle::reads_back(&known, data_type(answer), &shown, &what);
+        self.check(&c::READ_BACK, Some(index), result);
     }
 
     pub(super) async fn after_delete(&mut self, main: usize) {
@@ -355,4 +384,9 @@ impl TestRun<'_> {
             self.variants_agree(main, &doc).await;
         }
     }
+}
+
+/// A document's `data.type`.
+fn data_type(doc: &Value) -> Option<&str> {
+    doc.pointer("/data/type").and_then(Value::as_str)
 }

@@ -162,7 +162,10 @@ impl TestRun<'_> {
         let Some(id) = c::document_id(&doc) else {
             return;
         };
-        let made = self.ctx.fixtures.instance_from(kind, id, &doc);
+        let made = self
+            .ctx
+            .fixtures
+            .instance_from(kind, id, &doc, &Default::default());
         for record in self.ctx.fixtures.made_records(kind, &made, &self.scope) {
             self.ctx.fixtures.note_made(record);
         }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod impostors;
+
 use conform::cli::RunArgs;
 use conform::harness::run_plan;
 use conform::plan::{Item, Plan};
