@@ -97,6 +97,11 @@ static CATALOG: &[FaultInfo] = &[
         "GET of one resource answers it without its string attributes (status aside)",
     ),
     info(
+        "drops-permissions",
+        None,
+        "resource answers leave out the `permissions` attribute TFE always answers",
+    ),
+    info(
         "force-cancel-noop",
         None,
         "admin force-cancel answers 200 but the run keeps its state",

@@ -121,6 +121,7 @@ async fn rewrite_body(state: &AppState, method: &Method, bare: &str, res: Respon
             || faults.has(&Kind::NoData)
             || faults.has(&Kind::ShowWrongId)
             || faults.has(&Kind::ShowForgetsAttributes)
+            || faults.has(&Kind::DropsPermissions)
             || faults.has(&Kind::NoPaginationMeta)
             || faults.has(&Kind::DeprecatedActsElsewhere)
             || faults.has(&Kind::UpdateWrongId)
@@ -219,6 +220,18 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
             .cloned()
             .unwrap_or_else(|| json!({}));
         obj.insert("data".into(), first);
+    }
+    if faults.has(&Kind::DropsPermissions) {
+        let items: Vec<&mut Value> = match obj.get_mut("data") {
+            Some(Value::Array(items)) => items.iter_mut().collect(),
+            Some(item) => vec![item],
+            None => Vec::new(),
+        };
+        for item in items {
+            if let Some(attributes) = item.get_mut("attributes").and_then(Value::as_object_mut) {
+                attributes.remove("permissions");
+            }
+        }
     }
     if !is_list {
         if let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut) {

@@ -22,6 +22,33 @@ pub fn envelope_list(schemas: &Schemas, doc: &Value) -> Result<(), String> {
         .map_err(|e| format!("expected `data` to be an array of objects with a string `id` (schema envelope/list); {e}"))
 }
 
+/// `tfe.resource-shape`: every resource object of `doc` (its `data`, one or a list) whose
+/// `type` has a schema under `family` (`tfe/resources`, or `tfe/admin` for the administrator
+/// API's views) validates against it. Types without a schema are not judged.
+pub fn tfe_resource_shape(schemas: &Schemas, family: &str, doc: &Value) -> Result<(), String> {
+    let items: Vec<&Value> = match doc.get("data") {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(item @ Value::Object(_)) => vec![item],
+        _ => return Ok(()),
+    };
+    for item in items {
+        let Some(kind) = item.get("type").and_then(Value::as_str) else {
+            continue;
+        };
+        let id = format!("{family}/{kind}");
+        if !schemas.has(&id) {
+            continue;
+        }
+        if let Err(e) = schemas.validate(&id, item) {
+            let name = item.get("id").map(Value::to_string).unwrap_or_default();
+            return Err(format!(
+                "expected the `{kind}` {name} to have the attributes TFE answers for it (schema {id}); {e}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The `data.id` of a single-resource document.
 pub fn document_id(doc: &Value) -> Option<String> {
     id_text(doc.pointer("/data/id")?)

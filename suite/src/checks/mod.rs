@@ -145,6 +145,8 @@ checks! {
         "a request without a token is answered 401";
     TFE_NOT_FOUND_AFTER_DELETE = "tfe.404-after-delete", Tfe, "tfe-api-facts 0.11",
         "a show after a delete is answered 404";
+    TFE_RESOURCE_SHAPE = "tfe.resource-shape", Tfe, "tfe-api-facts 2, 5 (each schema under schemas/tfe/ cites its section)",
+        "a resource TFE documents has the attributes TFE always answers for it, with their JSON types and documented values, and the relationships it documents (schemas/tfe/resources, schemas/tfe/admin)";
     TFE_PAGINATION_META = "tfe.pagination-meta", Tfe, "tfe-api-facts 0.6, 1.4",
         "a paged list carries meta.pagination";
     TFE_PAGE_SIZE = "tfe.page-size", Tfe, "tfe-api-facts 0.5, 1.4",

@@ -45,18 +45,16 @@ impl Schemas {
         Self::from_files(files)
     }
 
-    /// Schemas read from a folder laid out like `schemas/`.
+    /// Schemas read from a folder laid out like `schemas/` (every `.json` under it).
     pub fn from_dir(dir: &Path) -> Result<Self, SchemaError> {
         let mut files = Vec::new();
-        for id in REQUIRED {
-            let path = dir.join(format!("{id}.json"));
-            let text = std::fs::read_to_string(&path).map_err(|e| SchemaError {
-                id: id.to_string(),
-                message: format!("cannot read {}: {e}", path.display()),
-            })?;
-            files.push((id.to_string(), text));
-        }
+        collect_folder(dir, dir, &mut files)?;
         Self::from_files(files)
+    }
+
+    /// Whether a schema `id` was loaded.
+    pub fn has(&self, id: &str) -> bool {
+        self.validators.contains_key(id)
     }
 
     /// The schema documents themselves, by id: the embedded ones, or those of a folder laid

@@ -51,11 +51,25 @@ impl TestRun<'_> {
         self.check(&c::TFE_MEDIA_TYPE, Some(index), result);
     }
 
+    /// `tfe.resource-shape` on an answer's resources (the administrator API's own views for
+    /// an administrator endpoint).
+    pub(super) fn resource_shape(&mut self, index: usize, doc: &Value) {
+        let family = if self.endpoint.admin {
+            "tfe/admin"
+        } else {
+            "tfe/resources"
+        };
+        let result = c::tfe_resource_shape(&self.ctx.schemas, family, doc);
+        self.check(&c::TFE_RESOURCE_SHAPE, Some(index), result);
+    }
+
     pub(super) async fn after_create(&mut self, main: usize) {
         let Some(doc) = self.json(main) else { return };
         self.jsonapi_media_type(main);
         let envelope = c::envelope_single(&self.ctx.schemas, &doc);
-        self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
+        if self.check(&c::ENVELOPE_SINGLE, Some(main), envelope) {
+            self.resource_shape(main, &doc);
+        }
         let id = c::lifecycle::returned_id(&doc);
         let returned = id.as_ref().map(|_| ()).map_err(Clone::clone);
         if !self.check(&c::CREATE_RETURNS_ID, Some(main), returned) {
@@ -133,7 +147,9 @@ impl TestRun<'_> {
         let doc = self.json(main)?;
         self.jsonapi_media_type(main);
         let envelope = c::envelope_single(&self.ctx.schemas, &doc);
-        self.check(&c::ENVELOPE_SINGLE, Some(main), envelope);
+        if self.check(&c::ENVELOPE_SINGLE, Some(main), envelope) {
+            self.resource_shape(main, &doc);
+        }
         if let Some(expected) = self.requested_id() {
             let result = c::lifecycle::same_id(&doc, &expected, "the answer");
             self.check(same_id, Some(main), result);
@@ -148,6 +164,7 @@ impl TestRun<'_> {
         if !self.check(&c::ENVELOPE_LIST, Some(main), envelope) {
             return;
         }
+        self.resource_shape(main, &doc);
         if let Some(kind) = self.endpoint.expect.contains.clone() {
             if let Some(wanted) = self.scope.get(&kind).map(|i| i.id.clone()) {
                 let (mut ids, mut last) = self.find_in_list(main, &doc, &wanted).await;
