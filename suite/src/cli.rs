@@ -302,6 +302,11 @@ pub struct RunArgs {
     /// A URL of yours the target may call, for the notification verify test (skipped without).
     #[arg(long, value_name = "URL")]
     pub notification_url: Option<String>,
+    /// Let the run change what it did not make, each value restored afterwards: instance-wide
+    /// administrator settings (and their actions) and the caller's own account. Without it
+    /// those tests are skipped against a target; the embedded reference always allows them.
+    #[arg(long)]
+    pub allow_instance_changes: bool,
     /// A module already published in the registry, for the registry read tests of a target
     /// the run cannot publish to: NAMESPACE/NAME/PROVIDER/VERSION.
     #[arg(long, value_name = "NS/NAME/PROVIDER/VERSION")]
@@ -392,6 +397,7 @@ impl Default for RunArgs {
             prefix: None,
             organization: None,
             notification_url: None,
+            allow_instance_changes: false,
             module: None,
             cases: Vec::new(),
             seed: None,

@@ -63,6 +63,9 @@ pub struct FileConfig {
     pub notification_url: Option<String>,
 }
 
+/// The value a test of something the run did not make `requires` (`--allow-instance-changes`).
+pub const INSTANCE_CHANGES: &str = "instance_changes";
+
 /// Where the run goes and how.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -289,6 +292,9 @@ impl Settings {
         {
             let url = parse_url("--notification-url", url)?;
             fixtures.insert("notification_url".into(), url.to_string());
+        }
+        if args.allow_instance_changes {
+            fixtures.insert(INSTANCE_CHANGES.into(), "allowed".into());
         }
         let module = args
             .module

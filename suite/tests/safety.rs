@@ -1180,3 +1180,96 @@ fn users_an_invitation_made_are_deleted_or_reported() {
     assert!(leftovers.contains("--admin-token"), "{leftovers}");
     assert!(list_users() > before);
 }
+
+/// What the run did not make it never changes: against a target, the instance-wide settings
+/// updates and the account update are skipped (with the reason) unless
+/// `--allow-instance-changes`; with it they change a value, read it back, and leave every
+/// setting as it was.
+#[test]
+fn instance_wide_settings_change_only_when_allowed_and_are_restored() {
+    let (token, admin) = ("instance-token", "instance-admin-token");
+    let served = Served::start(token, admin, &[]);
+    let settings = [
+        "general",
+        "cost-estimation",
+        "saml",
+        "smtp",
+        "twilio",
+        "customization",
+    ];
+    let read_all = || -> Vec<Value> {
+        let mut docs: Vec<Value> = settings
+            .iter()
+            .map(|s| get_json(&format!("{}/api/v2/admin/{s}-settings", served.url), admin).1)
+            .collect();
+        docs.push(get_json(&format!("{}/api/v2/account/details", served.url), token).1);
+        docs
+    };
+    let before = read_all();
+    assert!(before.iter().all(|d| d["data"].is_object()), "{before:?}");
+    let dir = scratch("instance");
+    let reports = dir.to_str().unwrap();
+    let ledger = dir.join("ledger.jsonl");
+    let common = [
+        "--target",
+        served.url.as_str(),
+        "--token",
+        token,
+        "--admin-token",
+        admin,
+        "--group",
+        "admin_settings,account",
+        "--reports",
+        reports,
+        "--ledger",
+        ledger.to_str().unwrap(),
+    ];
+    let (out, _) = run_conform(&common);
+    let said = text(&out);
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let skipped: Vec<&str> = results["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["verdict"] == "skipped")
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for name in [
+        "admin_settings::update_general::api-v2",
+        "admin_settings::revoke_old_certificate::bare",
+        "admin_settings::verify_twilio::api-v2",
+        "account::update::bare",
+    ] {
+        assert!(skipped.contains(&name), "{name} not skipped:\n{said}");
+    }
+    assert_eq!(
+        read_all(),
+        before,
+        "a run without the flag changed a setting"
+    );
+    let mut allowed = common.to_vec();
+    allowed.push("--allow-instance-changes");
+    let (out, _) = run_conform(&allowed);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let after = read_all();
+    // revoke-old-certificate is an action with no way back: the old certificate is gone
+    let strip = |docs: Vec<Value>| -> Vec<Value> {
+        docs.into_iter()
+            .map(|mut d| {
+                if let Some(a) = d
+                    .pointer_mut("/data/attributes")
+                    .and_then(Value::as_object_mut)
+                {
+                    a.remove("old-idp-cert");
+                }
+                d
+            })
+            .collect()
+    };
+    assert_eq!(
+        strip(after),
+        strip(before),
+        "an instance-wide change was not restored"
+    );
+}

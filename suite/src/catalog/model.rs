@@ -63,11 +63,13 @@ pub struct Endpoint {
     /// The endpoint needs the administrator token.
     #[serde(default)]
     pub admin: bool,
-    /// An update that must change nothing sends these attributes with the values a show
-    /// answers now (servers refuse an update without attributes, 422).
-    pub echo: Option<Echo>,
-    /// Values the user must give for this test (`notification_url`: `--notification-url`);
-    /// without them the test is skipped with that reason.
+    /// An update of something the run did not make (an instance-wide setting, the caller's
+    /// account): these attributes are read first, sent with new values, read back, and then
+    /// restored to the values read.
+    pub restore: Option<Restore>,
+    /// Values the user must give for this test (`notification_url`: `--notification-url`;
+    /// `instance_changes`: `--allow-instance-changes`, always given against the embedded
+    /// reference); without them the test is skipped with that reason.
     #[serde(default)]
     pub requires: Vec<String>,
     /// A state the resource must reach before the request makes sense (apply needs a run
@@ -244,14 +246,16 @@ pub struct Expect {
     pub repeat_refused: bool,
 }
 
-/// The attributes an update sends back as they are: read first with `show` (an endpoint id
-/// of the same group).
+/// The attributes an update of something the run did not make changes and then restores:
+/// read first with `show` (an endpoint id of the same group), sent with new values (the
+/// payload's; for a boolean the payload leaves out, the opposite of the current one), read
+/// back with `show`, and sent again with the values first read.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Echo {
+pub struct Restore {
     /// The show endpoint that answers the current values.
     pub show: String,
-    /// The attributes sent back (those the show answers).
+    /// The attributes changed and restored.
     pub attributes: Vec<String>,
 }
 

@@ -57,6 +57,10 @@ impl Session {
                     .fixtures
                     .entry("notification_url".into())
                     .or_insert_with(|| format!("{}notification-sink", root));
+                // and forgets everything when the run ends: its settings may change
+                settings
+                    .fixtures
+                    .insert(crate::settings::INSTANCE_CHANGES.into(), "allowed".into());
                 (root, Some(running))
             }
         };

@@ -361,7 +361,7 @@ fn placeholder_endpoint(method: &crate::catalog::HttpMethod, path: &str) -> Endp
         lock: None,
         expect: Default::default(),
         admin: false,
-        echo: None,
+        restore: None,
         requires: Vec::new(),
         precondition: None,
         deprecated: None,

@@ -309,16 +309,25 @@ impl TestRun<'_> {
     /// A show after the update: the update applied what it sent (`update.persisted`), and the
     /// show answers what the update sent and answered (`read-back`; facts 6.4 at TFE).
     pub(super) async fn read_after_write(&mut self, main: usize, answer: &Value) {
-        let sent = sent_attributes(self.ex(main).request.body.as_deref());
-        let (Some(sent), Some(kind)) = (sent, self.endpoint.resource.clone()) else {
+        let Some(sent) = sent_attributes(self.ex(main).request.body.as_deref()) else {
             return;
         };
-        if sent.is_empty() || self.requested_id().is_none() {
+        let (index, kind) = match (&self.endpoint.restore, self.endpoint.resource.clone()) {
+            (Some(restore), _) => match self.show_of(&restore.show.clone()).await {
+                Ok(index) => (index, restore.show.clone()),
+                Err(_) => return,
+            },
+            (None, Some(kind)) if self.requested_id().is_some() => {
+                match self.show_resource(&kind).await {
+                    Some(index) => (index, kind),
+                    None => return,
+                }
+            }
+            _ => return,
+        };
+        if sent.is_empty() {
             return;
         }
-        let Some(index) = self.show_resource(&kind).await else {
-            return;
-        };
         let what = format!("the show of the updated {kind} to answer a document");
         let Some(shown) = self.answered_document(index, &c::READ_BACK, &what) else {
             return;

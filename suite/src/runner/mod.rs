@@ -118,8 +118,10 @@ struct TestRun<'a> {
     exchanges: Vec<Exchange>,
     findings: Vec<Finding>,
     passed: BTreeSet<&'static str>,
-    /// The body of an update that sends current values back (`echo`).
-    echoed: Option<Value>,
+    /// New values an update of something the run did not make sends (`restore`).
+    new_values: Option<Value>,
+    /// The values it had before, sent back after the test (`restore`).
+    restore_values: Option<serde_json::Map<String, Value>>,
     /// Said in the result's reason besides the checks (a registry source not followed).
     notes: Vec<String>,
 }
@@ -148,7 +150,8 @@ impl<'a> TestRun<'a> {
             exchanges: Vec::new(),
             findings: Vec::new(),
             passed: BTreeSet::new(),
-            echoed: None,
+            new_values: None,
+            restore_values: None,
             notes: Vec::new(),
         }
     }
@@ -270,6 +273,11 @@ impl<'a> TestRun<'a> {
             return Outcome::Skip("administrator endpoint: needs --admin-token".into());
         }
         if let Some(missing) = e.requires.iter().find(|r| !self.ctx.fixtures.is_given(r)) {
+            if missing == crate::settings::INSTANCE_CHANGES {
+                return Outcome::Skip(
+                    "changes what the run did not make (an instance-wide setting, the caller's account): runs against the embedded reference, or with --allow-instance-changes (each value is restored afterwards)".into(),
+                );
+            }
             let flag = format!("--{}", missing.replace('_', "-"));
             return Outcome::Skip(format!(
                 "needs {flag} URL: a destination of yours the target will call (conform never points it at a third party)"
@@ -289,7 +297,7 @@ impl<'a> TestRun<'a> {
         if let Err(outcome) = self.precondition().await {
             return outcome;
         }
-        if let Err(outcome) = self.echo().await {
+        if let Err(outcome) = self.restore_point().await {
             return outcome;
         }
         if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
@@ -365,6 +373,9 @@ impl<'a> TestRun<'a> {
             Kind::Upload => {}
         }
         self.refusals().await;
+        if let Err(outcome) = self.restore().await {
+            return outcome;
+        }
         for after in e.after.clone() {
             if let Err(outcome) = self.before_step(&after).await {
                 return match outcome {

@@ -7,9 +7,9 @@ use reqwest::Method;
 use serde_json::Value;
 
 use super::{unjudgeable, NotReached, Outcome, TestRun};
-use crate::checks::Check;
+use crate::checks::{self as c, Check};
 use crate::fixtures::auth_for;
-use crate::target::Request;
+use crate::target::{Body, Request};
 use crate::verdict::Blocker;
 
 impl TestRun<'_> {
@@ -140,46 +140,83 @@ impl TestRun<'_> {
         }
     }
 
-    /// Reads the current values an `echo` update sends back; a show that fails blocks the
-    /// test (the update would otherwise change something, or send nothing).
-    pub(super) async fn echo(&mut self) -> Result<(), Outcome> {
-        let Some(echo) = self.endpoint.echo.clone() else {
+    /// Sends a GET of the endpoint `show` (of this test's group) in the canonical form.
+    pub(super) async fn show_of(&mut self, show: &str) -> Result<usize, Outcome> {
+        let Some((_, endpoint)) = self.ctx.catalog.endpoint(show, &self.case.group) else {
+            return Err(Outcome::Error(format!("catalog: unknown show {show}")));
+        };
+        let endpoint = endpoint.clone();
+        let (url, filled) = self.canonical_url(&endpoint).map_err(Outcome::Error)?;
+        Ok(self
+            .send(Request::new(Method::GET, url, auth_for(&filled)))
+            .await)
+    }
+
+    /// Before an update of something the run did not make (`restore`): reads the current
+    /// values (kept to restore them after the test) and decides the new ones the update
+    /// sends (the payload's; for a boolean it leaves out, the opposite of the current one).
+    /// A show that fails blocks the test.
+    pub(super) async fn restore_point(&mut self) -> Result<(), Outcome> {
+        let Some(restore) = self.endpoint.restore.clone() else {
             return Ok(());
         };
-        let Some((_, show)) = self
-            .ctx
-            .catalog
-            .endpoint(&echo.show, &self.case.group)
-            .map(|(g, e)| (g.clone(), e.clone()))
-        else {
-            return Err(Outcome::Error(format!(
-                "catalog: unknown echo show {}",
-                echo.show
-            )));
-        };
-        let (url, filled) = self.canonical_url(&show).map_err(Outcome::Error)?;
-        let index = self
-            .send(Request::new(Method::GET, url, auth_for(&filled)))
-            .await;
+        let index = self.show_of(&restore.show).await?;
         let current = match (self.ex(index).is_success(), self.ex(index).json()) {
             (true, Ok(doc)) => doc,
             _ => {
                 if let Some(why) = unjudgeable(self.ex(index)) {
                     return Err(Outcome::Error(why));
                 }
-                let needed = "the current values it sends back".to_string();
+                let needed = "the current values it changes and restores".to_string();
                 let blocker = self.ctx.blocker(needed, self.ex(index), None);
                 return Err(self.blocked_or_absent(blocker, index).await);
             }
         };
-        let mut values = serde_json::Map::new();
-        for name in &echo.attributes {
-            if let Some(v) = current.pointer(&format!("/data/attributes/{name}")) {
-                values.insert(name.clone(), v.clone());
+        let mut before = serde_json::Map::new();
+        let mut changes = serde_json::Map::new();
+        for name in &restore.attributes {
+            let Some(value) = current.pointer(&format!("/data/attributes/{name}")) else {
+                continue;
+            };
+            before.insert(name.clone(), value.clone());
+            if let Some(flag) = value.as_bool() {
+                changes.insert(name.clone(), Value::Bool(!flag));
             }
         }
-        self.echoed = Some(Value::Object(values));
+        self.restore_values = Some(before);
+        self.new_values = Some(Value::Object(changes));
         Ok(())
+    }
+
+    /// After an update of something the run did not make: sends the values read before it
+    /// back; a restore that does not succeed makes the test an `error` that says what is left
+    /// changed.
+    pub(super) async fn restore(&mut self) -> Result<(), Outcome> {
+        let Some(values) = self.restore_values.take() else {
+            return Ok(());
+        };
+        let (url, filled) = self.canonical_url(self.endpoint).map_err(Outcome::Error)?;
+        let mut body = match &self.endpoint.payload {
+            Some(p) => self
+                .ctx
+                .fixtures
+                .payload(p, &self.scope)
+                .map_err(|e| Outcome::Error(e.to_string()))?,
+            None => serde_json::json!({"data": {}}),
+        };
+        body["data"]["attributes"] = Value::Object(values.clone());
+        let method = Method::from_bytes(self.case.method.as_bytes()).unwrap_or(Method::PATCH);
+        let request = Request::new(method, url, auth_for(&filled)).with_body(Body::Json(body));
+        let index = self.send(request).await;
+        if self.ex(index).is_success() {
+            return Ok(());
+        }
+        Err(Outcome::Error(format!(
+            "could not restore {} to the values read before the test ({}): the restore answered {}; set them back by hand",
+            filled,
+            Value::Object(values),
+            c::status_text(self.ex(index).status())
+        )))
     }
 
     /// Waits for the state the request needs (a run awaiting confirmation before apply); a

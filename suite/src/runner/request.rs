@@ -95,12 +95,14 @@ impl TestRun<'_> {
                 Some(p) => fixtures.payload(p, &self.scope)?,
                 None => serde_json::json!({}),
             };
-            if let (Some(attributes), Some(echoed)) = (
+            if let (Some(attributes), Some(new_values)) = (
                 body.pointer_mut("/data/attributes")
                     .and_then(Value::as_object_mut),
-                self.echoed.as_ref().and_then(Value::as_object),
+                self.new_values.as_ref().and_then(Value::as_object),
             ) {
-                attributes.extend(echoed.clone());
+                for (name, value) in new_values {
+                    attributes.entry(name.clone()).or_insert(value.clone());
+                }
             }
             request = request.with_body(Body::Json(body));
         }
