@@ -148,6 +148,17 @@ impl Catalog {
         shows.into_iter().next()
     }
 
+    /// The list that holds resources of `kind` (a list endpoint whose `contains` names it;
+    /// one that needs no administrator token first): where a kind without a show is seen.
+    pub fn list_of(&self, kind: &str) -> Option<(&Group, &Endpoint)> {
+        let mut lists: Vec<_> = self
+            .endpoints()
+            .filter(|(_, e)| e.kind == Kind::List && e.expect.contains.as_deref() == Some(kind))
+            .collect();
+        lists.sort_by_key(|(_, e)| e.admin);
+        lists.into_iter().next()
+    }
+
     /// The test that judges a request (method and URL path relative to the service root):
     /// the endpoint whose path template fits best, in the request's path form. A failed
     /// fixture request is reported there, once; the tests it blocks point to it.

@@ -50,6 +50,18 @@ pub fn gone(status: Option<u16>, what: &str) -> Result<(), String> {
     }
 }
 
+/// `delete.then-gone` for a kind without a show: the list that held the deleted resource
+/// (`what`) no longer does.
+pub fn unlisted(listed: bool, what: &str) -> Result<(), String> {
+    if listed {
+        Err(format!(
+            "expected {what} to be gone after its delete; its list still holds it"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// `tfe.404-after-delete`: a show of an id that never existed (`what`) does not succeed.
 pub fn unknown(status: Option<u16>, what: &str) -> Result<(), String> {
     match status {
@@ -219,6 +231,8 @@ mod tests {
         assert!(gone(Some(410), "it").is_ok());
         assert!(gone(None, "it").is_ok());
         assert!(gone(Some(200), "it").unwrap_err().contains("200"));
+        assert!(unlisted(false, "it").is_ok());
+        assert!(unlisted(true, "it").unwrap_err().contains("still holds"));
         assert!(not_found(Some(404), "it").is_ok());
         assert!(not_found(Some(410), "it").is_err());
         assert!(not_found(None, "it").is_err());

@@ -104,6 +104,19 @@ impl TestRun<'_> {
                 let result = c::lifecycle::reads_back(&known, data_type(&doc), &shown, &what);
                 self.check(&c::READ_BACK, Some(index), result);
             }
+        } else if let Some((index, item)) = self.find_listed(&kind, &id).await {
+            // no show: the list that holds the kind shows it
+            let ids: Vec<String> = item.iter().map(|_| id.clone()).collect();
+            if self.check(
+                &c::LIST_CONTAINS,
+                Some(index),
+                c::lists::holds(&ids, &id, &kind),
+            ) {
+                let shown = item.unwrap_or_default();
+                let what = format!("the created {kind} as its list shows it");
+                let result = c::lifecycle::reads_back(&known, data_type(&doc), &shown, &what);
+                self.check(&c::READ_BACK, Some(index), result);
+            }
         }
     }
 
@@ -320,7 +333,7 @@ impl TestRun<'_> {
             (None, Some(kind)) if self.requested_id().is_some() => {
                 match self.show_resource(&kind).await {
                     Some(index) => (index, kind),
-                    None => return,
+                    None => return self.listed_after_write(&kind, &sent, answer).await,
                 }
             }
             _ => return,
@@ -332,11 +345,48 @@ impl TestRun<'_> {
         let Some(shown) = self.answered_document(index, &c::READ_BACK, &what) else {
             return;
         };
-        let result = c::lifecycle::applied(&sent, answer, &shown);
+        self.applied_and_read_back(index, &kind, &sent, answer, &shown);
+    }
+
+    /// After the update of a kind without a show: its list holds it, with what the update
+    /// applied.
+    async fn listed_after_write(
+        &mut self,
+        kind: &str,
+        sent: &serde_json::Map<String, Value>,
+        answer: &Value,
+    ) {
+        let Some(id) = self.requested_id() else {
+            return;
+        };
+        let Some((index, item)) = self.find_listed(kind, &id).await else {
+            return;
+        };
+        let ids: Vec<String> = item.iter().map(|_| id.clone()).collect();
+        if self.check(
+            &c::LIST_CONTAINS,
+            Some(index),
+            c::lists::holds(&ids, &id, kind),
+        ) {
+            let shown = item.unwrap_or_default();
+            self.applied_and_read_back(index, kind, sent, answer, &shown);
+        }
+    }
+
+    /// `update.persisted` and `read-back` of an update, on what shows the resource after it.
+    fn applied_and_read_back(
+        &mut self,
+        index: usize,
+        kind: &str,
+        sent: &serde_json::Map<String, Value>,
+        answer: &Value,
+        shown: &Value,
+    ) {
+        let result = c::lifecycle::applied(sent, answer, shown);
         self.check(&c::UPDATE_PERSISTED, Some(index), result);
-        let known = c::lifecycle::kept(&sent, answer);
-        let what = format!("the show of the updated {kind}");
-        let result = c::lifecycle::reads_back(&known, data_type(answer), &shown, &what);
+        let known = c::lifecycle::kept(sent, answer);
+        let what = format!("the updated {kind} as shown after the update");
+        let result = c::lifecycle::reads_back(&known, data_type(answer), shown, &what);
         self.check(&c::READ_BACK, Some(index), result);
     }
 
@@ -346,8 +396,16 @@ impl TestRun<'_> {
         };
         let deleted = self.scope.get(&kind).map(|i| i.id.clone());
         let Some(index) = self.show_resource(&kind).await else {
-            // no show to ask: the delete's success is all there is
-            if let Some(id) = deleted {
+            // no show to ask: the list that holds the kind no longer does
+            let Some(id) = deleted else { return };
+            let Some((index, item)) = self.find_listed(&kind, &id).await else {
+                // nor a list: the delete's success is all there is
+                self.ctx.fixtures.note_gone(&kind, &id);
+                return;
+            };
+            let what = format!("the {kind} deleted, in its list");
+            let result = c::lifecycle::unlisted(item.is_some(), &what);
+            if self.check(&c::DELETE_THEN_GONE, Some(index), result) {
                 self.ctx.fixtures.note_gone(&kind, &id);
             }
             return;

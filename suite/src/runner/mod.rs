@@ -17,6 +17,7 @@ use crate::verdict::{Blocker, Profile, TestResult, Verdict};
 
 mod judge;
 mod kinds;
+mod observe;
 mod paging;
 mod polling;
 mod probe;
@@ -429,6 +430,26 @@ impl<'a> TestRun<'a> {
             kinds.push(resource.clone());
         }
         kinds.extend(e.expect.contains.iter().cloned());
+        // A kind without a show is seen in its list: what that list's query names too.
+        if let Some(list) = e
+            .resource
+            .as_deref()
+            .and_then(|r| self.list_instead_of_show(r))
+        {
+            let values: Vec<&str> = list
+                .query
+                .iter()
+                .filter_map(|q| q.value.as_deref())
+                .collect();
+            kinds.extend(
+                self.ctx
+                    .fixtures
+                    .kinds_in(&list.path, &values, Some(&list), None)?,
+            );
+            if e.kind == Kind::Create {
+                kinds.retain(|k| Some(k) != e.resource.as_ref());
+            }
+        }
         for before in &e.before {
             if let Some((_, b)) = self.ctx.catalog.endpoint(before, &self.case.group) {
                 let payload = b
