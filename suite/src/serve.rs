@@ -96,6 +96,10 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         if let Some((_, _, Some(file))) = &tls {
             let _ = writeln!(out, "  trust this file: {}", file.display());
         }
+        let _ = writeln!(
+            out,
+            "  settings:    yours to change: run conform with --allow-instance-changes"
+        );
         // The last line of the banner.
         let _ = writeln!(out, "  compat:      {compat}");
         let _ = out.flush();

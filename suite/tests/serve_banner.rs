@@ -62,6 +62,11 @@ fn a_run_against_a_standalone_service_skips_nothing_with_what_its_banner_prints(
         .args(["--fixture", &format!("assessment_result={result}")])
         .args(["--fixture", &format!("account_password={password}")])
         .args(["--notification-url", "https://hook.example.test/conform"])
+        .args(
+            value(&lines, "settings:")
+                .contains("--allow-instance-changes")
+                .then_some("--allow-instance-changes"),
+        )
         .args(["--reports", dir.to_str().unwrap_or_default()])
         .env("CONFORM_TOKEN", "banner-token")
         .env("CONFORM_ADMIN_TOKEN", "banner-admin-token")
