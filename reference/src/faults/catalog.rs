@@ -97,6 +97,16 @@ static CATALOG: &[FaultInfo] = &[
         "GET of one resource answers it without its string attributes (status aside)",
     ),
     info(
+        "show-alters-attributes",
+        None,
+        "GET of one resource answers its string attributes (status aside) with `-altered` appended",
+    ),
+    info(
+        "show-any-id",
+        None,
+        "GET of a resource that does not exist answers 200 with a document of that id",
+    ),
+    info(
         "drops-permissions",
         None,
         "resource answers leave out the `permissions` attribute TFE always answers",

@@ -56,6 +56,7 @@ pub(super) async fn apply(
         }
     }
     let res = gone_410(state, method, res).await;
+    let res = show_any_id(state, method, bare, res).await;
     let res = rewrite_body(state, method, bare, res).await;
     after_body(state, method, bare, res)
 }
@@ -107,6 +108,40 @@ async fn gone_410(state: &AppState, method: &Method, res: Response) -> Response 
     Response::from_parts(parts, Body::from(bytes))
 }
 
+/// `show-any-id`: a GET of a resource that is not there (an unknown route stays 404) answers
+/// 200 with a document whose id is the path's last segment.
+async fn show_any_id(state: &AppState, method: &Method, bare: &str, res: Response) -> Response {
+    if !state.faults.has(&Kind::ShowAnyId)
+        || *method != Method::GET
+        || res.status() != StatusCode::NOT_FOUND
+        || !content_type(&res).starts_with(JSONAPI)
+    {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
+        .await
+        .unwrap_or_default();
+    let route_missing = serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .and_then(|d| {
+            d.pointer("/errors/0/detail")
+                .and_then(Value::as_str)
+                .map(|d| d == "route not found")
+        })
+        .unwrap_or(true);
+    if route_missing {
+        return Response::from_parts(parts, Body::from(bytes));
+    }
+    let mut segments = bare.trim_end_matches('/').rsplit('/');
+    let id = segments.next().unwrap_or_default();
+    let kind = segments.next().unwrap_or_default();
+    parts.status = StatusCode::OK;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let doc = json!({"data": {"id": id, "type": kind, "attributes": {}}});
+    Response::from_parts(parts, Body::from(doc.to_string()))
+}
+
 /// The faults that rewrite a JSON body: `errors-not-jsonapi` (an error as text),
 /// `filter-optional` (an empty list for a missing required filter) and the envelope faults
 /// ([`rewrite`]).
@@ -121,6 +156,7 @@ async fn rewrite_body(state: &AppState, method: &Method, bare: &str, res: Respon
             || faults.has(&Kind::NoData)
             || faults.has(&Kind::ShowWrongId)
             || faults.has(&Kind::ShowForgetsAttributes)
+            || faults.has(&Kind::ShowAltersAttributes)
             || faults.has(&Kind::DropsPermissions)
             || faults.has(&Kind::NoPaginationMeta)
             || faults.has(&Kind::DeprecatedActsElsewhere)
@@ -245,6 +281,16 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
                 if let Some(Value::String(id)) = data.get_mut("id") {
                     let last = id.pop();
                     id.push(if last == Some('X') { 'Y' } else { 'X' });
+                }
+            }
+            if faults.has(&Kind::ShowAltersAttributes) && *method == Method::GET {
+                if let Some(attributes) = data.get_mut("attributes").and_then(Value::as_object_mut)
+                {
+                    for (name, value) in attributes.iter_mut() {
+                        if let (false, Value::String(text)) = (name == "status", value) {
+                            text.push_str("-altered");
+                        }
+                    }
                 }
             }
             if faults.has(&Kind::ShowForgetsAttributes) && *method == Method::GET {

@@ -62,6 +62,16 @@ pub fn unlisted(listed: bool, what: &str) -> Result<(), String> {
     }
 }
 
+/// `show.unknown-id`: a show of an id nothing has (`what`) does not succeed.
+pub fn not_there(status: Option<u16>, what: &str) -> Result<(), String> {
+    match status {
+        Some(s) if (200..300).contains(&s) => Err(format!(
+            "expected a show of {what}, which nothing has, not to succeed; received {s}"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `tfe.404-after-delete`: a show of an id that never existed (`what`) does not succeed.
 pub fn unknown(status: Option<u16>, what: &str) -> Result<(), String> {
     match status {
@@ -122,8 +132,9 @@ pub fn kept(sent: &Map<String, Value>, answer: &Value) -> Map<String, Value> {
 }
 
 /// `read-back`: `shown` (`what`) is the resource that was made or changed: of the same `type`
-/// as its create or update answered (when both name one), with every `known` attribute (what
-/// that request sent and answered, [`kept`]) at the same value.
+/// as its create or update answered (when both name one), and every `known` attribute (what
+/// that request sent and answered, [`kept`]) that it carries has the same value. An attribute
+/// it leaves out is `tfe.read-back`'s ([`echoes`]): the spec shows no attribute.
 pub fn reads_back(
     known: &Map<String, Value>,
     made_type: Option<&str>,
@@ -142,9 +153,8 @@ pub fn reads_back(
     let differing: Vec<String> = known
         .iter()
         .filter_map(|(name, value)| match attributes.and_then(|a| a.get(name)) {
-            Some(seen) if seen == value => None,
-            Some(seen) => Some(format!("`{name}`: {value} then, {seen} now")),
-            None => Some(format!("`{name}`: {value} then, absent now")),
+            Some(seen) if seen != value => Some(format!("`{name}`: {value} then, {seen} now")),
+            _ => None,
         })
         .collect();
     if differing.is_empty() {
@@ -157,18 +167,57 @@ pub fn reads_back(
     }
 }
 
-/// `update.persisted`: an update that `sent` attributes is seen to have applied at least one
-/// of them, in its `answer` or in the `shown` document after it.
+/// `tfe.read-back` (facts 6.4): `shown` (`what`) carries every `known` attribute (sent and
+/// answered by the create or update, [`kept`]); their values are [`reads_back`]'s.
+pub fn echoes(known: &Map<String, Value>, shown: &Value, what: &str) -> Result<(), String> {
+    let attributes = shown.pointer("/data/attributes").and_then(Value::as_object);
+    let absent: Vec<String> = known
+        .keys()
+        .filter(|name| attributes.and_then(|a| a.get(*name)).is_none())
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if absent.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {what} to echo every attribute sent (and answered) when it was made or changed; absent: {}",
+            absent.join(", ")
+        ))
+    }
+}
+
+/// `update.persisted`: an update that `sent` attributes is seen to have applied them: at
+/// least one is carried at the value sent by its `answer` or the `shown` document after it,
+/// and every one the answer carried at the value sent is carried so by the show (an answer
+/// that says "changed" while the resource is not).
 pub fn applied(sent: &Map<String, Value>, answer: &Value, shown: &Value) -> Result<(), String> {
-    let carries = |doc: &Value, name: &str, value: &Value| {
+    let value = |doc: &Value, name: &str| -> Option<Value> {
         doc.pointer("/data/attributes")
             .and_then(|a| a.get(name))
-            .is_some_and(|seen| seen == value)
+            .cloned()
     };
-    if sent.is_empty()
-        || sent
-            .iter()
-            .any(|(name, value)| carries(answer, name, value) || carries(shown, name, value))
+    if sent.is_empty() {
+        return Ok(());
+    }
+    let lost: Vec<String> = kept(sent, answer)
+        .iter()
+        .filter(|(name, sent)| value(shown, name).as_ref() != Some(*sent))
+        .map(|(name, sent)| {
+            let now = value(shown, name)
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "nothing".into());
+            format!("`{name}`: sent and answered {sent}, shown {now}")
+        })
+        .collect();
+    if !lost.is_empty() {
+        return Err(format!(
+            "expected a show after the update to carry what the update applied; {}",
+            lost.join("; ")
+        ));
+    }
+    if sent
+        .iter()
+        .any(|(name, v)| value(shown, name).as_ref() == Some(v))
     {
         return Ok(());
     }
@@ -266,26 +315,38 @@ mod tests {
         assert_eq!(known.keys().collect::<Vec<_>>(), ["name"]);
         let shown = json!({"data": {"type": "teams", "attributes": {"name": "a"}}});
         assert!(reads_back(&known, Some("teams"), &shown, "the show").is_ok());
+        assert!(echoes(&known, &shown, "the show").is_ok());
+        // a show without the attribute: core has nothing to compare, TFE wants it echoed
         let hollow = json!({"data": {"type": "teams", "attributes": {}}});
-        let e = reads_back(&known, Some("teams"), &hollow, "the show").unwrap_err();
-        assert!(e.contains("`name`") && e.contains("absent now"), "{e}");
+        assert!(reads_back(&known, Some("teams"), &hollow, "the show").is_ok());
+        let e = echoes(&known, &hollow, "the show").unwrap_err();
+        assert!(e.contains("`name`"), "{e}");
         let other = json!({"data": {"type": "users", "attributes": {"name": "a"}}});
         assert!(reads_back(&known, Some("teams"), &other, "the show")
             .unwrap_err()
             .contains("`users`"));
         let changed = json!({"data": {"type": "teams", "attributes": {"name": "b"}}});
-        assert!(reads_back(&known, None, &changed, "the show").is_err());
+        let e = reads_back(&known, None, &changed, "the show").unwrap_err();
+        assert!(e.contains("\"a\" then, \"b\" now"), "{e}");
     }
 
     #[test]
-    fn an_update_is_applied_when_something_it_sent_is_seen() {
+    fn an_update_is_applied_when_the_show_carries_it() {
         let sent = json!({"name": "b"});
         let sent = sent.as_object().unwrap();
         let old = json!({"data": {"attributes": {"name": "a"}}});
         let new = json!({"data": {"attributes": {"name": "b"}}});
-        assert!(applied(sent, &new, &old).is_ok());
+        let hollow = json!({"data": {"attributes": {}}});
+        assert!(applied(sent, &new, &new).is_ok());
         assert!(applied(sent, &old, &new).is_ok());
-        assert!(applied(sent, &old, &old).unwrap_err().contains("`name`"));
+        // answered as changed, shown as before or not at all
+        assert!(applied(sent, &new, &old)
+            .unwrap_err()
+            .contains("shown \"a\""));
+        assert!(applied(sent, &new, &hollow)
+            .unwrap_err()
+            .contains("shown nothing"));
+        assert!(applied(sent, &old, &old).unwrap_err().contains("neither"));
         assert!(applied(&Map::new(), &old, &old).is_ok());
     }
 

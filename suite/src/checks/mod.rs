@@ -98,9 +98,11 @@ checks! {
     DELETE_THEN_GONE = "delete.then-gone", Core, "Endpoints",
         "after a delete, a show of the resource no longer succeeds";
     UPDATE_PERSISTED = "update.persisted", Core, "Endpoints; Resources > Conventions 2; RFC 5789 2",
-        "after an update, the resource is answered with what it was sent (the answer, a show, a list): an update that changes nothing observable did not do its job";
-    READ_BACK = "read-back", Core, "Resources > Conventions 2 and 4; RFC 5789 2",
-        "a later show answers the resource as made or changed: its `type`, and every attribute its create or update sent and answered, at the same value (write-only and normalized attributes, which the answer does not echo, aside)";
+        "after an update, the resource is shown with what it was sent (a show, a list): every attribute the update's answer carried at the value sent, and at least one; an update that changes nothing observable did not do its job";
+    READ_BACK = "read-back", Core, "Resources > Conventions 2 and 4",
+        "a later show answers the resource as made or changed: its `type`, and the attributes its create or update sent and answered, where the show carries them, at the same value";
+    SHOW_UNKNOWN_ID = "show.unknown-id", Core, "Identifiers used in paths; RFC 9110 15.5.5",
+        "a show of an id nothing has (the requested one with a suffix) does not succeed: a show answers the resource it names, not any id";
     LIST_EXACT = "list.exact", Core, "Endpoints; Resources > Conventions 3",
         "a list in the run's own organization holds only resources the run made there";
     VARIANTS_AGREE = "variants.agree", Core, "Versioning 1",
@@ -147,6 +149,8 @@ checks! {
         "a show after a delete is answered 404";
     TFE_RESOURCE_SHAPE = "tfe.resource-shape", Tfe, "tfe-api-facts 2, 5 (each schema under schemas/tfe/ cites its section)",
         "a resource TFE documents has the attributes TFE always answers for it, with their JSON types and documented values, and the relationships it documents (schemas/tfe/resources, schemas/tfe/admin)";
+    TFE_READ_BACK = "tfe.read-back", Tfe, "tfe-api-facts 6.4",
+        "the create or update answer and a later show echo every attribute sent (those the answer carried: write-only ones aside)";
     TFE_PAGINATION_META = "tfe.pagination-meta", Tfe, "tfe-api-facts 0.6, 1.4",
         "a paged list carries meta.pagination";
     TFE_PAGE_SIZE = "tfe.page-size", Tfe, "tfe-api-facts 0.5, 1.4",

@@ -101,23 +101,38 @@ impl TestRun<'_> {
             let result = c::lifecycle::shows(self.ex(index), &id, &what);
             if self.check(check, Some(index), result) {
                 let shown = self.ex(index).json().unwrap_or_default();
-                let result = c::lifecycle::reads_back(&known, data_type(&doc), &shown, &what);
-                self.check(&c::READ_BACK, Some(index), result);
-            }
-        } else if let Some((index, item)) = self.find_listed(&kind, &id).await {
-            // no show: the list that holds the kind shows it
-            let ids: Vec<String> = item.iter().map(|_| id.clone()).collect();
-            if self.check(
-                &c::LIST_CONTAINS,
-                Some(index),
-                c::lists::holds(&ids, &id, &kind),
-            ) {
-                let shown = item.unwrap_or_default();
-                let what = format!("the created {kind} as its list shows it");
-                let result = c::lifecycle::reads_back(&known, data_type(&doc), &shown, &what);
-                self.check(&c::READ_BACK, Some(index), result);
+                self.read_back(index, &known, &doc, &shown, &what);
             }
         }
+        // Created items are listed (go-tfe, facts 6.1), and where there is no show the list
+        // shows what was made.
+        if let Some((index, item)) = self.find_listed(&kind, &id).await {
+            let ids: Vec<String> = item.iter().map(|_| id.clone()).collect();
+            let listed = c::lists::holds(&ids, &id, &kind);
+            if self.check(&c::LIST_CONTAINS, Some(index), listed)
+                && self.list_instead_of_show(&kind).is_some()
+            {
+                let shown = item.unwrap_or_default();
+                let what = format!("the created {kind} as its list shows it");
+                self.read_back(index, &known, &doc, &shown, &what);
+            }
+        }
+    }
+
+    /// `read-back` (core: the values both carry) and `tfe.read-back` (every one echoed) of
+    /// what a create or update sent and answered (`known`), on a later answer.
+    fn read_back(
+        &mut self,
+        index: usize,
+        known: &serde_json::Map<String, Value>,
+        made: &Value,
+        shown: &Value,
+        what: &str,
+    ) {
+        let result = c::lifecycle::reads_back(known, data_type(made), shown, what);
+        self.check(&c::READ_BACK, Some(index), result);
+        let result = c::lifecycle::echoes(known, shown, what);
+        self.check(&c::TFE_READ_BACK, Some(index), result);
     }
 
     pub(super) async fn after_show(&mut self, main: usize) {
@@ -125,6 +140,7 @@ impl TestRun<'_> {
             return;
         };
         self.shows_as_made(main, &doc);
+        self.unknown_id().await;
         self.variants_agree(main, &doc).await;
         self.unauthorized().await;
     }
@@ -146,8 +162,30 @@ impl TestRun<'_> {
             return;
         };
         let what = format!("the show of {} {id}", made.kind);
-        let result = c::lifecycle::reads_back(&made.known, data_type(&made.document), doc, &what);
-        self.check(&c::READ_BACK, Some(main), result);
+        self.read_back(main, &made.known, &made.document, doc, &what);
+    }
+
+    /// `show.unknown-id`: the same show with an id nothing has (the requested id with a
+    /// suffix, in the same place of the path) does not succeed.
+    async fn unknown_id(&mut self) {
+        let Some(id) = self.requested_id() else {
+            return;
+        };
+        let Ok(mut request) = self.main_request(&self.case.path, "GET", true) else {
+            return;
+        };
+        let encoded = crate::catalog::encode_segment(&id);
+        let mut segments: Vec<String> = request.url.path().split('/').map(str::to_string).collect();
+        let Some(at) = segments.iter().rposition(|s| *s == encoded) else {
+            return;
+        };
+        segments[at] = format!("{encoded}-conform-none");
+        request.url.set_path(&segments.join("/"));
+        request.url.set_query(None);
+        let index = self.send(request).await;
+        let what = format!("{id}-conform-none");
+        let result = c::lifecycle::not_there(self.ex(index).status(), &what);
+        self.check(&c::SHOW_UNKNOWN_ID, Some(index), result);
     }
 
     /// The checks of an answer about one named resource (show, update): JSON, the media
@@ -386,8 +424,7 @@ impl TestRun<'_> {
         self.check(&c::UPDATE_PERSISTED, Some(index), result);
         let known = c::lifecycle::kept(sent, answer);
         let what = format!("the updated {kind} as shown after the update");
-        let result = c::lifecycle::reads_back(&known, data_type(answer), shown, &what);
-        self.check(&c::READ_BACK, Some(index), result);
+        self.read_back(index, &known, answer, shown, &what);
     }
 
     pub(super) async fn after_delete(&mut self, main: usize) {

@@ -430,12 +430,16 @@ impl<'a> TestRun<'a> {
             kinds.push(resource.clone());
         }
         kinds.extend(e.expect.contains.iter().cloned());
-        // A kind without a show is seen in its list: what that list's query names too.
-        if let Some(list) = e
-            .resource
-            .as_deref()
-            .and_then(|r| self.list_instead_of_show(r))
-        {
+        // A created item is looked for in its list, and a kind without a show is seen there:
+        // what that list's query names too.
+        let listed = e.resource.as_deref().and_then(|r| {
+            if e.kind == Kind::Create {
+                self.ctx.catalog.list_of(r).map(|(_, l)| l.clone())
+            } else {
+                self.list_instead_of_show(r)
+            }
+        });
+        if let Some(list) = listed {
             let values: Vec<&str> = list
                 .query
                 .iter()

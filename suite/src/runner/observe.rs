@@ -1,6 +1,6 @@
-//! Where a kind has no show (the spec's variables), what a create, update or delete did is
-//! seen in the list that holds the kind (`Catalog::list_of`), read in the canonical path form
-//! and walked to the item.
+//! The list that holds a kind (`Catalog::list_of`), read in the canonical path form and
+//! walked to an item: where a created item is listed, and, for a kind without a show (the
+//! spec's variables), where what a create, update or delete did is seen.
 
 use reqwest::Method;
 use serde_json::Value;
@@ -19,7 +19,7 @@ impl TestRun<'_> {
         self.ctx.catalog.list_of(kind).map(|(_, e)| e.clone())
     }
 
-    /// Reads the list that holds `kind` for the item `id`: the index of the last page read
+    /// Reads the list that holds `kind` (`Catalog::list_of`) for the item `id`: the index of the last page read
     /// and the item as a single-resource document (`None` when the list does not hold it).
     /// `None` when there is no such list or its request cannot be made.
     pub(super) async fn find_listed(
@@ -27,7 +27,8 @@ impl TestRun<'_> {
         kind: &str,
         id: &str,
     ) -> Option<(usize, Option<Value>)> {
-        let list = self.list_instead_of_show(kind)?;
+        let (_, list) = self.ctx.catalog.list_of(kind)?;
+        let list = list.clone();
         let (mut url, filled) = self.canonical_url(&list).ok()?;
         let mut pairs = Vec::new();
         for q in &list.query {
