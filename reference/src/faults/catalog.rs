@@ -107,6 +107,11 @@ static CATALOG: &[FaultInfo] = &[
         "GET of a resource that does not exist answers 200 with a document of that id",
     ),
     info(
+        "relationship-noop",
+        None,
+        "POST and DELETE on /relationships/ paths answer success but change nothing",
+    ),
+    info(
         "drops-permissions",
         None,
         "resource answers leave out the `permissions` attribute TFE always answers",

@@ -30,6 +30,7 @@ pub(crate) enum Kind {
     UpdateNotPersisted,
     ShowWrongId,
     ShowForgetsAttributes,
+    RelationshipNoop,
     ShowAltersAttributes,
     ShowAnyId,
     DropsPermissions,
@@ -154,6 +155,7 @@ impl FromStr for Fault {
             "update-not-persisted" => Kind::UpdateNotPersisted,
             "show-wrong-id" => Kind::ShowWrongId,
             "show-forgets-attributes" => Kind::ShowForgetsAttributes,
+            "relationship-noop" => Kind::RelationshipNoop,
             "show-alters-attributes" => Kind::ShowAltersAttributes,
             "show-any-id" => Kind::ShowAnyId,
             "drops-permissions" => Kind::DropsPermissions,
@@ -267,6 +269,7 @@ impl Faults {
                     | Kind::ArchiveNoop
                     | Kind::UploadNotApplied
                     | Kind::DeprecatedActsElsewhere
+                    | Kind::RelationshipNoop
             )
         })
     }

@@ -124,7 +124,10 @@ impl Restore {
                 && pattern(at, "POST /admin/users/:id/actions/suspend"))
             || (faults.has(&Kind::ArchiveNoop) && archive)
             || (faults.has(&Kind::UploadNotApplied) && is_object_put(at))
-            || (faults.has(&Kind::DeprecatedActsElsewhere) && deprecated_write);
+            || (faults.has(&Kind::DeprecatedActsElsewhere) && deprecated_write)
+            || (faults.has(&Kind::RelationshipNoop)
+                && matches!(at.method, Method::POST | Method::DELETE)
+                && at.bare.contains("/relationships/"));
         let exclusive = match faults.restores() {
             true if restore => Some(Exclusive::Write(
                 state.exclusive.clone().write_owned().await,

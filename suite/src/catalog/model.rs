@@ -238,6 +238,10 @@ pub struct Expect {
     pub contains: Option<String>,
     /// After the request, the resource shows this value at this pointer.
     pub state: Option<StateExpect>,
+    /// A relationship change (TFE level: the spec shows no relationship): after it, the
+    /// owner's show holds the member at the pointer (`absent`: no longer holds it, and held
+    /// it before the request).
+    pub linked: Option<StateExpect>,
     /// Status codes the TFE profile accepts, when they differ from the kind's default.
     #[serde(default)]
     pub status: Vec<u16>,
@@ -275,6 +279,9 @@ pub struct StateExpect {
     /// When the show is a list: the id (placeholders allowed) of the item the pointer applies to.
     #[serde(default)]
     pub item: Option<String>,
+    /// The value must no longer be there (a removal); the show must still succeed.
+    #[serde(default)]
+    pub absent: bool,
 }
 
 /// `cases/resources.toml`: the resource graph.

@@ -151,6 +151,8 @@ checks! {
         "a resource TFE documents has the attributes TFE always answers for it, with their JSON types and documented values, and the relationships it documents (schemas/tfe/resources, schemas/tfe/admin)";
     TFE_READ_BACK = "tfe.read-back", Tfe, "tfe-api-facts 6.4",
         "the create or update answer and a later show echo every attribute sent (those the answer carried: write-only ones aside)";
+    TFE_LINKED = "tfe.linked", Tfe, "tfe-api-facts 2.9, 2.10, 6.10",
+        "after a relationship endpoint adds a member, the owner's show lists it; after one removes it, the show (which listed it before) no longer does";
     TFE_PAGINATION_META = "tfe.pagination-meta", Tfe, "tfe-api-facts 0.6, 1.4",
         "a paged list carries meta.pagination";
     TFE_PAGE_SIZE = "tfe.page-size", Tfe, "tfe-api-facts 0.5, 1.4",

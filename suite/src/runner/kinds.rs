@@ -480,6 +480,9 @@ impl TestRun<'_> {
         if let Some(state) = self.endpoint.expect.state.clone() {
             self.state_check(&state, &c::STATE_AFTER).await;
         }
+        if let Some(linked) = self.endpoint.expect.linked.clone() {
+            self.state_check(&linked, &c::TFE_LINKED).await;
+        }
         if self.endpoint.expect.repeat_refused {
             if let Ok(request) = self.main_request(&self.case.path, &self.case.method, true) {
                 let index = self.send(request).await;

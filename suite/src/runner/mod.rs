@@ -301,6 +301,12 @@ impl<'a> TestRun<'a> {
         if let Err(outcome) = self.restore_point().await {
             return outcome;
         }
+        if let Some(linked) = e.expect.linked.as_ref().filter(|l| l.absent) {
+            // a removal: what it removes must be there first
+            let mut before = linked.clone();
+            before.absent = false;
+            self.state_check(&before, &c::TFE_LINKED).await;
+        }
         if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
             // The created kind's own preconditions (e.g. TFE's workspace lock).
             match self.ctx.fixtures.before_create(kind, &self.scope).await {

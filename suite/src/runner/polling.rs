@@ -111,6 +111,11 @@ impl TestRun<'_> {
                 Some(v) => v == &wanted,
                 None => false,
             };
+            let holds = if state.absent {
+                self.ex(index).is_success() && !holds
+            } else {
+                holds
+            };
             if holds {
                 return Ok(index);
             }
@@ -126,7 +131,8 @@ impl TestRun<'_> {
                 return Err(NotReached {
                     index: Some(index),
                     message: format!(
-                        "expected {} at {} of {}, last seen {last} (polled for {} s)",
+                        "expected {}{} at {} of {}, last seen {last} (polled for {} s)",
+                        if state.absent { "no longer " } else { "" },
                         wanted,
                         state.pointer,
                         state.show,
