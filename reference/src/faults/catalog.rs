@@ -112,6 +112,16 @@ static CATALOG: &[FaultInfo] = &[
         "POST and DELETE on /relationships/ paths answer success but change nothing",
     ),
     info(
+        "token-shown-again",
+        None,
+        "a show of an agent token answers its secret again",
+    ),
+    info(
+        "token-not-revoked",
+        None,
+        "a deleted organization token still authenticates",
+    ),
+    info(
         "drops-permissions",
         None,
         "resource answers leave out the `permissions` attribute TFE always answers",

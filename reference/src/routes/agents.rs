@@ -1,5 +1,6 @@
 //! Agent pools, agents and agent tokens. Spec: Endpoints > Agents.
 
+use crate::faults::Kind;
 use axum::extract::Path;
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -212,7 +213,11 @@ async fn show_token(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
         .read()
         .find("authentication-tokens", &id)?
         .render();
-    doc["attributes"]["token"] = Value::Null;
+    doc["attributes"]["token"] = if ctx.state.fault(Kind::TokenShownAgain) {
+        json!(format!("{id}.secret-again"))
+    } else {
+        Value::Null
+    };
     ok(doc)
 }
 

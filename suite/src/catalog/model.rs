@@ -242,6 +242,8 @@ pub struct Expect {
     /// owner's show holds the member at the pointer (`absent`: no longer holds it, and held
     /// it before the request).
     pub linked: Option<StateExpect>,
+    /// A token: where its secret is, and what it must authenticate (TFE level).
+    pub secret: Option<SecretExpect>,
     /// Status codes the TFE profile accepts, when they differ from the kind's default.
     #[serde(default)]
     pub status: Vec<u16>,
@@ -261,6 +263,18 @@ pub struct Restore {
     pub show: String,
     /// The attributes changed and restored.
     pub attributes: Vec<String>,
+}
+
+/// A token's secret: in the create's answer at `pointer` and nowhere later (a show answers it
+/// null or empty); `reads`, a path (placeholders from the test's resources), is a GET the token
+/// authenticates, and no longer does after the token's delete.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretExpect {
+    /// JSON pointer to the secret in the create's answer (and in a show's).
+    pub pointer: String,
+    /// A read the token is meant for.
+    pub reads: Option<String>,
 }
 
 /// A state the resource must be in after the request.

@@ -228,6 +228,44 @@ pub fn applied(sent: &Map<String, Value>, answer: &Value, shown: &Value) -> Resu
     ))
 }
 
+/// `tfe.token-secret`: the create's answer holds the token's secret at `pointer`.
+pub fn issued_secret(answer: &Value, pointer: &str) -> Result<String, String> {
+    match answer.pointer(pointer) {
+        Some(Value::String(secret)) if !secret.is_empty() => Ok(secret.clone()),
+        other => Err(format!(
+            "expected the token's create to answer its secret at {pointer} (a non-empty string); received {}",
+            other.map(|_| "something else").unwrap_or("nothing")
+        )),
+    }
+}
+
+/// `tfe.token-secret`: a later show of the token does not answer its secret again.
+pub fn secret_hidden(shown: &Value, pointer: &str) -> Result<(), String> {
+    match shown.pointer(pointer) {
+        Some(Value::String(secret)) if !secret.is_empty() => Err(format!(
+            "expected a show of the token to answer null or nothing at {pointer} (the secret is shown once); it answers a non-empty string"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `tfe.token-authenticates`: `what` (a read with the issued token) succeeded as it must
+/// (`live`), or, after the token's delete, does not.
+pub fn authenticates(status: Option<u16>, live: bool, what: &str) -> Result<(), String> {
+    let succeeded = status.is_some_and(|s| (200..300).contains(&s));
+    match (live, succeeded) {
+        (true, true) | (false, false) => Ok(()),
+        (true, false) => Err(format!(
+            "expected {what} with the token just issued to succeed; received {}",
+            super::status_text(status)
+        )),
+        (false, true) => Err(format!(
+            "expected {what} with the deleted token to be refused; received {}",
+            super::status_text(status)
+        )),
+    }
+}
+
 /// `state.after-action`: `whence` shows the resource (`what`) in the state `want` (or, while it
 /// may still be on its way, in one of `via`).
 pub fn in_state(
@@ -348,6 +386,25 @@ mod tests {
             .contains("shown nothing"));
         assert!(applied(sent, &old, &old).unwrap_err().contains("neither"));
         assert!(applied(&Map::new(), &old, &old).is_ok());
+    }
+
+    #[test]
+    fn a_token_is_shown_once_and_authenticates_while_it_lives() {
+        let answer = json!({"data": {"attributes": {"token": "s3cret"}}});
+        assert_eq!(
+            issued_secret(&answer, "/data/attributes/token").unwrap(),
+            "s3cret"
+        );
+        let hollow = json!({"data": {"attributes": {}}});
+        assert!(issued_secret(&hollow, "/data/attributes/token").is_err());
+        assert!(secret_hidden(&hollow, "/data/attributes/token").is_ok());
+        let null = json!({"data": {"attributes": {"token": null}}});
+        assert!(secret_hidden(&null, "/data/attributes/token").is_ok());
+        assert!(secret_hidden(&answer, "/data/attributes/token").is_err());
+        assert!(authenticates(Some(200), true, "a read").is_ok());
+        assert!(authenticates(Some(401), true, "a read").is_err());
+        assert!(authenticates(Some(401), false, "a read").is_ok());
+        assert!(authenticates(Some(200), false, "a read").is_err());
     }
 
     #[test]

@@ -153,6 +153,10 @@ checks! {
         "the create or update answer and a later show echo every attribute sent (those the answer carried: write-only ones aside)";
     TFE_LINKED = "tfe.linked", Tfe, "tfe-api-facts 2.9, 2.10, 6.10",
         "after a relationship endpoint adds a member, the owner's show lists it; after one removes it, the show (which listed it before) no longer does";
+    TFE_TOKEN_SECRET = "tfe.token-secret", Tfe, "tfe-api-facts 2.14, 6.9",
+        "a token's create answers its secret (a non-empty string) once: a later show answers it null or empty";
+    TFE_TOKEN_AUTHENTICATES = "tfe.token-authenticates", Tfe, "tfe-api-facts 0.1, 2.1",
+        "a token the run was issued authenticates the read it is meant for, and after its delete no longer does";
     TFE_PAGINATION_META = "tfe.pagination-meta", Tfe, "tfe-api-facts 0.6, 1.4",
         "a paged list carries meta.pagination";
     TFE_PAGE_SIZE = "tfe.page-size", Tfe, "tfe-api-facts 0.5, 1.4",

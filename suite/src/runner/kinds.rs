@@ -96,7 +96,8 @@ impl TestRun<'_> {
         } else {
             &c::CREATE_THEN_SHOW
         };
-        if let Some(index) = self.show_resource(&kind).await {
+        let shown = self.show_resource(&kind).await;
+        if let Some(index) = shown {
             let what = format!("the show of the created {kind}");
             let result = c::lifecycle::shows(self.ex(index), &id, &what);
             if self.check(check, Some(index), result) {
@@ -104,6 +105,7 @@ impl TestRun<'_> {
                 self.read_back(index, &known, &doc, &shown, &what);
             }
         }
+        self.token_created(main, &doc, shown).await;
         // Created items are listed (go-tfe, facts 6.1), and where there is no show the list
         // shows what was made.
         if let Some((index, item)) = self.find_listed(&kind, &id).await {
@@ -431,6 +433,7 @@ impl TestRun<'_> {
         let Some(kind) = self.endpoint.resource.clone() else {
             return;
         };
+        self.token_deleted().await;
         let deleted = self.scope.get(&kind).map(|i| i.id.clone());
         let Some(index) = self.show_resource(&kind).await else {
             // no show to ask: the list that holds the kind no longer does

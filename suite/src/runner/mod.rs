@@ -24,6 +24,7 @@ mod probe;
 mod refusals;
 mod registry;
 mod request;
+mod tokens;
 mod uploads;
 
 use judge::unjudgeable;

@@ -32,6 +32,10 @@ pub const TOKEN_VAR: &str = "CONFORM_TOKEN";
 /// The environment variable a reproduced administrator request reads its token from.
 pub const ADMIN_TOKEN_VAR: &str = "CONFORM_ADMIN_TOKEN";
 
+/// The environment variable a reproduced request with a token the target issued during the
+/// run (an organization token) reads it from.
+pub const ISSUED_TOKEN_VAR: &str = "CONFORM_ISSUED_TOKEN";
+
 /// Which credential a request carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Auth {
@@ -67,6 +71,9 @@ pub struct Request {
     pub auth: Auth,
     /// Body.
     pub body: Body,
+    /// A token the target issued during the run (an organization token), sent instead of
+    /// `auth`'s; recorded as `$CONFORM_ISSUED_TOKEN`, never shown.
+    pub issued: Option<Secret>,
 }
 
 impl Request {
@@ -77,7 +84,14 @@ impl Request {
             url,
             auth,
             body: Body::None,
+            issued: None,
         }
+    }
+
+    /// The same request, authenticated with a token the target issued.
+    pub fn with_issued_token(mut self, token: Secret) -> Self {
+        self.issued = Some(token);
+        self
     }
 
     /// The same request with a body.
@@ -334,6 +348,7 @@ impl Target {
         };
         // The token, and the environment variable a pasted `curl` line reads it from.
         let token = match request.auth {
+            _ if request.issued.is_some() => request.issued.as_ref().map(|t| (t, ISSUED_TOKEN_VAR)),
             Auth::User => self.config.token.as_ref().map(|t| (t, TOKEN_VAR)),
             Auth::Admin => match &self.config.admin_token {
                 Some(admin) => Some((admin, ADMIN_TOKEN_VAR)),
