@@ -149,6 +149,15 @@ impl Blocker {
 }
 
 impl TestResult {
+    /// The checks it passed that observe an effect ([`crate::checks::EFFECTS`]).
+    pub fn observed(&self) -> Vec<&'static str> {
+        self.passed
+            .iter()
+            .copied()
+            .filter(|id| crate::checks::observes_effect(id))
+            .collect()
+    }
+
     /// The findings that fail the test under `profile` (the others are only reported).
     pub fn failing(&self, profile: Profile) -> impl Iterator<Item = &Finding> {
         self.findings

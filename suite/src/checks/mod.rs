@@ -185,6 +185,36 @@ checks! {
         "a body sent with a media type that is not JSON (`text/plain`) is answered 415, never 5xx, and nothing is stored";
 }
 
+/// The checks that observe what an endpoint did (made, changed, removed, linked, issued,
+/// uploaded, moved to a state, or read back as made), rather than the form of its answer. A
+/// pass that passed one of them certifies the effect it names; the reports list them.
+pub static EFFECTS: &[&Check] = &[
+    &CREATE_THEN_SHOW,
+    &READ_BACK,
+    &TFE_READ_BACK,
+    &LIST_CONTAINS,
+    &UPDATE_PERSISTED,
+    &DELETE_THEN_GONE,
+    &DEPRECATED_SAME,
+    &UPLOAD_APPLIED,
+    &STATE_AFTER,
+    &TFE_LINKED,
+    &TFE_TOKEN_SECRET,
+    &TFE_TOKEN_AUTHENTICATES,
+    &REGISTRY_READ,
+    &REGISTRY_VERSIONS,
+    &REGISTRY_VERSION,
+    &REGISTRY_LATEST,
+    &REGISTRY_DOWNLOAD_SOURCE,
+    &REGISTRY_SEARCH,
+    &LIST_EXACT,
+];
+
+/// Whether the check `id` observes an effect ([`EFFECTS`]).
+pub fn observes_effect(id: &str) -> bool {
+    EFFECTS.iter().any(|c| c.id == id)
+}
+
 /// Records a check's result into a test's findings or its passed checks; true when it
 /// passed.
 pub fn record(

@@ -45,6 +45,9 @@ pub fn print_summary(
         row(group, counts);
     }
     row("total", &total);
+    if let Some(line) = super::effects_line(results) {
+        println!("\n{line}");
+    }
     let unsupported: Vec<&str> = groups
         .iter()
         .filter(|(_, c)| c.of(Verdict::Unsupported) > 0)

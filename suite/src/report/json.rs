@@ -11,9 +11,11 @@
 //!   "tests": [ { "name": "runs::show::bare", "group": "runs", "verdict": "fail", "reason": null,
 //!                "failed_checks": [ { "id": "endpoint.exists", "level": "core", "counts": true,
 //!                                     "cites": "…", "message": "…", "evidence": "request: GET …" } ],
-//!                "passed_checks": [ "…" ], "duration_ms": 12, "requests": 3,
+//!                "passed_checks": [ "…" ], "observed": [ "read-back", "…" ],
+//!                "duration_ms": 12, "requests": 3,
 //!                "minimal_sequence": null } ] }
 //! ```
+//! `observed`: the passed checks that observe the endpoint's effect (`checks::EFFECTS`).
 //! `counts` in a failed check is true when the check fails the test under the profile
 //! (false: a TFE-convention finding reported under `--profile core`).
 
@@ -112,6 +114,7 @@ fn test(r: &TestResult, report: &RunReport) -> Value {
         "reason": r.reason.as_deref().map(|s| info.scrub(s)),
         "failed_checks": failed,
         "passed_checks": r.passed,
+        "observed": r.observed(),
         "blocked_by": r.blocked_by.as_ref().map(|b| json!({
             "needed": info.scrub(&b.needed),
             "request": info.scrub(&b.request),

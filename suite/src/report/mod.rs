@@ -119,6 +119,25 @@ pub fn tally(results: &[TestResult]) -> (BTreeMap<&str, Counts>, Counts) {
     (groups, total)
 }
 
+/// One line on what the passes certify: how many observed the endpoint's effect (a check of
+/// `checks::EFFECTS`), and how many passed on the form of their answers alone (reads whose
+/// whole contract is a document). `None` when nothing passed.
+pub fn effects_line(results: &[TestResult]) -> Option<String> {
+    let passed: Vec<&TestResult> = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Pass)
+        .collect();
+    if passed.is_empty() {
+        return None;
+    }
+    let observed = passed.iter().filter(|r| !r.observed().is_empty()).count();
+    Some(format!(
+        "effects: {observed} of {} passes observed what their endpoint did (made, changed, removed, linked, read back: `observed` in results.json); {} passed on their answers' form alone",
+        passed.len(),
+        passed.len() - observed
+    ))
+}
+
 /// True for the verdicts that fail the run.
 pub fn is_failure(verdict: Verdict) -> bool {
     matches!(verdict, Verdict::Fail | Verdict::Error)

@@ -43,6 +43,9 @@ pub fn render(report: &RunReport) -> String {
         report.figures.wall.as_secs_f64(),
         rate(report.figures),
     );
+    if let Some(line) = super::effects_line(report.results) {
+        let _ = writeln!(md, "{line}\n");
+    }
     let t = report.figures.throttle;
     if t.rate_limited > 0 || !t.paced.is_zero() {
         let _ = writeln!(
