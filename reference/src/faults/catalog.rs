@@ -122,6 +122,11 @@ static CATALOG: &[FaultInfo] = &[
         "a deleted organization token still authenticates",
     ),
     info(
+        "run-action-noop",
+        None,
+        "run actions (apply, discard, cancel, force-cancel, force-execute) answer 202 but the run keeps its state",
+    ),
+    info(
         "drops-permissions",
         None,
         "resource answers leave out the `permissions` attribute TFE always answers",

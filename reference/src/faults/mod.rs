@@ -30,6 +30,7 @@ pub(crate) enum Kind {
     UpdateNotPersisted,
     ShowWrongId,
     ShowForgetsAttributes,
+    RunActionNoop,
     TokenShownAgain,
     TokenNotRevoked,
     RelationshipNoop,
@@ -157,6 +158,7 @@ impl FromStr for Fault {
             "update-not-persisted" => Kind::UpdateNotPersisted,
             "show-wrong-id" => Kind::ShowWrongId,
             "show-forgets-attributes" => Kind::ShowForgetsAttributes,
+            "run-action-noop" => Kind::RunActionNoop,
             "token-shown-again" => Kind::TokenShownAgain,
             "token-not-revoked" => Kind::TokenNotRevoked,
             "relationship-noop" => Kind::RelationshipNoop,
@@ -274,6 +276,7 @@ impl Faults {
                     | Kind::UploadNotApplied
                     | Kind::DeprecatedActsElsewhere
                     | Kind::RelationshipNoop
+                    | Kind::RunActionNoop
             )
         })
     }

@@ -125,6 +125,10 @@ impl Restore {
             || (faults.has(&Kind::ArchiveNoop) && archive)
             || (faults.has(&Kind::UploadNotApplied) && is_object_put(at))
             || (faults.has(&Kind::DeprecatedActsElsewhere) && deprecated_write)
+            || (faults.has(&Kind::RunActionNoop)
+                && at.method == Method::POST
+                && at.bare.starts_with("/runs/")
+                && at.bare.contains("/actions/"))
             || (faults.has(&Kind::RelationshipNoop)
                 && matches!(at.method, Method::POST | Method::DELETE)
                 && at.bare.contains("/relationships/"));

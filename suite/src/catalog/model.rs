@@ -242,6 +242,9 @@ pub struct Expect {
     /// owner's show holds the member at the pointer (`absent`: no longer holds it, and held
     /// it before the request).
     pub linked: Option<StateExpect>,
+    /// After the request, the resource is in this state as TFE documents it (TFE level: the
+    /// spec names no transition): a run action's.
+    pub tfe_state: Option<StateExpect>,
     /// A token: where its secret is, and what it must authenticate (TFE level).
     pub secret: Option<SecretExpect>,
     /// Status codes the TFE profile accepts, when they differ from the kind's default.
@@ -296,6 +299,9 @@ pub struct StateExpect {
     /// The value must no longer be there (a removal); the show must still succeed.
     #[serde(default)]
     pub absent: bool,
+    /// Other values that hold as well (the states a run may be in once an action took it on).
+    #[serde(default)]
+    pub or: Vec<serde_json::Value>,
 }
 
 /// `cases/resources.toml`: the resource graph.

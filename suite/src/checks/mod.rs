@@ -157,6 +157,8 @@ checks! {
         "a token's create answers its secret (a non-empty string) once: a later show answers it null or empty";
     TFE_TOKEN_AUTHENTICATES = "tfe.token-authenticates", Tfe, "tfe-api-facts 0.1, 2.1",
         "a token the run was issued authenticates the read it is meant for, and after its delete no longer does";
+    TFE_STATE_AFTER = "tfe.state-after-action", Tfe, "tfe-api-facts 2.3, 2.4",
+        "after a run action, the run is in the state TFE documents for it (apply: confirmed or on; discard: discarded; cancel: canceled; force-cancel: force_canceled; force-execute: out of pending)";
     TFE_PAGINATION_META = "tfe.pagination-meta", Tfe, "tfe-api-facts 0.6, 1.4",
         "a paged list carries meta.pagination";
     TFE_PAGE_SIZE = "tfe.page-size", Tfe, "tfe-api-facts 0.5, 1.4",
@@ -198,6 +200,7 @@ pub static EFFECTS: &[&Check] = &[
     &DEPRECATED_SAME,
     &UPLOAD_APPLIED,
     &STATE_AFTER,
+    &TFE_STATE_AFTER,
     &TFE_LINKED,
     &TFE_TOKEN_SECRET,
     &TFE_TOKEN_AUTHENTICATES,

@@ -483,6 +483,9 @@ impl TestRun<'_> {
         if let Some(state) = self.endpoint.expect.state.clone() {
             self.state_check(&state, &c::STATE_AFTER).await;
         }
+        if let Some(state) = self.endpoint.expect.tfe_state.clone() {
+            self.state_check(&state, &c::TFE_STATE_AFTER).await;
+        }
         if let Some(linked) = self.endpoint.expect.linked.clone() {
             self.state_check(&linked, &c::TFE_LINKED).await;
         }

@@ -58,11 +58,13 @@ impl TestRun<'_> {
             self.canonical_url(&show).map_err(NotReached::harness)?
         } else {
             let path = self.sibling_path(&show);
-            let Ok(filled) = self
-                .ctx
-                .fixtures
+            // the show's own parameters, else this test's (`params`: the pending run that
+            // force-execute acted on is the run to show)
+            let fixtures = &self.ctx.fixtures;
+            let filled = fixtures
                 .fill_path(&path, &self.scope, Some(&show), None)
-            else {
+                .or_else(|_| fixtures.fill_path(&path, &self.scope, Some(self.endpoint), None));
+            let Ok(filled) = filled else {
                 return Err(NotReached::harness(format!(
                     "cannot fill the path of {}",
                     state.show
@@ -108,7 +110,7 @@ impl TestRun<'_> {
                         || i.as_object()
                             .is_some_and(|o| o.values().any(|v| v == &wanted))
                 }),
-                Some(v) => v == &wanted,
+                Some(v) => v == &wanted || state.or.contains(v),
                 None => false,
             };
             let holds = if state.absent {
