@@ -49,6 +49,14 @@ pub fn tfe_resource_shape(schemas: &Schemas, family: &str, doc: &Value) -> Resul
     Ok(())
 }
 
+/// `tfe.resource-shape` for a document that is no resource: it validates against the
+/// schema `id` (`tfe/ip-ranges`).
+pub fn tfe_document_shape(schemas: &Schemas, id: &str, doc: &Value) -> Result<(), String> {
+    schemas.validate(id, doc).map_err(|e| {
+        format!("expected the answer to have the shape TFE documents (schema {id}); {e}")
+    })
+}
+
 /// The `data.id` of a single-resource document.
 pub fn document_id(doc: &Value) -> Option<String> {
     id_text(doc.pointer("/data/id")?)

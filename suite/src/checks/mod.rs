@@ -148,7 +148,7 @@ checks! {
     TFE_NOT_FOUND_AFTER_DELETE = "tfe.404-after-delete", Tfe, "tfe-api-facts 0.11",
         "a show after a delete is answered 404";
     TFE_RESOURCE_SHAPE = "tfe.resource-shape", Tfe, "tfe-api-facts 2, 5 (each schema under schemas/tfe/ cites its section)",
-        "a resource TFE documents has the attributes TFE always answers for it, with their JSON types and documented values, and the relationships it documents (schemas/tfe/resources, schemas/tfe/admin)";
+        "a resource TFE documents has the attributes TFE always answers for it, with their JSON types and documented values, and the relationships it documents (schemas/tfe/resources, schemas/tfe/admin); a document that is no resource (the IP ranges, the audit trail) has the shape TFE documents (schemas/tfe)";
     TFE_READ_BACK = "tfe.read-back", Tfe, "tfe-api-facts 6.4",
         "the create or update answer and a later show echo every attribute sent (those the answer carried: write-only ones aside)";
     TFE_LINKED = "tfe.linked", Tfe, "tfe-api-facts 2.9, 2.10, 6.10",

@@ -106,6 +106,10 @@ impl TestRun<'_> {
             }
         }
         self.token_created(main, &doc, shown).await;
+        if let Some(linked) = self.endpoint.expect.linked.clone() {
+            // what the create adds to another resource (a module's version)
+            self.state_check(&linked, &c::TFE_LINKED).await;
+        }
         // Created items are listed (go-tfe, facts 6.1), and where there is no show the list
         // shows what was made.
         if let Some((index, item)) = self.find_listed(&kind, &id).await {
@@ -150,21 +154,28 @@ impl TestRun<'_> {
     /// `read-back` on a show of a resource the run made: the attributes its create sent and
     /// answered, and its type (nothing to compare for what the run found or was given).
     fn shows_as_made(&mut self, main: usize, doc: &Value) {
-        let Some(id) = self.requested_id() else {
-            return;
-        };
         let Some(made) = self
             .endpoint
             .resource
             .as_deref()
+            .filter(|kind| self.path_names(kind))
             .and_then(|kind| self.scope.get(kind))
-            .filter(|made| made.id == id && !made.known.is_empty())
+            .filter(|made| !made.known.is_empty())
             .cloned()
         else {
             return;
         };
-        let what = format!("the show of {} {id}", made.kind);
+        let what = format!("the show of {} {}", made.kind, made.id);
         self.read_back(main, &made.known, &made.document, doc, &what);
+    }
+
+    /// Whether this test's path names the resource of `kind` (by its id, or by fields of it:
+    /// a registry module's name and provider).
+    fn path_names(&self, kind: &str) -> bool {
+        crate::catalog::path_params(&self.case.path).any(|p| {
+            matches!(self.ctx.fixtures.param_source(p, Some(self.endpoint), None),
+                Ok(crate::fixtures::ParamSource::Field(ref k, _)) if k == kind)
+        })
     }
 
     /// `show.unknown-id`: the same show with an id nothing has (the requested id with a
@@ -503,6 +514,10 @@ impl TestRun<'_> {
 
     pub(super) async fn after_read(&mut self, main: usize) {
         let Some(doc) = self.json(main) else { return };
+        if let Some(schema) = self.endpoint.expect.tfe_schema.clone() {
+            let result = c::tfe_document_shape(&self.ctx.schemas, &schema, &doc);
+            self.check(&c::TFE_RESOURCE_SHAPE, Some(main), result);
+        }
         if self.case.variant == Variant::Registry {
             let subject = self.registry_subject();
             if let Some(subject) = subject {
