@@ -303,10 +303,15 @@ impl<'a> TestRun<'a> {
             return outcome;
         }
         if let Some(linked) = e.expect.linked.as_ref().filter(|l| l.absent) {
-            // a removal: what it removes must be there first
+            // a removal: what it removes must be there first (read as set-up is, in the
+            // canonical path form: the form this test judges is its own request's)
             let mut before = linked.clone();
             before.absent = false;
-            self.state_check(&before, &c::TFE_LINKED).await;
+            let result = match self.poll_state(&before, true).await {
+                Ok(index) => (Some(index), Ok(())),
+                Err(not) => (not.index, Err(not.message)),
+            };
+            self.check(&c::TFE_LINKED, result.0, result.1);
         }
         if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
             // The created kind's own preconditions (e.g. TFE's workspace lock).
