@@ -127,6 +127,11 @@ static CATALOG: &[FaultInfo] = &[
         "run actions (apply, discard, cancel, force-cancel, force-execute) answer 202 but the run keeps its state",
     ),
     info(
+        "wrong-defaults",
+        None,
+        "201 answers turn the booleans `refresh`, `global` and `organization-scoped` over (what is stored is right)",
+    ),
+    info(
         "drops-permissions",
         None,
         "resource answers leave out the `permissions` attribute TFE always answers",

@@ -158,6 +158,7 @@ async fn rewrite_body(state: &AppState, method: &Method, bare: &str, res: Respon
             || faults.has(&Kind::ShowForgetsAttributes)
             || faults.has(&Kind::ShowAltersAttributes)
             || faults.has(&Kind::DropsPermissions)
+            || (faults.has(&Kind::WrongDefaults) && status == StatusCode::CREATED)
             || faults.has(&Kind::NoPaginationMeta)
             || faults.has(&Kind::DeprecatedActsElsewhere)
             || faults.has(&Kind::UpdateWrongId)
@@ -256,6 +257,19 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
             .cloned()
             .unwrap_or_else(|| json!({}));
         obj.insert("data".into(), first);
+    }
+    if faults.has(&Kind::WrongDefaults) && status == StatusCode::CREATED {
+        if let Some(attributes) = obj
+            .get_mut("data")
+            .and_then(|d| d.get_mut("attributes"))
+            .and_then(Value::as_object_mut)
+        {
+            for name in ["refresh", "global", "organization-scoped"] {
+                if let Some(Value::Bool(flag)) = attributes.get_mut(name) {
+                    *flag = !*flag;
+                }
+            }
+        }
     }
     if faults.has(&Kind::DropsPermissions) {
         let items: Vec<&mut Value> = match obj.get_mut("data") {

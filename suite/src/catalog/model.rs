@@ -324,6 +324,10 @@ pub struct ResourceDef {
     /// Kinds that must exist first.
     #[serde(default)]
     pub parents: Vec<String>,
+    /// The values TFE documents for attributes a create leaves out (facts section 2): what a
+    /// create answers for them when it was not sent them (`tfe.create-defaults`).
+    #[serde(default)]
+    pub defaults: serde_json::Map<String, serde_json::Value>,
     /// The request that makes it.
     pub create: Option<Route>,
     /// The request that removes it at the end of the run.

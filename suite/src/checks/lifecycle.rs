@@ -228,6 +228,35 @@ pub fn applied(sent: &Map<String, Value>, answer: &Value, shown: &Value) -> Resu
     ))
 }
 
+/// `tfe.create-defaults`: for each attribute of `defaults` the create was not `sent`, its
+/// `answer` carries the default.
+pub fn defaults_hold(
+    defaults: &Map<String, Value>,
+    sent: &Map<String, Value>,
+    answer: &Value,
+) -> Result<(), String> {
+    let answered = answer
+        .pointer("/data/attributes")
+        .and_then(Value::as_object);
+    let wrong: Vec<String> = defaults
+        .iter()
+        .filter(|(name, _)| !sent.contains_key(*name))
+        .filter_map(|(name, default)| match answered.and_then(|a| a.get(name)) {
+            Some(got) if got == default => None,
+            Some(got) => Some(format!("`{name}`: {got}, not {default}")),
+            None => Some(format!("`{name}`: absent, not {default}")),
+        })
+        .collect();
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected the create to answer TFE's defaults for what it was not sent; {}",
+            wrong.join("; ")
+        ))
+    }
+}
+
 /// `tfe.token-secret`: the create's answer holds the token's secret at `pointer`.
 pub fn issued_secret(answer: &Value, pointer: &str) -> Result<String, String> {
     match answer.pointer(pointer) {
@@ -386,6 +415,21 @@ mod tests {
             .contains("shown nothing"));
         assert!(applied(sent, &old, &old).unwrap_err().contains("neither"));
         assert!(applied(&Map::new(), &old, &old).is_ok());
+    }
+
+    #[test]
+    fn defaults_hold_for_what_was_not_sent() {
+        let defaults = json!({"refresh": true, "is-destroy": false});
+        let defaults = defaults.as_object().unwrap();
+        let answer = json!({"data": {"attributes": {"refresh": true, "is-destroy": true}}});
+        let sent = json!({"is-destroy": true});
+        assert!(defaults_hold(defaults, sent.as_object().unwrap(), &answer).is_ok());
+        let e = defaults_hold(defaults, &Map::new(), &answer).unwrap_err();
+        assert!(e.contains("`is-destroy`: true, not false"), "{e}");
+        let hollow = json!({"data": {"attributes": {}}});
+        assert!(defaults_hold(defaults, &Map::new(), &hollow)
+            .unwrap_err()
+            .contains("absent"));
     }
 
     #[test]

@@ -159,6 +159,8 @@ checks! {
         "a token the run was issued authenticates the read it is meant for, and after its delete no longer does";
     TFE_STATE_AFTER = "tfe.state-after-action", Tfe, "tfe-api-facts 2.3, 2.4",
         "after a run action, the run is in the state TFE documents for it (apply: confirmed or on; discard: discarded; cancel: canceled; force-cancel: force_canceled; force-execute: out of pending)";
+    TFE_CREATE_DEFAULTS = "tfe.create-defaults", Tfe, "tfe-api-facts 2 (each resource's create defaults)",
+        "a create answers TFE's documented default for each attribute it was not sent (resources.toml `defaults`)";
     TFE_PAGINATION_META = "tfe.pagination-meta", Tfe, "tfe-api-facts 0.6, 1.4",
         "a paged list carries meta.pagination";
     TFE_PAGE_SIZE = "tfe.page-size", Tfe, "tfe-api-facts 0.5, 1.4",

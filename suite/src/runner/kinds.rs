@@ -84,6 +84,18 @@ impl TestRun<'_> {
             .fixtures
             .instance_from(&kind, id.clone(), &doc, &sent);
         let known = made.known.clone();
+        let defaults = self
+            .ctx
+            .catalog
+            .graph
+            .resources
+            .get(&kind)
+            .map(|def| def.defaults.clone())
+            .unwrap_or_default();
+        if !defaults.is_empty() {
+            let result = c::lifecycle::defaults_hold(&defaults, &sent, &doc);
+            self.check(&c::TFE_CREATE_DEFAULTS, Some(main), result);
+        }
         for record in self.ctx.fixtures.made_records(&kind, &made, &self.scope) {
             self.ctx.fixtures.note_made(record);
         }
