@@ -6,6 +6,7 @@ use std::convert::Infallible;
 use std::sync::OnceLock;
 
 use axum::body::{Body, Bytes};
+use axum::http::response::Parts;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
@@ -81,44 +82,17 @@ fn jsonapi_error(res: Response) -> Response {
     res
 }
 
-/// `gone-410`: 410 for a GET of a resource that is not there (an unknown route stays 404).
-async fn gone_410(state: &AppState, method: &Method, res: Response) -> Response {
-    if !state.faults.has(&Kind::Gone410)
-        || *method != Method::GET
+/// A GET answered 404 because the resource is not there (not because the route is absent):
+/// the answer taken apart, its body read, for a fault to rewrite; `Err` gives the answer back
+/// untouched.
+async fn resource_not_found(method: &Method, res: Response) -> Result<(Parts, Bytes), Response> {
+    if *method != Method::GET
         || res.status() != StatusCode::NOT_FOUND
         || !content_type(&res).starts_with(JSONAPI)
     {
-        return res;
+        return Err(res);
     }
-    let (mut parts, body) = res.into_parts();
-    let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
-        .await
-        .unwrap_or_default();
-    let route_missing = serde_json::from_slice::<Value>(&bytes)
-        .ok()
-        .and_then(|d| {
-            d.pointer("/errors/0/detail")
-                .and_then(Value::as_str)
-                .map(|d| d == "route not found")
-        })
-        .unwrap_or(true);
-    if !route_missing {
-        parts.status = StatusCode::GONE;
-    }
-    Response::from_parts(parts, Body::from(bytes))
-}
-
-/// `show-any-id`: a GET of a resource that is not there (an unknown route stays 404) answers
-/// 200 with a document whose id is the path's last segment.
-async fn show_any_id(state: &AppState, method: &Method, bare: &str, res: Response) -> Response {
-    if !state.faults.has(&Kind::ShowAnyId)
-        || *method != Method::GET
-        || res.status() != StatusCode::NOT_FOUND
-        || !content_type(&res).starts_with(JSONAPI)
-    {
-        return res;
-    }
-    let (mut parts, body) = res.into_parts();
+    let (parts, body) = res.into_parts();
     let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
         .await
         .unwrap_or_default();
@@ -131,8 +105,35 @@ async fn show_any_id(state: &AppState, method: &Method, bare: &str, res: Respons
         })
         .unwrap_or(true);
     if route_missing {
-        return Response::from_parts(parts, Body::from(bytes));
+        return Err(Response::from_parts(parts, Body::from(bytes)));
     }
+    Ok((parts, bytes))
+}
+
+/// `gone-410`: 410 for a GET of a resource that is not there (an unknown route stays 404).
+async fn gone_410(state: &AppState, method: &Method, res: Response) -> Response {
+    if !state.faults.has(&Kind::Gone410) {
+        return res;
+    }
+    match resource_not_found(method, res).await {
+        Ok((mut parts, bytes)) => {
+            parts.status = StatusCode::GONE;
+            Response::from_parts(parts, Body::from(bytes))
+        }
+        Err(res) => res,
+    }
+}
+
+/// `show-any-id`: a GET of a resource that is not there (an unknown route stays 404) answers
+/// 200 with a document whose id is the path's last segment.
+async fn show_any_id(state: &AppState, method: &Method, bare: &str, res: Response) -> Response {
+    if !state.faults.has(&Kind::ShowAnyId) {
+        return res;
+    }
+    let (mut parts, _) = match resource_not_found(method, res).await {
+        Ok(found) => found,
+        Err(res) => return res,
+    };
     let mut segments = bare.trim_end_matches('/').rsplit('/');
     let id = segments.next().unwrap_or_default();
     let kind = segments.next().unwrap_or_default();

@@ -22,6 +22,16 @@ pub fn envelope_list(schemas: &Schemas, doc: &Value) -> Result<(), String> {
         .map_err(|e| format!("expected `data` to be an array of objects with a string `id` (schema envelope/list); {e}"))
 }
 
+/// The schema family an endpoint's resources are judged by: `tfe/admin` for the
+/// administrator API's views, else `tfe/resources`.
+pub fn resource_family(admin: bool) -> &'static str {
+    if admin {
+        "tfe/admin"
+    } else {
+        "tfe/resources"
+    }
+}
+
 /// `tfe.resource-shape`: every resource object of `doc` (its `data`, one or a list) whose
 /// `type` has a schema under `family` (`tfe/resources`, or `tfe/admin` for the administrator
 /// API's views) validates against it. Types without a schema are not judged.

@@ -188,7 +188,8 @@ pub type Judgement = (&'static Check, Result<(), String>);
 
 /// The single-exchange checks a test runs on an answer of this endpoint: no 5xx; for a
 /// success, the JSON body and the envelope of the kind, the created id, the shown id, the
-/// upload address form, and at TFE level the status code and media type; for a 4xx, the
+/// upload address form, and at TFE level the status code, media type and the resource's
+/// documented shape (`schemas/tfe/`); for a 4xx, the
 /// JSON:API error document (TFE level). A check that does not apply is not listed.
 pub fn judge(
     schemas: &Schemas,
@@ -233,6 +234,11 @@ pub fn judge(
     };
     if jsonapi {
         out.push((&c::TFE_MEDIA_TYPE, c::tfe_media_type(ex)));
+        let family = c::resource_family(e.admin);
+        out.push((
+            &c::TFE_RESOURCE_SHAPE,
+            c::tfe_resource_shape(schemas, family, &doc),
+        ));
     }
     match e.kind {
         Kind::Create => {

@@ -54,11 +54,7 @@ impl TestRun<'_> {
     /// `tfe.resource-shape` on an answer's resources (the administrator API's own views for
     /// an administrator endpoint).
     pub(super) fn resource_shape(&mut self, index: usize, doc: &Value) {
-        let family = if self.endpoint.admin {
-            "tfe/admin"
-        } else {
-            "tfe/resources"
-        };
+        let family = c::resource_family(self.endpoint.admin);
         let result = c::tfe_resource_shape(&self.ctx.schemas, family, doc);
         self.check(&c::TFE_RESOURCE_SHAPE, Some(index), result);
     }
