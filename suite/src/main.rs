@@ -25,6 +25,14 @@ fn main() -> ExitCode {
             });
         }
     };
+    let listing = match &cli.command {
+        None => cli.run.libtest.list,
+        Some(Command::Checks(args)) => !args.markdown,
+        _ => false,
+    };
+    if listing {
+        quiet_on_closed_pipe();
+    }
     match cli.command {
         None => conform::harness::run(cli.run),
         Some(Command::Checks(args)) if args.markdown => conform::selftest::checks_command(),
@@ -50,5 +58,17 @@ fn main() -> ExitCode {
                 ExitCode::from(ExitCodes::CONFIG)
             }
         },
+    }
+}
+
+/// A listing (`conform --list | head`, `conform checks | head`) ends quietly when its reader
+/// goes away, as Unix tools do, instead of panicking on the closed pipe. Only listings: they
+/// open no connection, while a run keeps SIGPIPE ignored so that a target closing a connection
+/// is an error it reports, never a kill.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: sets the default disposition of one signal, before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

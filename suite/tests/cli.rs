@@ -526,3 +526,23 @@ fn serve_prints_its_address_and_answers_discovery() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("modules.v1"), "{answer}");
 }
+
+/// `conform --list | head` and `conform checks | head`: the reader goes away; the listing
+/// ends quietly (no panic, no message), as a Unix tool does.
+#[test]
+fn a_listing_whose_reader_goes_away_ends_quietly() {
+    for args in [&["--list"][..], &["checks"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("conform runs");
+        // gone before the first line: every write meets a closed pipe
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("it ends");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!said.contains("panicked"), "{args:?}: {said}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {said}");
+    }
+}
