@@ -2,9 +2,11 @@
 //! (`conform checks` prints this table), and the pure functions that decide them, by family:
 //! `status` (status codes and media types), `envelope` (JSON:API documents), `lists` (contains,
 //! page size, partition), `lifecycle` (then-show, same id, persisted, then-gone, wrong state),
-//! `uploads`, `registry` and `refuse`. Nothing here sends a request: the runner and the
+//! `uploads`, `registry` and `refuse`; `answer` decides which of them a single answer of an
+//! endpoint's kind must pass. Nothing here sends a request: the runner and the
 //! sequence engine send them, call these functions and record what they answer.
 
+pub mod answer;
 mod envelope;
 pub mod lifecycle;
 pub mod lists;

@@ -187,9 +187,9 @@ fn split(path: &str) -> Vec<String> {
 pub type Judgement = (&'static Check, Result<(), String>);
 
 /// The single-exchange checks a test runs on an answer of this endpoint: no 5xx; for a
-/// success, the JSON body and the envelope of the kind, the created id, the shown id, the
-/// upload address form, and at TFE level the status code, media type and the resource's
-/// documented shape (`schemas/tfe/`); for a 4xx, the
+/// success, the JSON body, the one judgement of an answer of its kind ([`c::answer::judge`]:
+/// media type, envelope, the resource's documented shape, the created id), the shown id, the
+/// upload address form, and at TFE level the status code; for a 4xx, the
 /// JSON:API error document (TFE level). A check that does not apply is not listed.
 pub fn judge(
     schemas: &Schemas,
@@ -232,32 +232,18 @@ pub fn judge(
             return out;
         }
     };
-    if jsonapi {
-        out.push((&c::TFE_MEDIA_TYPE, c::tfe_media_type(ex)));
-        let family = c::resource_family(e.admin);
-        out.push((
-            &c::TFE_RESOURCE_SHAPE,
-            c::tfe_resource_shape(schemas, family, &doc),
-        ));
-    }
+    out.extend(c::answer::judge(schemas, e.kind, e.admin, ex, &doc));
     match e.kind {
-        Kind::Create => {
-            out.push((&c::ENVELOPE_SINGLE, c::envelope_single(schemas, &doc)));
-            let returned = c::document_id(&doc).map(|_| ()).ok_or_else(|| {
-                "expected the created resource's `data.id` (a string), found none".to_string()
-            });
-            out.push((&c::CREATE_RETURNS_ID, returned));
+        Kind::Create
             if e.resource
                 .as_ref()
-                .is_some_and(|r| upload_kinds.contains(r))
-            {
-                if let Some((_, url)) = c::upload_candidates(&doc).into_iter().next() {
-                    out.push((&c::UPLOAD_URL_FORM, c::upload_url_form(&url)));
-                }
+                .is_some_and(|r| upload_kinds.contains(r)) =>
+        {
+            if let Some((_, url)) = c::upload_candidates(&doc).into_iter().next() {
+                out.push((&c::UPLOAD_URL_FORM, c::upload_url_form(&url)));
             }
         }
         Kind::Show | Kind::Update => {
-            out.push((&c::ENVELOPE_SINGLE, c::envelope_single(schemas, &doc)));
             if let Some(result) = same_id(m, &doc) {
                 let check = if e.kind == Kind::Show {
                     &c::SHOW_SAME_ID
@@ -268,7 +254,6 @@ pub fn judge(
             }
         }
         Kind::List => {
-            out.push((&c::ENVELOPE_LIST, c::envelope_list(schemas, &doc)));
             let paged = ex.request.url.contains("page%5Bsize%5D")
                 || ex.request.url.contains("page[size]")
                 || ex.request.url.contains("page%5Bnumber%5D")

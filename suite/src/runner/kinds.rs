@@ -46,32 +46,27 @@ impl TestRun<'_> {
         self.check(&c::TFE_ERROR_DOCUMENT, Some(index), result);
     }
 
-    pub(super) fn jsonapi_media_type(&mut self, index: usize) {
-        let result = c::tfe_media_type(self.ex(index));
-        self.check(&c::TFE_MEDIA_TYPE, Some(index), result);
-    }
-
-    /// `tfe.resource-shape` on an answer's resources (the administrator API's own views for
-    /// an administrator endpoint).
-    pub(super) fn resource_shape(&mut self, index: usize, doc: &Value) {
-        let family = c::resource_family(self.endpoint.admin);
-        let result = c::tfe_resource_shape(&self.ctx.schemas, family, doc);
-        self.check(&c::TFE_RESOURCE_SHAPE, Some(index), result);
+    /// Records the one judgement of an answer of this endpoint's kind ([`c::answer::judge`]);
+    /// returns it, for what follows to know what held.
+    fn judge_answer(&mut self, index: usize, doc: &Value) -> Vec<c::answer::Judgement> {
+        let e = self.endpoint;
+        let judged = c::answer::judge(&self.ctx.schemas, e.kind, e.admin, self.ex(index), doc);
+        for (check, result) in &judged {
+            self.check(check, Some(index), result.clone());
+        }
+        judged
     }
 
     pub(super) async fn after_create(&mut self, main: usize) {
         let Some(doc) = self.json(main) else { return };
-        self.jsonapi_media_type(main);
-        let envelope = c::envelope_single(&self.ctx.schemas, &doc);
-        if self.check(&c::ENVELOPE_SINGLE, Some(main), envelope) {
-            self.resource_shape(main, &doc);
-        }
-        let id = c::lifecycle::returned_id(&doc);
-        let returned = id.as_ref().map(|_| ()).map_err(Clone::clone);
-        if !self.check(&c::CREATE_RETURNS_ID, Some(main), returned) {
+        let judged = self.judge_answer(main, &doc);
+        if !c::answer::held(&judged, &c::CREATE_RETURNS_ID) {
             return;
         }
-        let (Ok(id), Some(kind)) = (id, self.endpoint.resource.clone()) else {
+        let (Ok(id), Some(kind)) = (
+            c::lifecycle::returned_id(&doc),
+            self.endpoint.resource.clone(),
+        ) else {
             return;
         };
         let sent = sent_attributes(self.ex(main).request.body.as_deref()).unwrap_or_default();
@@ -217,11 +212,7 @@ impl TestRun<'_> {
         same_id: &'static Check,
     ) -> Option<Value> {
         let doc = self.json(main)?;
-        self.jsonapi_media_type(main);
-        let envelope = c::envelope_single(&self.ctx.schemas, &doc);
-        if self.check(&c::ENVELOPE_SINGLE, Some(main), envelope) {
-            self.resource_shape(main, &doc);
-        }
+        self.judge_answer(main, &doc);
         if let Some(expected) = self.requested_id() {
             let result = c::lifecycle::same_id(&doc, &expected, "the answer");
             self.check(same_id, Some(main), result);
@@ -231,12 +222,10 @@ impl TestRun<'_> {
 
     pub(super) async fn after_list(&mut self, main: usize) {
         let Some(doc) = self.json(main) else { return };
-        self.jsonapi_media_type(main);
-        let envelope = c::envelope_list(&self.ctx.schemas, &doc);
-        if !self.check(&c::ENVELOPE_LIST, Some(main), envelope) {
+        let judged = self.judge_answer(main, &doc);
+        if !c::answer::held(&judged, &c::ENVELOPE_LIST) {
             return;
         }
-        self.resource_shape(main, &doc);
         if let Some(kind) = self.endpoint.expect.contains.clone() {
             if let Some(wanted) = self.scope.get(&kind).map(|i| i.id.clone()) {
                 let (mut ids, mut last) = self.find_in_list(main, &doc, &wanted).await;
