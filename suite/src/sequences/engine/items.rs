@@ -83,12 +83,7 @@ impl<'a> Run<'a> {
         // of its create answer ends the sequence.
         let id = crate::fixtures::value_string(doc.pointer(&coll.id_pointer));
         let item = id.map(|id| self.adopt(op, id, &doc, parent, other));
-        let result = c::envelope_single(&self.ctx.schemas, &doc);
-        self.check(&c::ENVELOPE_SINGLE, Some(index), result)?;
-        let result = c::document_id(&doc)
-            .map(|_| ())
-            .ok_or_else(|| "expected the create answer to hold data.id".to_string());
-        self.check(&c::CREATE_RETURNS_ID, Some(index), result)?;
+        self.judge(index, crate::catalog::Kind::Create, &doc)?;
         self.status(index, crate::catalog::Kind::Create)?;
         if coll.id_pointer != "/data/id" {
             let result = item.map(|_| ()).ok_or_else(|| {
