@@ -442,6 +442,10 @@ impl TestRun<'_> {
             return;
         };
         self.token_deleted().await;
+        if let Some(linked) = self.endpoint.expect.linked.clone() {
+            // gone from where TFE lists it (a user account from the administrator list)
+            self.state_check(&linked, &c::TFE_LINKED).await;
+        }
         let deleted = self.scope.get(&kind).map(|i| i.id.clone());
         let Some(index) = self.show_resource(&kind).await else {
             // no show to ask: the list that holds the kind no longer does
