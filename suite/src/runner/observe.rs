@@ -19,9 +19,9 @@ impl TestRun<'_> {
         self.ctx.catalog.list_of(kind).map(|(_, e)| e.clone())
     }
 
-    /// Reads the list that holds `kind` (`Catalog::list_of`) for the item `id`: the index of the last page read
-    /// and the item as a single-resource document (`None` when the list does not hold it).
-    /// `None` when there is no such list or its request cannot be made.
+    /// Reads the list that holds `kind` (`Catalog::list_of`) for the item `id`: the index of
+    /// the last page read and the item as a single-resource document (`None` when the list
+    /// does not hold it). `None` when there is no such list or its request cannot be made.
     pub(super) async fn find_listed(
         &mut self,
         kind: &str,
