@@ -6,7 +6,7 @@
 //! Several may be combined. What each changes and seeds is in `reference/README.md` ("Shapes").
 //!
 //! Where each shape acts:
-//! - routing (`api-v2-only`, `one-organization`, `registry-only`): [`Shapes::refuses`], asked
+//! - routing (`api-v2-only`, `one-organization`, `registry-only`, `no-admin`): [`Shapes::refuses`], asked
 //!   by the gate next to the routing faults;
 //! - seeding (`one-organization`, `registry-only`): `routes::seed`, when the state is made, from
 //!   [`SEEDED_ORGANIZATION`], [`SEEDED_MODULE`] and [`seeded_archive`];
@@ -40,6 +40,8 @@ pub enum Shape {
     /// `tfe-words`: TFE's words and strictness where the spec and TFE disagree
     /// ([`crate::Compat::Tfe`], `conform serve --compat tfe`).
     TfeWords,
+    /// `no-admin`: no administrator API; every `/admin/...` path answers 404.
+    NoAdmin,
 }
 
 /// One entry of the shape catalog.
@@ -51,16 +53,17 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 6] = [
+const ALL: [Shape; 7] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
     Shape::NumericIds,
     Shape::NoRunner,
     Shape::TfeWords,
+    Shape::NoAdmin,
 ];
 
-static CATALOG: [ShapeInfo; 6] = [
+static CATALOG: [ShapeInfo; 7] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -84,6 +87,10 @@ static CATALOG: [ShapeInfo; 6] = [
     ShapeInfo {
         name: "tfe-words",
         description: "TFE's words where the spec and TFE disagree (serve --compat tfe): force_canceled, run force-cancel 409, 415, trailing slashes",
+    },
+    ShapeInfo {
+        name: "no-admin",
+        description: "no administrator API: every /admin path answers 404 (the rest of the API is whole)",
     },
 ];
 
@@ -163,6 +170,9 @@ impl Shapes {
                 .iter()
                 .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
         {
+            return true;
+        }
+        if self.has(Shape::NoAdmin) && (bare == "/admin" || bare.starts_with("/admin/")) {
             return true;
         }
         if self.has(Shape::RegistryOnly) {

@@ -55,6 +55,11 @@ pub struct ShapeCase {
     /// What a user of such a server gives (`--organization acme`).
     #[serde(default)]
     pub args: Vec<String>,
+    /// Faults of the reference on top of its shapes, as `--reference-fault` takes them: the
+    /// shaped server lacks one more thing (a route), so that a verdict can be pinned where
+    /// the shape meets a deviation.
+    #[serde(default)]
+    pub faults: Vec<String>,
     /// `core` (default) or `tfe`.
     #[serde(default = "core")]
     pub profile: String,

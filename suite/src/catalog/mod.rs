@@ -148,6 +148,22 @@ impl Catalog {
         shows.into_iter().next()
     }
 
+    /// Where to ask whether a `kind` resource exists, as a path template without the prefix:
+    /// its own show (`show` in `resources.toml`), else a show endpoint that needs no
+    /// administrator token. An administrator route answers for administrator tests only: a
+    /// server without the admin API knows the resource all the same.
+    pub fn existence_show(&self, kind: &str) -> Option<String> {
+        let mut def = self.graph.resources.get(kind)?;
+        while let Some(other) = def.same_as.as_deref() {
+            def = self.graph.resources.get(other)?;
+        }
+        if let Some(own) = &def.show {
+            return Some(own.path.clone());
+        }
+        let (_, show) = self.show_of(kind)?;
+        (!show.admin).then(|| path_for(&show.path, Variant::Bare))
+    }
+
     /// The list that holds resources of `kind` (a list endpoint whose `contains` names it;
     /// one that needs no administrator token first): where a kind without a show is seen.
     pub fn list_of(&self, kind: &str) -> Option<(&Group, &Endpoint)> {

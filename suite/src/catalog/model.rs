@@ -332,6 +332,9 @@ pub struct ResourceDef {
     pub create: Option<Route>,
     /// The request that removes it at the end of the run.
     pub delete: Option<Route>,
+    /// Its own show, where the spec shows none but TFE documents one (facts section 2: a
+    /// workspace by id): whether it exists is asked here, never of an administrator route.
+    pub show: Option<Route>,
     /// JSON pointers into the create answer, by field name (`id` defaults to `/data/id`).
     #[serde(default)]
     pub fields: BTreeMap<String, String>,

@@ -92,13 +92,11 @@ impl Context {
         run.finish(outcome, started.elapsed())
     }
 
-    /// True when the `require`d set names the group (or `all`).
-    fn required(&self, group: &str) -> bool {
+    /// True when the `require`d set names the group (or `all`): its absence is a failure.
+    pub fn required(&self, group: &str) -> bool {
         self.require.contains(group) || self.require.contains("all")
     }
 }
-
-impl Context {}
 
 enum Outcome {
     /// The checks ran: the findings decide.
@@ -406,17 +404,9 @@ impl<'a> TestRun<'a> {
     /// `Some(evidence)` when the target lacks this test's whole group (its probe answered
     /// no route on any path form); the probe's exchange joins the test's.
     async fn group_absent(&mut self) -> Option<String> {
-        let evidence = self.ctx.group_missing(&self.case.group).await?;
-        let status = evidence
-            .status()
-            .map(|s| s.to_string())
-            .unwrap_or_else(|| "no answer".into());
-        let line = format!("{} {}", evidence.request.method, evidence.request.url);
+        let (why, evidence) = self.ctx.group_absence(&self.case.group).await?;
         self.exchanges.push(evidence);
-        Some(format!(
-            "the target lacks the `{}` group: its probe {line} answered {status} on every path variant",
-            self.case.group
-        ))
+        Some(why)
     }
 
     async fn prepare(&mut self) -> Result<(), FixtureError> {
@@ -513,18 +503,16 @@ impl<'a> TestRun<'a> {
             })
             .collect();
         for kind in kinds {
-            let Some((_, show)) = self.ctx.catalog.show_of(&kind) else {
+            let Some(show) = self.ctx.catalog.existence_show(&kind) else {
                 continue;
             };
-            let same_route = show.method == e.method
-                && path_for(&show.path, Variant::Bare) == path_for(&e.path, Variant::Bare);
-            if same_route {
+            if e.method.as_str() == "GET" && show == path_for(&e.path, Variant::Bare) {
                 continue;
             }
-            let show = show.clone();
-            let Ok((url, filled)) = self.canonical_url(&show) else {
+            let Ok(filled) = self.ctx.fixtures.fill_path(&show, &self.scope, None, None) else {
                 continue;
             };
+            let url = self.ctx.target.api_url(&filled);
             let index = self
                 .send(Request::new(Method::GET, url, auth_for(&filled)))
                 .await;

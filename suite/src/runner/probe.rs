@@ -23,6 +23,21 @@ impl Context {
         cell.get_or_init(|| self.probe(group)).await.clone()
     }
 
+    /// Why `group` counts as absent, with the probe's exchange that shows it: `None` when
+    /// the group is there.
+    pub async fn group_absence(&self, group: &str) -> Option<(String, Exchange)> {
+        let evidence = self.group_missing(group).await?;
+        let status = evidence
+            .status()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "no answer".into());
+        let why = format!(
+            "the target lacks the `{group}` group: its probe {} {} answered {status} on every path variant",
+            evidence.request.method, evidence.request.url
+        );
+        Some((why, evidence))
+    }
+
     /// A group is missing when none of its read endpoints has a route, on any path variant,
     /// and at least one of them shows it. The group's `probe` is tried first. A read whose
     /// fixture's create route of this group is absent counts as absent; a read that cannot be

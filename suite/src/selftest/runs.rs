@@ -133,7 +133,15 @@ pub fn run_shape(case: &ShapeCase, timeout: f64) -> ShapeOutcome {
             case.name
         ))),
     }
-    .and_then(|profile| reference_plan(&case.args, &[], &case.shapes, profile, Some(timeout)));
+    .and_then(|profile| {
+        reference_plan(
+            &case.args,
+            &case.faults,
+            &case.shapes,
+            profile,
+            Some(timeout),
+        )
+    });
     match run_suite(plan) {
         Ok(results) => ShapeOutcome {
             tests: results.len(),

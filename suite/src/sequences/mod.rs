@@ -31,7 +31,7 @@ use crate::catalog::families::model::Family;
 use crate::checks::Finding;
 use crate::runner::Context;
 use crate::target::Exchange;
-use crate::verdict::{Minimal, TestResult, Verdict};
+use crate::verdict::{Blocker, Minimal, TestResult, Verdict};
 use engine::{Learned, Op, OpKind, Run, RunOutcome};
 use shrink::{shrink, Shrunk};
 
@@ -366,6 +366,23 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
         if outcome.failure.is_none() {
             continue;
         }
+        if let Some(missing) = route_missing(ctx, &outcome).await {
+            let (verdict, why, blocker) = match missing {
+                RouteMissing::GroupAbsent(why) => (Verdict::Unsupported, why, None),
+                RouteMissing::Judged(blocker) => (Verdict::Blocked, blocker.line(), Some(blocker)),
+            };
+            let mut judged = result(
+                &name,
+                verdict,
+                Some(why),
+                Vec::new(),
+                passed,
+                outcome.exchanges,
+                (started, sent),
+            );
+            judged.blocked_by = blocker;
+            return judged;
+        }
         let shrunk = shrink(ctx, family, config, &learned, &mut names, outcome).await;
         sent += shrunk.sent;
         let text = render(family, seed, case, config, &shrunk);
@@ -414,6 +431,37 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
         exchanges,
         (started, sent),
     )
+}
+
+/// A sequence whose failing request found no route judges nothing of its own.
+enum RouteMissing {
+    /// The group whose test judges that request is absent as a whole (the group probe), and
+    /// not required: the family is unsupported, as that group's tests are.
+    GroupAbsent(String),
+    /// The group is there and that one route is not: its own test reports it, once; the
+    /// family is blocked by it.
+    Judged(Blocker),
+}
+
+/// Whether the failure of a sequence is a request that found no route (404, 405, 501 where
+/// every id it names exists: see `checks::route_exists`), and what that makes of the family.
+async fn route_missing(ctx: &Context, outcome: &RunOutcome) -> Option<RouteMissing> {
+    let failure = outcome.failure.as_ref()?;
+    let ex = outcome.exchanges.get(failure.exchange?)?;
+    crate::checks::route_exists(ex).err()?;
+    let test = ctx.test_for(ex)?;
+    let group = test.split("::").next()?;
+    if ctx.required(group) {
+        return None;
+    }
+    if let Some((why, _)) = ctx.group_absence(group).await {
+        return Some(RouteMissing::GroupAbsent(format!(
+            "{why}; the sequence's request {} {} (judged by {test}) has no route",
+            ex.request.method, ex.request.url
+        )));
+    }
+    let needed = "a route the target lacks".to_string();
+    Some(RouteMissing::Judged(ctx.blocker(needed, ex, None)))
 }
 
 fn result(
