@@ -10,8 +10,9 @@
 //!   by the gate next to the routing faults;
 //! - seeding (`one-organization`, `registry-only`): `routes::seed`, when the state is made, from
 //!   [`SEEDED_ORGANIZATION`], [`SEEDED_MODULE`] and [`seeded_archive`];
+//! - opaque organization ids: the gate rewrites them in answers and bodies (`gate::ids`);
 //! - numeric ids: the store issues numbers (`Store::new_id`) and the gate turns them into JSON
-//!   numbers in answers and back into strings in request bodies (`gate::numeric_ids`);
+//!   numbers in answers and back into strings in request bodies (`gate::ids`);
 //! - no runner: the store's run lifecycle (`routes::runs`), through `Store::runner`;
 //! - TFE's words: the same as [`crate::Compat::Tfe`] (`conform serve --compat tfe`).
 
@@ -42,6 +43,9 @@ pub enum Shape {
     TfeWords,
     /// `no-admin`: no administrator API; every `/admin/...` path answers 404.
     NoAdmin,
+    /// `opaque-organization-ids`: an organization's id is not its name (`org-` and the hex of
+    /// the name); paths take only the name.
+    OpaqueOrganizationIds,
 }
 
 /// One entry of the shape catalog.
@@ -53,7 +57,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 7] = [
+const ALL: [Shape; 8] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -61,9 +65,10 @@ const ALL: [Shape; 7] = [
     Shape::NoRunner,
     Shape::TfeWords,
     Shape::NoAdmin,
+    Shape::OpaqueOrganizationIds,
 ];
 
-static CATALOG: [ShapeInfo; 7] = [
+static CATALOG: [ShapeInfo; 8] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -91,6 +96,10 @@ static CATALOG: [ShapeInfo; 7] = [
     ShapeInfo {
         name: "no-admin",
         description: "no administrator API: every /admin path answers 404 (the rest of the API is whole)",
+    },
+    ShapeInfo {
+        name: "opaque-organization-ids",
+        description: "an organization's id is not its name (org- and the name's hex); paths take only the name",
     },
 ];
 

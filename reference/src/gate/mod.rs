@@ -3,11 +3,11 @@
 //!
 //! 1. [`prefix`]: TFE's trailing slash, then `/api/v2` off the path;
 //! 2. [`limits`] and [`inject`]: the rate limits, the routing and transport faults, the token,
-//!    the body's media type and size, the body read whole ([`numeric_ids`] turns its ids back
-//!    into strings), and the behaviour faults that undo what the request did;
+//!    the body's media type and size, the body read whole ([`ids`] turns its ids back into
+//!    what the store knows), and the behaviour faults that undo what the request did;
 //! 3. the route, then [`include`](mod@include)'s `included` documents;
 //! 4. [`envelope`]: errors made JSON:API documents and the faults that rewrite answers, then
-//!    [`numeric_ids`]' numbers.
+//!    [`ids`]' shaped ids.
 //!
 //! An answer a layer gives early is finished (4) like the routes' answers, except the
 //! transport faults' (rate limits, resets), which nothing after touches.
@@ -25,10 +25,10 @@ use prefix::Target;
 
 mod answer;
 mod envelope;
+mod ids;
 mod include;
 mod inject;
 mod limits;
-mod numeric_ids;
 mod prefix;
 
 /// The service: the gate in front of every route.
@@ -73,10 +73,10 @@ fn admit(state: &AppState, at: &Target, req: &Request) -> ApiResult<()> {
     inject::upload_refused(state, at)
 }
 
-/// The request with its body read whole, its numeric ids as strings.
+/// The request with its body read whole, its shaped ids as the store knows them.
 async fn read_body(state: &AppState, at: &Target, req: Request) -> Result<Request, Response> {
     let req = limits::buffered(state, at, req).await?;
-    numeric_ids::request(state, at, req).await
+    ids::request(state, at, req).await
 }
 
 /// The route's answer with `included` and `bare-snake-case`.
@@ -90,5 +90,5 @@ async fn respond(state: &AppState, at: &Target, req: Request, next: Next) -> Res
 /// Normalizes errors, applies the answer-rewriting faults, then the shapes' rendering.
 async fn finish(state: &AppState, at: &Target, res: Response) -> Response {
     let res = envelope::apply(state, &at.method, &at.bare, res).await;
-    numeric_ids::answer(state, res).await
+    ids::answer(state, res).await
 }

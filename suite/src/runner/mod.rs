@@ -255,6 +255,14 @@ impl<'a> TestRun<'a> {
                     .ctx
                     .blocker(format!("the `{kind}` fixture"), &ex, Some(&kind));
                 self.exchanges.push(*ex);
+                // A 404 under a resource not found itself is that resource's failure.
+                if route_missing {
+                    if let Some((blocker, show)) = self.ctx.unfound_parent(&self.scope, None).await
+                    {
+                        self.exchanges.push(show);
+                        return Outcome::Blocked(blocker);
+                    }
+                }
                 // The test's own group may be absent as a whole: then it is unsupported, as
                 // every test of that group, rather than blocked.
                 if route_missing {

@@ -65,7 +65,9 @@ impl Context {
                 Err(FixtureError::Failed {
                     exchange: Some(ex), ..
                 }) if c::route_exists(&ex).is_err() && self.judged_in(group, &ex) => {
-                    last = Some(*ex);
+                    if !self.parent_not_found(&scope, endpoint).await {
+                        last = Some(*ex);
+                    }
                     continue;
                 }
                 // A read that cannot be tried for another reason proves nothing either way:
@@ -101,10 +103,62 @@ impl Context {
                 if c::route_exists(&ex).is_ok() && ex.response.is_ok() {
                     return None;
                 }
+                if self.parent_not_found(&scope, endpoint).await {
+                    // a 404 under a resource that is not found itself says nothing of the
+                    // route: the test that made that resource judges it
+                    break;
+                }
                 last = Some(ex);
             }
         }
         last
+    }
+
+    /// Whether a resource the probe's path is filled from (other than through the probed
+    /// route itself) is not found by its own show: a 404 under it is no evidence about the
+    /// group's routes.
+    async fn parent_not_found(&self, scope: &Scope, probed: &Endpoint) -> bool {
+        let own = path_for(&probed.path, Variant::Bare);
+        self.unfound_parent(scope, Some(&own)).await.is_some()
+    }
+
+    /// A resource of `scope` that its own show (`Catalog::existence_show`) does not find (an
+    /// organization whose returned id is not a name the target takes back, say): the blocker
+    /// of what a 404 under it stopped, pointing at the test that made it, and the show's
+    /// exchange. A show at the route `except` (a path template without the prefix) is not
+    /// asked: that route's own answer is what is in question.
+    pub async fn unfound_parent(
+        &self,
+        scope: &Scope,
+        except: Option<&str>,
+    ) -> Option<(Blocker, Exchange)> {
+        for instance in scope.instances() {
+            let Some(show) = self.catalog.existence_show(&instance.kind) else {
+                continue;
+            };
+            if Some(show.as_str()) == except {
+                continue;
+            }
+            let Ok(path) = self.fixtures.fill_path(&show, scope, None, None) else {
+                continue;
+            };
+            let url = self.target.api_url(&path);
+            let ex = self
+                .target
+                .send(Request::new(Method::GET, url, auth_for(&path)))
+                .await;
+            if ex.status() == Some(404) {
+                let needed = format!(
+                    "the `{}` {} its path names, which is not found",
+                    instance.kind, instance.id
+                );
+                let mut blocker = self.blocker(needed, &ex, None);
+                let prefixed = !self.target.config.forms.canonical().is_empty();
+                blocker.see = self.catalog.create_test_of(&instance.kind, prefixed);
+                return Some((blocker, ex));
+            }
+        }
+        None
     }
 
     /// True when the exchange's request is judged by a test of `group`.
