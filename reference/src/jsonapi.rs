@@ -27,6 +27,8 @@ pub(crate) struct AppState {
     pub admin_token: Arc<str>,
     pub body_limit: usize,
     pub requests: Arc<AtomicU64>,
+    /// Requests seen, for the `unavailable-now-and-then` shape.
+    pub seen: Arc<AtomicU64>,
     /// Arrival instants of the latest requests, for `rate-limit-per-second`.
     pub arrivals: Arc<std::sync::Mutex<std::collections::VecDeque<std::time::Instant>>>,
     /// Held for writing by a request whose fault restores the store afterwards, for reading

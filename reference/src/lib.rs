@@ -156,6 +156,7 @@ fn state(config: Config, tls: bool) -> AppState {
         admin_token: config.admin_token.into(),
         body_limit: config.body_limit,
         requests: Arc::new(AtomicU64::new(0)),
+        seen: Arc::new(AtomicU64::new(0)),
         arrivals: Default::default(),
         exclusive: Arc::new(tokio::sync::RwLock::new(())),
         public_url: config

@@ -10,6 +10,7 @@
 //!   by the gate next to the routing faults;
 //! - seeding (`one-organization`, `registry-only`): `routes::seed`, when the state is made, from
 //!   [`SEEDED_ORGANIZATION`], [`SEEDED_MODULE`] and [`seeded_archive`];
+//! - unavailable now and then: the gate's limits (`gate::limits`), before anything else;
 //! - opaque organization ids: the gate rewrites them in answers and bodies (`gate::ids`);
 //! - numeric ids: the store issues numbers (`Store::new_id`) and the gate turns them into JSON
 //!   numbers in answers and back into strings in request bodies (`gate::ids`);
@@ -46,6 +47,9 @@ pub enum Shape {
     /// `opaque-organization-ids`: an organization's id is not its name (`org-` and the hex of
     /// the name); paths take only the name.
     OpaqueOrganizationIds,
+    /// `unavailable-now-and-then`: a load balancer in front answers every 40th request 503
+    /// with `Retry-After: 1`.
+    UnavailableNowAndThen,
 }
 
 /// One entry of the shape catalog.
@@ -57,7 +61,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 8] = [
+const ALL: [Shape; 9] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -66,9 +70,10 @@ const ALL: [Shape; 8] = [
     Shape::TfeWords,
     Shape::NoAdmin,
     Shape::OpaqueOrganizationIds,
+    Shape::UnavailableNowAndThen,
 ];
 
-static CATALOG: [ShapeInfo; 8] = [
+static CATALOG: [ShapeInfo; 9] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -100,6 +105,10 @@ static CATALOG: [ShapeInfo; 8] = [
     ShapeInfo {
         name: "opaque-organization-ids",
         description: "an organization's id is not its name (org- and the name's hex); paths take only the name",
+    },
+    ShapeInfo {
+        name: "unavailable-now-and-then",
+        description: "a load balancer answers every 40th request 503 (plain text, Retry-After: 1)",
     },
 ];
 

@@ -1,4 +1,5 @@
-//! The auth and limits layer: the rate limits (`rate-limit-*` faults), the token, the media
+//! The auth and limits layer: the rate limits (`rate-limit-*` faults), a load balancer's
+//! moments of unavailability (`unavailable-now-and-then`), the token, the media
 //! type and size of a body, and the body read whole before any handler.
 
 use std::sync::atomic::Ordering;
@@ -14,6 +15,7 @@ use crate::error::{ApiError, ApiResult, JSONAPI};
 use crate::faults::Kind;
 use crate::jsonapi::AppState;
 use crate::paths::{is_upload_path, UPLOAD_LIMIT};
+use crate::shapes::Shape;
 use crate::Compat;
 
 /// The `rate-limit-*` faults: a 429 for a request over the limit, before anything else.
@@ -28,6 +30,28 @@ pub(super) fn rate_limited(state: &AppState) -> Option<Response> {
             .is_some_and(|n| state.requests.fetch_add(1, Ordering::SeqCst) < n);
     over.then(too_many)
 }
+
+/// The `unavailable-now-and-then` shape: every [`UNAVAILABLE_EVERY`]th request is answered
+/// by a load balancer's 503 (plain text, `Retry-After: 1`) before anything else.
+pub(super) fn unavailable_now_and_then(state: &AppState) -> Option<Response> {
+    if !state.shapes.has(Shape::UnavailableNowAndThen) {
+        return None;
+    }
+    let n = state.seen.fetch_add(1, Ordering::SeqCst) + 1;
+    n.is_multiple_of(UNAVAILABLE_EVERY).then(|| {
+        let mut res = (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "503 Service Temporarily Unavailable\n",
+        )
+            .into_response();
+        res.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        res
+    })
+}
+
+/// How often the `unavailable-now-and-then` shape answers 503.
+pub const UNAVAILABLE_EVERY: u64 = 40;
 
 /// A server limiting at `n` requests per second: true when fewer than `n` requests were
 /// admitted in the last second (any second, not only whole ones); a refused request counts

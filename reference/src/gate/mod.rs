@@ -43,6 +43,9 @@ async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Respon
     if let Some(res) = limits::rate_limited(&state) {
         return res;
     }
+    if let Some(res) = limits::unavailable_now_and_then(&state) {
+        return res;
+    }
     if let Err(err) = inject::routing(&state, &at) {
         return finish(&state, &at, err.into_response()).await;
     }

@@ -15,7 +15,8 @@ pub struct Figures {
     pub requests: u64,
     /// Wall time of the whole run.
     pub wall: Duration,
-    /// Rate limiting: 429s, time held back by them and by `--rate`, connection retries.
+    /// Rate limiting: 429s, time held back by them and by `--rate`, connection retries,
+    /// requests sent again after an unavailable answer.
     pub throttle: ThrottleStats,
 }
 
@@ -94,14 +95,15 @@ pub fn print_summary(
         figures.requests, secs, rate
     );
     let t = figures.throttle;
-    if t.rate_limited > 0 || t.paced > Duration::ZERO || t.retried > 0 {
+    if t.rate_limited > 0 || t.paced > Duration::ZERO || t.retried > 0 || t.unavailable > 0 {
         println!(
-            "throttled: {} answer(s) 429, {} waiting for the target's rate limit, {} paced by --rate, {} connection retr{}",
+            "throttled: {} answer(s) 429, {} waiting as the target asked, {} paced by --rate, {} connection retr{}, {} request(s) sent again after the target was unavailable (502/503/504)",
             t.rate_limited,
             crate::clock::human(t.throttled),
             crate::clock::human(t.paced),
             t.retried,
-            if t.retried == 1 { "y" } else { "ies" }
+            if t.retried == 1 { "y" } else { "ies" },
+            t.unavailable
         );
     }
 }

@@ -67,6 +67,7 @@ pub fn render(report: &RunReport) -> Value {
             "throttled_seconds": report.figures.throttle.throttled.as_secs_f64(),
             "paced_seconds": report.figures.throttle.paced.as_secs_f64(),
             "connection_retries": report.figures.throttle.retried,
+            "unavailable_retries": report.figures.throttle.unavailable,
         },
         "counts": counts(&total),
         "groups": by_group,

@@ -45,7 +45,7 @@ pub fn judge(
 }
 
 /// Why an exchange cannot judge the target: conform refused to send it, or the target kept
-/// rate-limiting it.
+/// rate-limiting it or stayed unavailable (502, 503, 504).
 pub(super) fn unjudgeable(ex: &Exchange) -> Option<String> {
     match &ex.response {
         Err(e @ crate::target::TransportError::Refused(_)) => Some(e.to_string()),
@@ -56,6 +56,10 @@ pub(super) fn unjudgeable(ex: &Exchange) -> Option<String> {
             ex.header("retry-after")
                 .map(|v| format!(", Retry-After: {v}"))
                 .unwrap_or_default()
+        )),
+        Ok(r) if matches!(r.status, 502..=504) => Some(format!(
+            "{} {}: the target answered {} (unavailable) and went on doing so after conform sent the request again as far as it safely could; the test could not run",
+            ex.request.method, ex.request.url, r.status
         )),
         _ => None,
     }

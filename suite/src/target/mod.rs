@@ -412,7 +412,7 @@ impl Target {
             request.method,
             Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
         );
-        let (mut limited, mut broken) = (0u32, 0u32);
+        let (mut limited, mut broken, mut unavailable) = (0u32, 0u32, 0u32);
         let mut waited = std::time::Duration::ZERO;
         let mut sent_at = Instant::now();
         let response = loop {
@@ -451,6 +451,20 @@ impl Target {
                     self.throttle.pause(wait);
                     waited += wait;
                     limited += 1;
+                }
+                Ok(r)
+                    if throttle::retry_unavailable(r.status, &r.headers, idempotent)
+                        && unavailable < throttle::MAX_UNAVAILABLE_RETRIES =>
+                {
+                    let wait = requested_wait(&r.headers, std::time::SystemTime::now())
+                        .unwrap_or_else(|| throttle::backoff(unavailable));
+                    if waited + wait > throttle::MAX_WAIT || self.throttle.would_pass_deadline(wait)
+                    {
+                        break response;
+                    }
+                    self.throttle.unavailable_pause(wait).await;
+                    waited += wait;
+                    unavailable += 1;
                 }
                 Err(TransportError::Connection(_)) if idempotent && broken < MAX_RECONNECTS => {
                     self.throttle.retry_pause(broken).await;

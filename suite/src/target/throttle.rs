@@ -1,6 +1,7 @@
 //! Politeness: a client-side rate limit shared by every request (`--rate`), a pause that a
-//! 429 imposes on the whole client, and the wait a 429 asks for (`Retry-After`,
-//! `X-RateLimit-Reset`). Time spent held back is measured as wall time (periods in which at
+//! 429 imposes on the whole client, the wait a 429 asks for (`Retry-After`,
+//! `X-RateLimit-Reset`), and a request sent again after a moment of unavailability (502, 503,
+//! 504). Time spent held back is measured as wall time (periods in which at
 //! least one request waited), so it can be set against the run's wall time.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,6 +13,21 @@ pub const MAX_WAIT: Duration = Duration::from_secs(60);
 
 /// How often a request waits out a 429 at most.
 pub const MAX_RETRIES: u32 = 20;
+
+/// How often a request is sent again after the target said it was unavailable.
+pub const MAX_UNAVAILABLE_RETRIES: u32 = 3;
+
+/// Whether an answer says the target was unavailable for a moment, so that the request is
+/// sent again: a 503 with `Retry-After` (RFC 9110 15.6.4: the server did not handle it, so
+/// any request may be repeated), or a 502, 503 or 504 to a request that is idempotent (a
+/// gateway may have passed a POST on before it failed).
+pub fn retry_unavailable(status: u16, headers: &[(String, String)], idempotent: bool) -> bool {
+    let asked = status == 503
+        && headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("retry-after"));
+    asked || (idempotent && matches!(status, 502..=504))
+}
 
 /// Parses `--rate`: `30/s`, `600/m`, `2/h`, or a bare number per second.
 pub fn parse_rate(text: &str) -> Result<f64, String> {
@@ -125,12 +141,14 @@ impl Drop for MeterGuard<'_> {
 pub struct ThrottleStats {
     /// Answers 429 received.
     pub rate_limited: u64,
-    /// Wall time in which requests waited because the target asked (429).
+    /// Wall time in which requests waited because the target asked (429, 503).
     pub throttled: Duration,
     /// Wall time in which requests waited for the client-side rate limit (`--rate`).
     pub paced: Duration,
     /// Requests sent again after a transient connection error.
     pub retried: u64,
+    /// Requests sent again after the target answered it was unavailable (502, 503, 504).
+    pub unavailable: u64,
 }
 
 /// The shared throttle of one target.
@@ -144,6 +162,7 @@ pub struct Throttle {
     paced: Meter,
     rate_limited: AtomicU64,
     retried: AtomicU64,
+    unavailable: AtomicU64,
 }
 
 /// What a rate window adds to its span, for the varying time a request takes to arrive.
@@ -201,6 +220,7 @@ impl Throttle {
             paced: Meter::default(),
             rate_limited: AtomicU64::new(0),
             retried: AtomicU64::new(0),
+            unavailable: AtomicU64::new(0),
         }
     }
 
@@ -266,6 +286,14 @@ impl Throttle {
         tokio::time::sleep(backoff(attempt) / 2).await;
     }
 
+    /// Waits `wait` before sending a request again that the target was unavailable for; only
+    /// that request waits (a gateway's moment is no limit on the whole client).
+    pub async fn unavailable_pause(&self, wait: Duration) {
+        self.unavailable.fetch_add(1, Ordering::Relaxed);
+        let _g = self.held.enter();
+        tokio::time::sleep(wait).await;
+    }
+
     /// The figures so far.
     pub fn stats(&self) -> ThrottleStats {
         ThrottleStats {
@@ -273,6 +301,7 @@ impl Throttle {
             throttled: self.held.total(),
             paced: self.paced.total(),
             retried: self.retried.load(Ordering::Relaxed),
+            unavailable: self.unavailable.load(Ordering::Relaxed),
         }
     }
 }
@@ -283,6 +312,18 @@ mod tests {
 
     fn h(name: &str, value: &str) -> Vec<(String, String)> {
         vec![(name.to_string(), value.to_string())]
+    }
+
+    #[test]
+    fn unavailable_answers_are_sent_again_when_that_is_safe() {
+        let asked = h("Retry-After", "1");
+        assert!(retry_unavailable(503, &asked, false));
+        assert!(retry_unavailable(503, &[], true));
+        assert!(retry_unavailable(502, &[], true));
+        assert!(retry_unavailable(504, &asked, true));
+        assert!(!retry_unavailable(503, &[], false));
+        assert!(!retry_unavailable(502, &asked, false));
+        assert!(!retry_unavailable(500, &asked, true));
     }
 
     #[test]
