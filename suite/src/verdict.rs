@@ -54,7 +54,7 @@ impl Profile {
     pub fn fails_on(self, level: Level) -> bool {
         match self {
             Profile::Core => level == Level::Core,
-            Profile::Tfe => true,
+            Profile::Tfe => level != Level::Info,
         }
     }
 

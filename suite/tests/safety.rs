@@ -596,10 +596,7 @@ fn a_target_that_rate_limits_its_first_requests_passes_with_throttling_reported(
         .parse()
         .unwrap();
     assert!(answers >= 10, "{line}");
-    assert!(
-        line.contains("waiting as the target asked"),
-        "{line}"
-    );
+    assert!(line.contains("waiting as the target asked"), "{line}");
     assert!(took < Duration::from_secs(60), "{took:?}");
     // and in the report files
     let results: Value =

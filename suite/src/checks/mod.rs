@@ -34,14 +34,18 @@ pub enum Level {
     Core,
     /// A public TFE convention where the spec says "not shown": fails the run only with `--profile tfe`.
     Tfe,
+    /// Information: reported, never a failure at any profile (a spelling the spec only
+    /// mentions and TFE does not serve).
+    Info,
 }
 
 impl Level {
-    /// `core` or `tfe`.
+    /// `core`, `tfe` or `info`.
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Core => "core",
             Level::Tfe => "tfe",
+            Level::Info => "info",
         }
     }
 }
@@ -137,8 +141,8 @@ checks! {
         "search reads the spec's `query`: `query=<name>` lists the module, a text matching nothing does not. Core: the Query column names `query` as it names `offset` and `limit`, and no gap statement counts it as not shown; where only TFE's `q` works, the finding says this registry reads `q`, not `query`";
     NO_SERVER_ERROR = "transport.no-5xx", Core, "Endpoints",
         "a request is never answered with a 5xx";
-    ALIAS_EXISTS = "alias.exists", Tfe, "Endpoints (Agents: \"one listing spells the segment agent-pool\")",
-        "a spelling the spec only mentions answers like the endpoint: reported, required only at --profile tfe";
+    ALIAS_EXISTS = "alias.exists", Info, "Endpoints (Agents: \"one listing spells the segment agent-pool\")",
+        "a spelling the spec only mentions answers like the endpoint: reported as information, required at no profile (TFE serves no such path)";
     TFE_STATUS = "tfe.status-code", Tfe, "tfe-api-facts 0.4",
         "create 201 (team/team access 200 too), delete and relationship changes 204, run actions and archive 202, others 200";
     TFE_MEDIA_TYPE = "tfe.media-type", Tfe, "tfe-api-facts 0.2",

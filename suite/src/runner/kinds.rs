@@ -287,7 +287,7 @@ impl TestRun<'_> {
     }
 
     pub(super) async fn required_filters(&mut self) {
-        if !self.endpoint.query.iter().any(|q| q.required) || self.case.variant != Variant::Bare {
+        if !self.endpoint.query.iter().any(|q| q.required) || !self.in_canonical_form() {
             return;
         }
         let Some(request) = self.list_request(None, false) else {
@@ -345,9 +345,22 @@ impl TestRun<'_> {
         self.check(&c::VARIANTS_AGREE, Some(index), result);
     }
 
-    /// TFE: a read without a token is answered 401 (checked once per endpoint, bare form).
+    /// Whether this test's path form is the canonical one, the form the target serves
+    /// (`/api/v2` where served, as TFE serves only it): what is checked once per endpoint is
+    /// checked there, never on a form a TFE-like server does not serve.
+    fn in_canonical_form(&self) -> bool {
+        let canonical = self.ctx.target.config.forms.canonical();
+        match self.case.variant {
+            Variant::Bare => canonical.is_empty(),
+            Variant::ApiV2 => !canonical.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// TFE: a read without a token is answered 401 (checked once per endpoint, in the
+    /// canonical form).
     pub(super) async fn unauthorized(&mut self) {
-        if self.case.variant != Variant::Bare {
+        if !self.in_canonical_form() {
             return;
         }
         let Ok(mut request) = self.main_request(&self.case.path, &self.case.method, true) else {

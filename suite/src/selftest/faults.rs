@@ -58,6 +58,8 @@ pub enum LevelName {
     Core,
     /// Caught only at `--profile tfe`.
     Tfe,
+    /// Reported as information (at `--profile tfe`), failing no test.
+    Info,
 }
 
 impl LevelName {
@@ -66,6 +68,7 @@ impl LevelName {
         match self {
             LevelName::Core => Level::Core,
             LevelName::Tfe => Level::Tfe,
+            LevelName::Info => Level::Info,
         }
     }
 }
@@ -252,7 +255,11 @@ pub fn judge(
 ) -> (Catch, Vec<Failure>, Vec<String>, Vec<String>) {
     let failures: Vec<Failure> = results
         .iter()
-        .filter(|r| matches!(r.verdict, Verdict::Fail | Verdict::Error))
+        .filter(|r| {
+            matches!(r.verdict, Verdict::Fail | Verdict::Error)
+                || (case.level == LevelName::Info
+                    && r.findings.iter().any(|f| f.check.level == Level::Info))
+        })
         .map(|r| {
             let mut checks: Vec<&'static str> = r.findings.iter().map(|f| f.check.id).collect();
             checks.dedup();

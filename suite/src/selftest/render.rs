@@ -117,6 +117,7 @@ impl Report {
         let (c, t) = self.score(None);
         let (cc, ct) = self.score(Some(LevelName::Core));
         let (tc, tt) = self.score(Some(LevelName::Tfe));
+        let (ic, it) = self.score(Some(LevelName::Info));
         let pct = |a: usize, b: usize| {
             if b == 0 {
                 100.0
@@ -127,7 +128,7 @@ impl Report {
         out.push_str(&crate::precision::render(&self.shapes));
         let _ = writeln!(
             out,
-            "mutation score (recall): {c}/{t} ({:.0}%)   core {cc}/{ct}   tfe {tc}/{tt}",
+            "mutation score (recall): {c}/{t} ({:.0}%)   core {cc}/{ct}   tfe {tc}/{tt}   info {ic}/{it}",
             pct(c, t)
         );
         let tolerated: Vec<&FaultOutcome> =

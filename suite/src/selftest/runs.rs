@@ -60,7 +60,7 @@ pub fn run_fault(case: &FaultCase, timeout: f64) -> FaultOutcome {
     let started = Instant::now();
     let profile = match case.level {
         LevelName::Core => Profile::Core,
-        LevelName::Tfe => Profile::Tfe,
+        LevelName::Tfe | LevelName::Info => Profile::Tfe,
     };
     let plan = reference_plan(
         &[],
