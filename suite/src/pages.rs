@@ -15,6 +15,15 @@ pub enum Paging {
 }
 
 impl Paging {
+    /// The page parameters a run at `profile` pages with: TFE's at `--profile tfe`, where a
+    /// list's paging is judged by TFE's rules, else the spec's.
+    pub fn of(profile: crate::verdict::Profile) -> Self {
+        match profile {
+            crate::verdict::Profile::Tfe => Paging::Tfe,
+            crate::verdict::Profile::Core => Paging::Spec,
+        }
+    }
+
     /// The names of the page number and page size parameters.
     pub fn names(self) -> (&'static str, &'static str) {
         match self {

@@ -139,7 +139,7 @@ impl<'a> Run<'a> {
         let list = crate::catalog::families::model::get(coll.list.as_deref().ok_or(Stop)?);
         while let Some(page) = walk.next_page() {
             let size = walk.size();
-            let query = Paging::Spec.query(page, size);
+            let query = Paging::of(self.profile).query(page, size);
             let index = self.send_route(&list, &env, op.api_v2, &query).await?;
             last = Some(index);
             if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
@@ -292,7 +292,7 @@ impl<'a> Run<'a> {
                 expected = p / size + 1;
                 let pages = before.len().div_ceil(size).max(1);
                 for page in expected.saturating_sub(1).max(1)..=(expected + 1).min(pages) {
-                    let query = Paging::Spec.query(page, size);
+                    let query = Paging::of(self.profile).query(page, size);
                     let index = self.send_route(list, env, api_v2, &query).await?;
                     if !self.ex(index).is_success() {
                         return Ok(None);
@@ -333,7 +333,7 @@ impl<'a> Run<'a> {
         let mut ids = Vec::new();
         let mut walk = Walk::new(100, 20);
         while let Some(page) = walk.next_page() {
-            let query = Paging::Spec.query(page, 100);
+            let query = Paging::of(self.profile).query(page, 100);
             let index = self.send_route(list, env, api_v2, &query).await?;
             if !self.ex(index).is_success() {
                 return Ok(None);
