@@ -422,6 +422,11 @@ impl Target {
                     "the run's --deadline passed; the request was not sent".into(),
                 ));
             }
+            if test_stop_passed() {
+                break Err(TransportError::Refused(
+                    "the test ran past --test-timeout; the request was not sent".into(),
+                ));
+            }
             sent_at = Instant::now();
             self.requests.fetch_add(1, Ordering::Relaxed);
             let mut builder = self
@@ -465,6 +470,24 @@ impl Target {
             elapsed: sent_at.elapsed(),
         }
     }
+}
+
+tokio::task_local! {
+    /// When the test running on this task stops sending requests (`--test-timeout`).
+    static TEST_STOP: Instant;
+}
+
+/// Runs `run` (one test) with every request it sends from `stop` on refused, as the run's
+/// deadline refuses them: the test ends by itself, and no create is cut off in flight.
+pub async fn stop_sending_at<F: std::future::Future>(stop: Instant, run: F) -> F::Output {
+    TEST_STOP.scope(stop, run).await
+}
+
+/// True when the test running on this task is past its `--test-timeout`.
+fn test_stop_passed() -> bool {
+    TEST_STOP
+        .try_with(|stop| Instant::now() >= *stop)
+        .unwrap_or(false)
 }
 
 /// Bytes of a body read freely; beyond them a read takes the target's one large-read
