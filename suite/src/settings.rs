@@ -578,6 +578,7 @@ mod tests {
             .expect("the section has a toml block");
         let file: FileConfig = toml::from_str(example).expect("the example parses");
         assert!(file.target.is_some() && file.rate.is_some() && file.deadline.is_some());
+        assert!(file.test_timeout.is_some());
         assert!(file.require.iter().all(|g| !g.is_empty()));
     }
 }

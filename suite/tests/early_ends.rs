@@ -246,6 +246,33 @@ fn sigint_stops_gracefully_with_teardown_reports_and_exit_130() {
 }
 
 #[test]
+fn sigint_stops_an_embedded_run_gracefully_with_exit_130() {
+    let reports = scratch("embedded");
+    let mut command = conform();
+    command
+        .env_remove("CONFORM_TOKEN")
+        .env_remove("CONFORM_ADMIN_TOKEN")
+        .args(["--rate", "20/s", "--reports"])
+        .arg(&reports);
+    let mut run = Run::start(command);
+    run.first_test_done();
+    run.signal(libc::SIGINT);
+    let (status, out) = run.end(Duration::from_secs(60));
+    assert_eq!(status.code(), Some(130), "{out}");
+    let last = out
+        .lines()
+        .find(|l| l.starts_with("interrupted by SIGINT:"))
+        .unwrap_or_else(|| panic!("one line says the run was interrupted:\n{out}"));
+    assert!(
+        last.contains("teardown ran") && last.contains("the embedded service kept nothing"),
+        "{last}"
+    );
+    let junit = std::fs::read_to_string(reports.join("junit.xml")).expect("junit.xml");
+    assert!(junit.contains("interrupted by SIGINT before it ran"));
+    let _ = std::fs::remove_dir_all(&reports);
+}
+
+#[test]
 fn a_second_sigterm_stops_at_once_with_the_ledger_whole_and_exit_143() {
     let served = serve(&[]);
     let reports = scratch("sigterm");

@@ -151,7 +151,13 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
     if let Some(interrupt) = interrupted {
         println!(
             "{}",
-            interrupted_line(interrupt, &results, &leftovers, sweep.as_deref())
+            interrupted_line(
+                interrupt,
+                &results,
+                &leftovers,
+                unwritten.len(),
+                sweep.as_deref()
+            )
         );
         return Ok(ExitCode::from(interrupt.signal.exit_code()));
     }
@@ -209,6 +215,7 @@ fn interrupted_line(
     interrupt: Interrupt,
     results: &[TestResult],
     leftovers: &[String],
+    unwritten: usize,
     sweep: Option<&str>,
 ) -> String {
     let after = match (sweep, leftovers.len()) {
@@ -216,8 +223,12 @@ fn interrupted_line(
         (Some(sweep), 0) => format!("to sweep what may be left: {sweep}"),
         (Some(sweep), left) => format!("{left} left on the target; to sweep it: {sweep}"),
     };
+    let reports = match unwritten {
+        0 => "reports written".to_string(),
+        n => format!("{n} report(s) NOT written"),
+    };
     format!(
-        "interrupted by {}: {} of {} tests not run, teardown ran, reports written; {after} (exit code {})",
+        "interrupted by {}: {} of {} tests not run, teardown ran, {reports}; {after} (exit code {})",
         interrupt.signal.name(),
         not_run(results),
         results.len(),
