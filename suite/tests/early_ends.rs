@@ -395,8 +395,8 @@ fn organizations_named(url: &str, prefix: &str) -> Vec<String> {
         serde_json::from_str(&body[start..end]).unwrap_or_else(|e| panic!("{e}: {answer}"));
     document["data"]
         .as_array()
-        .into_iter()
-        .flatten()
+        .unwrap_or_else(|| panic!("the organizations' list: {answer}"))
+        .iter()
         .filter_map(|o| o["id"].as_str().or(o["attributes"]["name"].as_str()))
         .filter(|name| name.starts_with(prefix))
         .map(str::to_string)
@@ -433,4 +433,47 @@ fn a_full_disk_creates_nothing_unrecorded_and_never_exits_0() {
         Vec::<String>::new(),
         "{out}"
     );
+}
+
+#[test]
+fn a_ledger_or_report_that_cannot_be_written_never_passes_silently() {
+    // what any machine can do without root: the ledger on /dev/full (every write fails with
+    // "no space left"), and a report whose path is taken by a folder
+    let served = serve(&[]);
+    let reports = scratch("unwritable");
+    std::fs::create_dir_all(reports.join("junit.xml")).expect("a folder in the way");
+    let (status, out) = Run::start(run_against(
+        &served.url,
+        &reports,
+        &["--prefix", "conform-devfull", "--ledger", "/dev/full"],
+    ))
+    .end(Duration::from_secs(600));
+    assert_eq!(status.code(), Some(4), "{out}");
+    assert!(
+        out.contains("warning: cannot write the ledger /dev/full"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the ledger /dev/full cannot be written"),
+        "the tests that would create end with the reason: {out}"
+    );
+    assert!(out.contains("error: cannot write the report"), "{out}");
+    assert!(out.contains("junit.xml"), "{out}");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(reports.join("results.json")).expect("results.json"),
+    )
+    .expect("json");
+    assert!(
+        json["counts"]["error"].as_u64().is_some_and(|n| n > 0),
+        "tests that would create end error"
+    );
+    assert!(json["warnings"].as_array().is_some_and(|w| w
+        .iter()
+        .any(|w| w.as_str().is_some_and(|w| w.contains("/dev/full")))));
+    assert_eq!(
+        organizations_named(&served.url, "conform-devfull"),
+        Vec::<String>::new(),
+        "teardown ran: {out}"
+    );
+    let _ = std::fs::remove_dir_all(&reports);
 }
