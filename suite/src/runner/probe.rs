@@ -20,7 +20,9 @@ impl Context {
             let mut probes = self.probes.lock().ok()?;
             probes.entry(group.to_string()).or_default().clone()
         };
-        cell.get_or_init(|| self.probe(group)).await.clone()
+        cell.get_or_init(|| crate::target::for_the_whole_run(self.probe(group)))
+            .await
+            .clone()
     }
 
     /// A group is missing when none of its read endpoints has a route, on any path variant,
