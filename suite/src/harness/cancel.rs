@@ -119,11 +119,10 @@ impl Cancel {
     }
 }
 
-/// Listens for SIGINT and SIGTERM on `runtime` (the default dispositions are replaced before
-/// this returns): the first fires `cancel` and calls `first`, the next calls `again`, which
-/// ends the process.
+/// Listens for SIGINT and SIGTERM on a thread of its own, until the process ends (the
+/// default dispositions are replaced before this returns): the first fires `cancel` and calls
+/// `first`, the next calls `again`, which ends the process.
 pub fn listen(
-    runtime: &tokio::runtime::Handle,
     cancel: Cancel,
     first: impl Fn(Interrupt) + Send + 'static,
     again: impl Fn(Interrupt) + Send + 'static,
@@ -131,30 +130,41 @@ pub fn listen(
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        let _entered = runtime.enter();
-        let mut interrupts = signal(SignalKind::interrupt())?;
-        let mut terminates = signal(SignalKind::terminate())?;
-        runtime.spawn(async move {
-            let mut seen = 0;
-            loop {
-                let signal = tokio::select! {
-                    Some(()) = interrupts.recv() => Signal::Interrupt,
-                    Some(()) = terminates.recv() => Signal::Terminate,
-                    else => return,
-                };
-                seen += 1;
-                let interrupt = cancel.fire(signal);
-                if seen == 1 {
-                    first(interrupt);
-                } else {
-                    again(interrupt);
-                }
-            }
-        });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let (mut interrupts, mut terminates) = {
+            let _entered = runtime.enter();
+            (
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            )
+        };
+        std::thread::Builder::new()
+            .name("conform-signals".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let mut seen = 0;
+                    loop {
+                        let signal = tokio::select! {
+                            Some(()) = interrupts.recv() => Signal::Interrupt,
+                            Some(()) = terminates.recv() => Signal::Terminate,
+                            else => return,
+                        };
+                        seen += 1;
+                        let interrupt = cancel.fire(signal);
+                        if seen == 1 {
+                            first(interrupt);
+                        } else {
+                            again(interrupt);
+                        }
+                    }
+                })
+            })?;
     }
     #[cfg(not(unix))]
     {
-        let _ = (runtime, cancel, first, again);
+        let _ = (cancel, first, again);
     }
     Ok(())
 }

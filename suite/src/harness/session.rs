@@ -139,13 +139,15 @@ impl Session {
         })
     }
 
-    /// Cancels the run on SIGINT and SIGTERM ([`cancel`]): at the first signal no new test
-    /// starts, the target stops sending new requests after [`cancel::GRACE`] and `notice`
-    /// is called; at the next, `again` is called, the ledger is synced and held whole, and the
-    /// process ends at once with the first signal's code.
+    /// Cancels the run on SIGINT and SIGTERM ([`cancel`]), from now until the process ends:
+    /// at the first signal no new test starts, the target stops sending new requests after
+    /// [`cancel::GRACE`] (unless teardown has begun) and `notice` is called (with whether
+    /// teardown has begun); at the next,
+    /// `again` is called, the ledger is synced and held whole, and the process ends at once
+    /// with the first signal's code.
     pub fn cancel_on_signals(
         &self,
-        notice: impl Fn(Interrupt) + Send + 'static,
+        notice: impl Fn(Interrupt, bool) + Send + 'static,
         again: impl Fn(Interrupt) + Send + 'static,
     ) -> std::io::Result<()> {
         let target = self.ctx.target.clone();
@@ -153,7 +155,6 @@ impl Session {
         let fixtures = self.ctx.fixtures.clone();
         let tearing_down = self.tearing_down.clone();
         cancel::listen(
-            self.runtime.handle(),
             self.runner.cancel.clone(),
             move |interrupt| {
                 let tearing_down = tearing_down.lock().unwrap_or_else(|p| p.into_inner());
@@ -161,7 +162,7 @@ impl Session {
                     let stop = interrupt.stop_sending();
                     target.set_deadline(Some(deadline.map_or(stop, |d| d.min(stop))));
                 }
-                notice(interrupt);
+                notice(interrupt, *tearing_down);
             },
             move |interrupt| {
                 again(interrupt);

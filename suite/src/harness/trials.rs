@@ -180,11 +180,18 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
 }
 
 /// What the first signal prints: what the run does now.
-fn notice_interrupt(interrupt: Interrupt) {
+fn notice_interrupt(interrupt: Interrupt, tearing_down: bool) {
+    let now = if tearing_down {
+        "teardown and the reports go on".to_string()
+    } else {
+        format!(
+            "no new test starts; the tests running get {} s to finish, then teardown and the reports",
+            cancel::GRACE.as_secs()
+        )
+    };
     eprintln!(
-        "\n{} received: no new test starts; the tests running get {} s to finish, then teardown and the reports (a second signal stops at once)",
-        interrupt.signal.name(),
-        cancel::GRACE.as_secs()
+        "\n{} received: {now} (a second signal stops at once)",
+        interrupt.signal.name()
     );
 }
 
