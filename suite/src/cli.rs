@@ -343,6 +343,9 @@ pub struct RunArgs {
     /// Time limit of the whole run (`90s`, `10m`); unfinished tests end as errors, teardown still runs.
     #[arg(long, value_name = "DURATION")]
     pub deadline: Option<String>,
+    /// Time limit of one test (`30s`, `2m`); a test past it ends as an error and the run goes on.
+    #[arg(long, value_name = "DURATION")]
+    pub test_timeout: Option<String>,
     /// Faults to switch on in the embedded reference service (for self-tests).
     #[arg(long, value_name = "NAME[=ARG]", hide = true)]
     pub reference_fault: Vec<String>,
@@ -409,6 +412,7 @@ impl Default for RunArgs {
             read_only: false,
             rate: None,
             deadline: None,
+            test_timeout: None,
             reference_fault: Vec::new(),
             reference_shape: Vec::new(),
             libtest: libtest_mimic::Arguments::default(),

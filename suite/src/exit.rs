@@ -15,4 +15,12 @@ impl ExitCodes {
     /// nothing, every test skipped, unsupported or blocked). A run that proves nothing does
     /// not pass.
     pub const NOTHING_JUDGED: u8 = 3;
+    /// A report file could not be written (the run says which): a CI job must not pass
+    /// without its artifacts.
+    pub const REPORTS_UNWRITTEN: u8 = 4;
+    /// SIGINT interrupted the run (teardown ran and the reports say so; a second signal
+    /// stops at once).
+    pub const INTERRUPTED: u8 = 130;
+    /// SIGTERM interrupted the run (as [`ExitCodes::INTERRUPTED`]).
+    pub const TERMINATED: u8 = 143;
 }

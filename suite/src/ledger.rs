@@ -178,9 +178,20 @@ impl Ledger {
         &self.path
     }
 
-    /// Records a resource the run made; returns once the line is on disk.
-    pub fn created(&self, made: &Made) {
-        self.append(&entry(Event::Created, &self.prefix, made));
+    /// Records a resource the run made; returns once the line is on disk, or why it is not.
+    pub fn created(&self, made: &Made) -> io::Result<()> {
+        let entry = entry(Event::Created, &self.prefix, made);
+        self.write(std::slice::from_ref(&entry))
+            .and_then(|line| self.commit(line))
+            .inspect_err(|e| self.warn(e))
+    }
+
+    /// Waits for the write under way, takes every line to disk and keeps every other writer
+    /// out while the guard lives: the file is whole when the process ends holding it.
+    pub fn hold(&self) -> Option<std::sync::MutexGuard<'_, File>> {
+        let file = self.file.lock().ok()?;
+        let _ = file.sync_data();
+        Some(file)
     }
 
     /// Records that a resource is gone. The line is written, not waited for: the next
@@ -230,7 +241,7 @@ impl Ledger {
     fn warn(&self, e: &io::Error) {
         if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
             eprintln!(
-                "warning: cannot write the ledger {}: {e}; `conform sweep` will not know of what this run makes",
+                "warning: cannot write the ledger {}: {e}",
                 self.path.display()
             );
         }
@@ -374,7 +385,9 @@ mod tests {
                 let ledger = ledger.clone();
                 std::thread::spawn(move || {
                     for i in 0..50 {
-                        ledger.created(&made("workspace", &format!("ws-{t}-{i}")));
+                        ledger
+                            .created(&made("workspace", &format!("ws-{t}-{i}")))
+                            .unwrap();
                     }
                 })
             })
@@ -397,17 +410,21 @@ mod tests {
         let path = dir.join("ledger.jsonl");
         let _ = std::fs::remove_file(&path);
         let ledger = Ledger::open(&path, "conform-t1").unwrap();
-        ledger.created(&made("organization", "conform-t1-0000"));
-        ledger.created(&made("workspace", "ws-1"));
-        ledger.created(&made("workspace", "ws-2"));
+        ledger
+            .created(&made("organization", "conform-t1-0000"))
+            .unwrap();
+        ledger.created(&made("workspace", "ws-1")).unwrap();
+        ledger.created(&made("workspace", "ws-2")).unwrap();
         ledger.deleted(&made("workspace", "ws-1"));
-        ledger.created(&Made {
-            kind: "run".into(),
-            id: "run-1".into(),
-            delete: None,
-            show: None,
-            parents: Vec::new(),
-        });
+        ledger
+            .created(&Made {
+                kind: "run".into(),
+                id: "run-1".into(),
+                delete: None,
+                show: None,
+                parents: Vec::new(),
+            })
+            .unwrap();
         let mut text = std::fs::read(&path).unwrap();
         assert!(!String::from_utf8_lossy(&text).contains("pw"));
         // a damaged line in the middle and a line cut by a kill at the end

@@ -53,6 +53,8 @@ pub struct FileConfig {
     pub rate: Option<String>,
     /// Time limit of the whole run (`50m`).
     pub deadline: Option<String>,
+    /// Time limit of one test (`2m`).
+    pub test_timeout: Option<String>,
     /// Run only the tests that change nothing.
     pub read_only: Option<bool>,
     /// The existing organization to work in.
@@ -105,6 +107,8 @@ pub struct Settings {
     pub rate: Option<f64>,
     /// Time limit of the whole run (`--deadline`).
     pub deadline: Option<Duration>,
+    /// Time limit of one test (`--test-timeout`).
+    pub test_timeout: Option<Duration>,
     /// The ledger file.
     pub ledger: PathBuf,
     /// The existing organization the run works in (`--organization`); read-only to the run.
@@ -269,13 +273,13 @@ impl Settings {
             .map(crate::target::parse_rate)
             .transpose()
             .map_err(ConfigError)?;
-        let deadline = args
-            .deadline
-            .as_deref()
-            .or(file.deadline.as_deref())
-            .map(crate::clock::parse_duration)
-            .transpose()
-            .map_err(|e| ConfigError(format!("--deadline {e}")))?;
+        let deadline = duration("--deadline", &args.deadline, &file.deadline)?;
+        let test_timeout = duration("--test-timeout", &args.test_timeout, &file.test_timeout)?;
+        if test_timeout.is_some_and(|t| t.is_zero()) {
+            return Err(ConfigError(
+                "--test-timeout 0 would end every test at once: give a duration such as 2m".into(),
+            ));
+        }
         let organization = args
             .organization
             .clone()
@@ -337,6 +341,7 @@ impl Settings {
             read_only: args.read_only || file.read_only.unwrap_or(false),
             rate,
             deadline,
+            test_timeout,
             ledger: args
                 .ledger
                 .clone()
@@ -414,12 +419,15 @@ impl Settings {
             (
                 "safety".into(),
                 format!(
-                    "{}guard on, rate {}, deadline {}",
+                    "{}guard on, rate {}, deadline {}, test timeout {}",
                     if self.read_only { "read-only, " } else { "" },
                     self.rate
                         .map(|r| format!("{r}/s"))
                         .unwrap_or_else(|| "unlimited".into()),
                     self.deadline
+                        .map(crate::clock::human)
+                        .unwrap_or_else(|| "none".into()),
+                    self.test_timeout
                         .map(crate::clock::human)
                         .unwrap_or_else(|| "none".into())
                 ),
@@ -434,6 +442,20 @@ impl Settings {
             ("conform-version".into(), env!("CARGO_PKG_VERSION").into()),
         ]
     }
+}
+
+/// A duration option: the flag's value, else the config file's, parsed.
+fn duration(
+    flag: &str,
+    given: &Option<String>,
+    in_file: &Option<String>,
+) -> Result<Option<Duration>, ConfigError> {
+    given
+        .as_deref()
+        .or(in_file.as_deref())
+        .map(crate::clock::parse_duration)
+        .transpose()
+        .map_err(|e| ConfigError(format!("{flag} {e}")))
 }
 
 fn load_file(explicit: Option<&Path>) -> Result<(FileConfig, Option<PathBuf>), ConfigError> {
@@ -556,6 +578,7 @@ mod tests {
             .expect("the section has a toml block");
         let file: FileConfig = toml::from_str(example).expect("the example parses");
         assert!(file.target.is_some() && file.rate.is_some() && file.deadline.is_some());
+        assert!(file.test_timeout.is_some());
         assert!(file.require.iter().all(|g| !g.is_empty()));
     }
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
+use super::cancel::{self, Cancel, Interrupt};
 use super::preflight::{discover_registry, preflight, with_trailing_slash};
 use crate::fixtures::Fixtures;
 use crate::plan::{Item, Plan};
@@ -34,6 +35,9 @@ pub struct Session {
     concurrency: usize,
     embedded: Option<conform_reference::Running>,
     started: Instant,
+    ledger: Option<std::path::PathBuf>,
+    /// Set when teardown begins: a signal then no longer stops the target's requests.
+    tearing_down: Arc<std::sync::Mutex<bool>>,
 }
 
 impl Session {
@@ -117,7 +121,9 @@ impl Session {
             },
             deadline,
             grace: settings.timeout + Duration::from_secs(2),
+            test_timeout: settings.test_timeout,
             waivers: plan.waivers.clone(),
+            cancel: Cancel::default(),
         };
         Ok(Self {
             runtime,
@@ -126,8 +132,61 @@ impl Session {
             warnings: learned.warnings,
             runner,
             concurrency: plan.concurrency,
+            ledger: embedded.is_none().then(|| settings.ledger.clone()),
+            tearing_down: Arc::default(),
             embedded,
             started,
+        })
+    }
+
+    /// Cancels the run on SIGINT and SIGTERM ([`cancel`]), from now until the process ends:
+    /// at the first signal no new test starts, the target stops sending new requests after
+    /// [`cancel::GRACE`] (unless teardown has begun) and `notice` is called (with whether
+    /// teardown has begun); at the next,
+    /// `again` is called, the ledger is synced and held whole, and the process ends at once
+    /// with the first signal's code.
+    pub fn cancel_on_signals(
+        &self,
+        notice: impl Fn(Interrupt, bool) + Send + 'static,
+        again: impl Fn(Interrupt) + Send + 'static,
+    ) -> std::io::Result<()> {
+        let target = self.ctx.target.clone();
+        let deadline = self.runner.deadline;
+        let fixtures = self.ctx.fixtures.clone();
+        let tearing_down = self.tearing_down.clone();
+        cancel::listen(
+            self.runner.cancel.clone(),
+            move |interrupt| {
+                let tearing_down = tearing_down.lock().unwrap_or_else(|p| p.into_inner());
+                if !*tearing_down {
+                    let stop = interrupt.stop_sending();
+                    target.set_deadline(Some(deadline.map_or(stop, |d| d.min(stop))));
+                }
+                notice(interrupt, *tearing_down);
+            },
+            move |interrupt| {
+                again(interrupt);
+                // no line is half written when the process ends, and every line is on disk
+                let _held = fixtures.ledger().map(|ledger| ledger.hold());
+                std::process::exit(i32::from(interrupt.signal.exit_code()));
+            },
+        )
+    }
+
+    /// The interrupt, when a signal cancelled the run.
+    pub fn interrupted(&self) -> Option<Interrupt> {
+        self.runner.cancel.interrupted()
+    }
+
+    /// The command that removes what an interrupted run may have left on the target; `None`
+    /// for the embedded service, which forgets everything when the run ends.
+    pub fn sweep_command(&self) -> Option<String> {
+        self.ledger.as_ref().map(|ledger| {
+            format!(
+                "conform sweep --target {} --ledger {}",
+                self.ctx.target.config.root,
+                ledger.display()
+            )
         })
     }
 
@@ -176,8 +235,11 @@ impl Session {
     /// Deletes what the run made and stops the embedded service; returns what could not be
     /// deleted, one line each, and the run's figures.
     pub fn close(self) -> (Vec<String>, Figures) {
-        // Teardown runs whatever the deadline: what the run made must go.
+        // Teardown runs whatever the deadline or a signal: what the run made must go.
+        let mut tearing_down = self.tearing_down.lock().unwrap_or_else(|p| p.into_inner());
+        *tearing_down = true;
         self.ctx.target.set_deadline(None);
+        drop(tearing_down);
         let leftovers = self.runtime.block_on(self.ctx.fixtures.teardown());
         let lines = leftovers
             .iter()
@@ -278,7 +340,11 @@ pub struct ItemRunner {
     /// How long past the deadline a test may still finish the request it has in flight (the
     /// target refuses new ones at the deadline), so that no create goes unrecorded.
     grace: Duration,
+    /// `--test-timeout`: how long one test may run.
+    test_timeout: Option<Duration>,
     waivers: Option<Arc<Waivers>>,
+    /// Set by the first SIGINT or SIGTERM.
+    cancel: Cancel,
 }
 
 impl ItemRunner {
@@ -287,6 +353,9 @@ impl ItemRunner {
     /// covers it.
     pub async fn run(&self, item: &Item) -> TestResult {
         let started = Instant::now();
+        if let Some(interrupt) = self.cancel.interrupted() {
+            return interrupted(item, interrupt, "before it ran", Duration::ZERO);
+        }
         let judged = async {
             match item {
                 Item::Test(case) => self.ctx.run(case).await,
@@ -298,11 +367,73 @@ impl ItemRunner {
                 }
             }
         };
-        let mut result = self.within_deadline(item, started, judged).await;
+        let limited = self.within_test_timeout(item, started, judged);
+        let bounded = self.within_deadline(item, started, limited);
+        let mut result = self.until_interrupted(item, started, bounded).await;
+        if let Some(why) = self.ctx.fixtures.ledger_failure() {
+            unrecorded_is_error(&mut result, &why);
+        }
         if let Some(waivers) = &self.waivers {
             waivers.apply(&mut result, self.ctx.profile);
         }
         result
+    }
+
+    /// Runs an item to its result, or ends it as `error` when it runs past `--test-timeout`:
+    /// at the limit the target refuses the test's new requests, and the test ends by itself;
+    /// one still stuck `grace` later is cut off.
+    async fn within_test_timeout(
+        &self,
+        item: &Item,
+        started: Instant,
+        run: impl std::future::Future<Output = TestResult>,
+    ) -> TestResult {
+        let Some(limit) = self.test_timeout else {
+            return run.await;
+        };
+        let stop = started + limit;
+        let ran_past = |elapsed: Duration| {
+            format!(
+                "the test ran past --test-timeout {} (it ran {}); requests after the limit were not sent, and the run went on",
+                crate::clock::human(limit),
+                crate::clock::human(elapsed)
+            )
+        };
+        let run = crate::target::stop_sending_at(stop, run);
+        match tokio::time::timeout_at((stop + self.grace).into(), run).await {
+            Ok(result) if started.elapsed() <= limit => result,
+            Ok(mut result) => {
+                result.verdict = Verdict::Error;
+                result.reason = Some(ran_past(started.elapsed()));
+                result
+            }
+            Err(_) => broken(item, ran_past(started.elapsed()), started.elapsed()),
+        }
+    }
+
+    /// Runs an item to its result unless a signal interrupts the run: a test still running
+    /// [`cancel::GRACE`] after the signal is not judged (its later requests were refused),
+    /// and one still waiting for its request in flight [`cancel::IN_FLIGHT`] later is cut off.
+    async fn until_interrupted(
+        &self,
+        item: &Item,
+        started: Instant,
+        run: impl std::future::Future<Output = TestResult>,
+    ) -> TestResult {
+        let cut_off = async {
+            let interrupt = self.cancel.fired().await;
+            tokio::time::sleep_until(interrupt.cut_off().into()).await;
+            interrupt
+        };
+        tokio::select! {
+            result = run => match self.cancel.interrupted() {
+                Some(interrupt) if Instant::now() > interrupt.stop_sending() => {
+                    interrupted(item, interrupt, "while it ran", started.elapsed())
+                }
+                _ => result,
+            },
+            interrupt = cut_off => interrupted(item, interrupt, "while it ran", started.elapsed()),
+        }
     }
 
     /// Runs an item to its result, or ends it as `error` when the run's deadline passes
@@ -341,10 +472,43 @@ impl ItemRunner {
 
 /// An `error` result for an item the harness could not see through: never a lost test.
 fn broken(item: &Item, reason: String, duration: Duration) -> TestResult {
+    unfinished(item, Verdict::Error, reason, duration)
+}
+
+/// A `skipped` result for an item a signal kept from running or from finishing: not judged.
+fn interrupted(item: &Item, interrupt: Interrupt, when: &str, duration: Duration) -> TestResult {
+    unfinished(
+        item,
+        Verdict::Skipped,
+        format!(
+            "{} {} {when}; not judged",
+            cancel::INTERRUPTED,
+            interrupt.signal.name()
+        ),
+        duration,
+    )
+}
+
+/// A test that the refusal of an unrecorded create kept from running ends `error`, with why.
+fn unrecorded_is_error(result: &mut TestResult, why: &str) {
+    let touched = result.reason.as_deref().is_some_and(|r| r.contains(why))
+        || result.failure_text().contains(why)
+        || result
+            .exchanges
+            .iter()
+            .any(|ex| matches!(&ex.response, Err(e) if e.to_string().contains(why)));
+    if touched && !matches!(result.verdict, Verdict::Pass | Verdict::Error) {
+        result.verdict = Verdict::Error;
+        result.reason = Some(why.to_string());
+    }
+}
+
+/// A result with no findings: what the harness says of an item it did not judge.
+fn unfinished(item: &Item, verdict: Verdict, reason: String, duration: Duration) -> TestResult {
     TestResult {
         name: item.name(),
         group: item.group().to_string(),
-        verdict: Verdict::Error,
+        verdict,
         reason: Some(reason),
         findings: Vec::new(),
         passed: Vec::new(),

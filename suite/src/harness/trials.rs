@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
+use super::cancel::{self, Interrupt};
 use super::session::Session;
 use crate::exit::ExitCodes;
 use crate::plan::Plan;
@@ -70,6 +71,12 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
         progress: progress.clone(),
         results: Arc::new(Mutex::new(Vec::new())),
     };
+    let sweep = session.sweep_command();
+    session
+        .cancel_on_signals(notice_interrupt, move |interrupt| {
+            eprintln!("{}", stopped_at_once(interrupt, sweep.as_deref()));
+        })
+        .map_err(|e| ConfigError(format!("cannot listen for SIGINT and SIGTERM: {e}")))?;
     let handle = session.runtime.handle().clone();
     let mut trials: Vec<Trial> = plan
         .items
@@ -79,6 +86,7 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
                 (session.runner.clone(), handle.clone(), finisher.clone());
             let item = item.clone();
             Trial::ignorable_test(item.name(), move || {
+                finisher.progress.begin(&item.name());
                 finisher.finish(handle.block_on(runner.run(&item)))
             })
         })
@@ -87,6 +95,9 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
     progress.set_total(trials.len());
     let _ = libtest_mimic::run(&libtest, trials);
     progress.finish();
+    let interrupted = session.interrupted();
+    let sweep = session.sweep_command();
+    let ledger_failure = session.ctx.fixtures.ledger_failure();
     let (leftovers, figures) = session.close();
     let mut results = finisher
         .results
@@ -94,6 +105,10 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
         .map(|r| r.clone())
         .unwrap_or_default();
     results.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(interrupt) = interrupted {
+        info.config
+            .push(("interrupted".into(), interrupted_how(interrupt, &results)));
+    }
     if mode == ProgressMode::Live {
         print_failures(&results, &info);
     }
@@ -106,6 +121,7 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
             .unwrap_or_default(),
     );
     // preflight's warnings were printed before the tests; these are the run's own
+    warnings.extend(ledger_failure);
     for w in &warnings[preflight_warnings.len()..] {
         eprintln!("warning: {}", info.scrub(w));
     }
@@ -118,16 +134,41 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
         warnings: &warnings,
     };
     let mut written = Vec::new();
+    let mut unwritten = Vec::new();
     for (path, outcome) in write_reports(&reports, &report) {
         match outcome {
             Ok(()) => written.push(path.display().to_string()),
-            Err(e) => eprintln!("warning: cannot write {}: {e}", path.display()),
+            Err(e) => unwritten.push(format!("{}: {e}", path.display())),
         }
     }
     if let Some(log) = &libtest.logfile {
         written.push(log.clone());
     }
     println!("reports: {}", written.join(", "));
+    for failure in &unwritten {
+        eprintln!("error: cannot write the report {failure}");
+    }
+    if let Some(interrupt) = interrupted {
+        println!(
+            "{}",
+            interrupted_line(
+                interrupt,
+                &results,
+                &leftovers,
+                unwritten.len(),
+                sweep.as_deref()
+            )
+        );
+        return Ok(ExitCode::from(interrupt.signal.exit_code()));
+    }
+    if !unwritten.is_empty() {
+        eprintln!(
+            "error: {} of the reports could not be written (exit code {})",
+            unwritten.len(),
+            ExitCodes::REPORTS_UNWRITTEN
+        );
+        return Ok(ExitCode::from(ExitCodes::REPORTS_UNWRITTEN));
+    }
     if nothing_judged(&results) {
         println!(
             "nothing was judged: {} test(s) selected, none passed or failed (exit code {})",
@@ -136,6 +177,83 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
         );
     }
     Ok(ExitCode::from(exit_code(&results, profile)))
+}
+
+/// What the first signal prints: what the run does now.
+fn notice_interrupt(interrupt: Interrupt, tearing_down: bool) {
+    let now = if tearing_down {
+        "teardown and the reports go on".to_string()
+    } else {
+        format!(
+            "no new test starts; the tests running get {} s to finish, then teardown and the reports",
+            cancel::GRACE.as_secs()
+        )
+    };
+    eprintln!(
+        "\n{} received: {now} (a second signal stops at once)",
+        interrupt.signal.name()
+    );
+}
+
+/// What the second signal prints before the process ends.
+fn stopped_at_once(interrupt: Interrupt, sweep: Option<&str>) -> String {
+    let after = match sweep {
+        Some(sweep) => format!("to remove what the run left: {sweep}"),
+        None => "the embedded service kept nothing".into(),
+    };
+    format!(
+        "interrupted again: stopped at once (exit code {}); teardown did not run, the ledger is whole; {after}",
+        interrupt.signal.exit_code()
+    )
+}
+
+/// How many tests the signal kept from running: `interrupted` in every report.
+fn interrupted_how(interrupt: Interrupt, results: &[TestResult]) -> String {
+    format!(
+        "by {}: {} of {} tests not run or not finished (skipped), teardown ran",
+        interrupt.signal.name(),
+        not_run(results),
+        results.len()
+    )
+}
+
+/// The one line an interrupted run ends with: that it was, and how to sweep.
+fn interrupted_line(
+    interrupt: Interrupt,
+    results: &[TestResult],
+    leftovers: &[String],
+    unwritten: usize,
+    sweep: Option<&str>,
+) -> String {
+    let after = match (sweep, leftovers.len()) {
+        (None, _) => "the embedded service kept nothing".to_string(),
+        (Some(sweep), 0) => format!("to sweep what may be left: {sweep}"),
+        (Some(sweep), left) => format!("{left} left on the target; to sweep it: {sweep}"),
+    };
+    let reports = match unwritten {
+        0 => "reports written".to_string(),
+        n => format!("{n} report(s) NOT written"),
+    };
+    format!(
+        "interrupted by {}: {} of {} tests not run, teardown ran, {reports}; {after} (exit code {})",
+        interrupt.signal.name(),
+        not_run(results),
+        results.len(),
+        interrupt.signal.exit_code()
+    )
+}
+
+/// The tests a signal kept from running or finishing.
+fn not_run(results: &[TestResult]) -> usize {
+    results
+        .iter()
+        .filter(|r| {
+            r.verdict == Verdict::Skipped
+                && r.reason
+                    .as_deref()
+                    .is_some_and(|why| why.starts_with(cancel::INTERRUPTED))
+        })
+        .count()
 }
 
 /// What every trial does with its final result: the progress line, the run's list, and
@@ -150,7 +268,7 @@ struct Finisher {
 impl Finisher {
     fn finish(&self, result: TestResult) -> Result<Completion, Failed> {
         let outcome = completion(&result, &self.info);
-        self.progress.record(result.verdict);
+        self.progress.record(&result.name, result.verdict);
         if let Ok(mut all) = self.results.lock() {
             all.push(result);
         }

@@ -120,10 +120,10 @@ pub fn render(report: &RunReport) -> String {
         .filter(|r| is_failure(r.verdict))
         .count();
     let mut h = String::new();
-    let title = if failing == 0 {
-        "passed".to_string()
-    } else {
-        format!("{failing} failing")
+    let title = match info.get("interrupted") {
+        Some(how) => esc(&format!("interrupted {how}")),
+        None if failing == 0 => "passed".to_string(),
+        None => format!("{failing} failing"),
     };
     let _ = write!(
         h,

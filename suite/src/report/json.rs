@@ -4,6 +4,7 @@
 //! ```json
 //! { "format": 1, "conform": "0.1.0", "profile": "core",
 //!   "config": { "target": "…", "token": "(redacted)", … },
+//!   "interrupted": null,
 //!   "figures": { "tests": 352, "requests": 2100, "wall_seconds": 3.2, "requests_per_second": 656.0 },
 //!   "counts": { "pass": 350, "fail": 2, "unsupported": 0, "skipped": 0, "waived": 0, "error": 0 },
 //!   "groups": { "runs": { "pass": 20, … } },
@@ -15,6 +16,8 @@
 //!                "duration_ms": 12, "requests": 3,
 //!                "minimal_sequence": null } ] }
 //! ```
+//! `interrupted`: `null`, or how a signal ended the run early (`by SIGINT: …`; the tests it
+//! kept from running are `skipped` with the reason).
 //! `observed`: the passed checks that observe the endpoint's effect (`checks::EFFECTS`).
 //! `counts` in a failed check is true when the check fails the test under the profile
 //! (false: a TFE-convention finding reported under `--profile core`).
@@ -58,6 +61,7 @@ pub fn render(report: &RunReport) -> Value {
         "conform": env!("CARGO_PKG_VERSION"),
         "profile": report.profile.as_str(),
         "config": config,
+        "interrupted": info.get("interrupted"),
         "figures": {
             "tests": total.total(),
             "requests": report.figures.requests,

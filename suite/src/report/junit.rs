@@ -67,10 +67,7 @@ pub fn write_junit(path: &Path, results: &[TestResult], info: &RunInfo) -> std::
         .write_xml(&mut xml)
         .map_err(std::io::Error::other)?;
     let xml = with_properties(&String::from_utf8_lossy(&xml), info);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(path, info.scrub(&xml))
+    super::write_scrubbed(path, &xml, info)
 }
 
 /// Inserts a `<properties>` block (the resolved configuration) into every `<testsuite>`:

@@ -161,12 +161,23 @@ pub fn write_reports(dir: &Path, report: &RunReport) -> Vec<(PathBuf, std::io::R
     out
 }
 
-/// Writes a text file, creating its folder, scrubbing the whole text once more.
+/// Writes a text file, creating its folder, scrubbing the whole text once more; `Ok` only
+/// once the whole text is on disk (a full disk is an error and leaves no file, never an
+/// empty report).
 fn write_scrubbed(path: &Path, text: &str, info: &RunInfo) -> std::io::Result<()> {
+    use std::io::Write;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(path, info.scrub(text))
+    let written = std::fs::File::create(path).and_then(|mut file| {
+        file.write_all(info.scrub(text).as_bytes())?;
+        file.sync_all()
+    });
+    if written.is_err() {
+        // a cut or stale file must not pass for this run's report
+        let _ = std::fs::remove_file(path);
+    }
+    written
 }
 
 /// Requests per second of the run.

@@ -1,10 +1,12 @@
-//! Progress on stderr: tests done of the total, failures so far, requests per second.
+//! Progress on stderr: tests done of the total, failures so far, requests per second, and
+//! the tests running longest.
 //!
 //! On a terminal (and without `CI`) one live line is redrawn in place; libtest's per-test
 //! lines then go to `reports/libtest.log` so the two never interleave. Elsewhere (a pipe, a
 //! CI log) a plain line is printed every few seconds and once at the end, while libtest's
 //! lines stay on stdout.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -46,6 +48,9 @@ impl ProgressMode {
 
 type Requests = Box<dyn Fn() -> u64 + Send + Sync>;
 
+/// How many of the tests running the progress line names.
+const LONGEST_SHOWN: usize = 3;
+
 /// The progress of a run; [`Progress::record`] after every test, [`Progress::finish`] once.
 pub struct Progress {
     mode: ProgressMode,
@@ -54,6 +59,8 @@ pub struct Progress {
     failed: AtomicUsize,
     started: Instant,
     requests: Requests,
+    /// The tests running, with when each started.
+    running: Mutex<HashMap<String, Instant>>,
     stop: Mutex<bool>,
     wake: Condvar,
     ticker: Mutex<Option<JoinHandle<()>>>,
@@ -73,6 +80,7 @@ impl Progress {
             failed: AtomicUsize::new(0),
             started: Instant::now(),
             requests: Box::new(requests),
+            running: Mutex::new(HashMap::new()),
             stop: Mutex::new(false),
             wake: Condvar::new(),
             ticker: Mutex::new(None),
@@ -104,8 +112,18 @@ impl Progress {
         self.total.store(total, Ordering::Relaxed);
     }
 
+    /// Notes that a test started.
+    pub fn begin(&self, name: &str) {
+        if let Ok(mut running) = self.running.lock() {
+            running.insert(name.to_string(), Instant::now());
+        }
+    }
+
     /// Counts one finished test.
-    pub fn record(&self, verdict: Verdict) {
+    pub fn record(&self, name: &str, verdict: Verdict) {
+        if let Ok(mut running) = self.running.lock() {
+            running.remove(name);
+        }
         self.done.fetch_add(1, Ordering::Relaxed);
         if matches!(verdict, Verdict::Fail | Verdict::Error) {
             self.failed.fetch_add(1, Ordering::Relaxed);
@@ -121,11 +139,34 @@ impl Progress {
             0.0
         };
         let failed = self.failed.load(Ordering::Relaxed);
-        format!(
+        let mut line = format!(
             "{}/{} tests done, {failed} failing, {rate:.0} requests/s, {secs:.0} s",
             self.done.load(Ordering::Relaxed),
             self.total.load(Ordering::Relaxed)
-        )
+        );
+        let longest = self.longest_running(LONGEST_SHOWN);
+        if !longest.is_empty() {
+            let named: Vec<String> = longest
+                .iter()
+                .map(|(name, ran)| format!("{name} ({} s)", ran.as_secs()))
+                .collect();
+            line.push_str(&format!("; running: {}", named.join(", ")));
+        }
+        line
+    }
+
+    /// The `n` tests running longest, longest first, with how long each has run.
+    pub fn longest_running(&self, n: usize) -> Vec<(String, Duration)> {
+        let Ok(running) = self.running.lock() else {
+            return Vec::new();
+        };
+        let mut all: Vec<(String, Duration)> = running
+            .iter()
+            .map(|(name, since)| (name.clone(), since.elapsed()))
+            .collect();
+        all.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        all.truncate(n);
+        all
     }
 
     fn show(&self) {
@@ -151,5 +192,35 @@ impl Progress {
             let _ = write!(err, "\r\x1b[2K");
         }
         let _ = writeln!(err, "progress: {}", self.line());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_names_the_tests_running_longest_first() {
+        let progress = Progress::start(
+            ProgressMode::Lines {
+                every: Duration::from_secs(3600),
+            },
+            3,
+            || 0,
+        );
+        progress.begin("runs::apply::api-v2");
+        std::thread::sleep(Duration::from_millis(20));
+        progress.begin("workspaces::show::bare");
+        progress.begin("teams::list::bare");
+        progress.record("teams::list::bare", Verdict::Pass);
+        let line = progress.line();
+        assert!(line.starts_with("1/3 tests done"), "{line}");
+        let running = line.split("; running: ").nth(1).unwrap_or_default();
+        assert!(
+            running.starts_with("runs::apply::api-v2 (0 s), workspaces::show::bare (0 s)"),
+            "{line}"
+        );
+        assert!(!running.contains("teams::list::bare"), "{line}");
+        progress.finish();
     }
 }

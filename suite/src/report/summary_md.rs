@@ -26,10 +26,10 @@ pub fn render(report: &RunReport) -> String {
         .filter(|r| is_failure(r.verdict))
         .collect();
     let mut md = String::new();
-    let headline = if failing.is_empty() {
-        "✅ passed".to_string()
-    } else {
-        format!("❌ {} failing", failing.len())
+    let headline = match (info.get("interrupted"), failing.is_empty()) {
+        (Some(how), _) => format!("⚠️ interrupted {how}"),
+        (None, true) => "✅ passed".to_string(),
+        (None, false) => format!("❌ {} failing", failing.len()),
     };
     let _ = writeln!(md, "# conform: {headline}\n");
     let _ = writeln!(

@@ -20,7 +20,9 @@ impl Context {
             let mut probes = self.probes.lock().ok()?;
             probes.entry(group.to_string()).or_default().clone()
         };
-        cell.get_or_init(|| self.probe(group)).await.clone()
+        cell.get_or_init(|| crate::target::for_the_whole_run(self.probe(group)))
+            .await
+            .clone()
     }
 
     /// Why `group` counts as absent, with the probe's exchange that shows it: `None` when

@@ -27,6 +27,8 @@ struct State {
     known: HashSet<String>,
     declared: HashSet<String>,
     given: HashSet<String>,
+    /// Why no resource may be created any more (the ledger cannot be written).
+    creates_stopped: Option<String>,
 }
 
 /// The guard of one target. Unarmed (lets everything through) until [`Guard::arm`].
@@ -191,12 +193,32 @@ impl Guard {
         (!child_create).then(|| segs[last].clone())
     }
 
+    /// From now on refuses every POST (what creates), with `why`; the first reason stays.
+    /// Reads and deletes go on, so that teardown still runs.
+    pub fn stop_creates(&self, why: String) {
+        if let Ok(mut s) = self.state.write() {
+            s.creates_stopped.get_or_insert(why);
+        }
+    }
+
+    /// Why creates are stopped, once they are.
+    pub fn creates_stopped(&self) -> Option<String> {
+        self.state.read().ok()?.creates_stopped.clone()
+    }
+
     /// `Ok` when the request may be sent; otherwise why not. `path` is the URL path relative
     /// to the service root.
     pub fn check(&self, method: &Method, path: &str) -> Result<(), String> {
         let Ok(s) = self.state.read() else {
             return Err("the guard's lock is poisoned".into());
         };
+        if let Some(why) = s
+            .creates_stopped
+            .as_ref()
+            .filter(|_| *method == Method::POST)
+        {
+            return Err(why.clone());
+        }
         if !s.armed {
             return Ok(());
         }

@@ -422,6 +422,11 @@ impl Target {
                     "the run's --deadline passed; the request was not sent".into(),
                 ));
             }
+            if test_stop_passed() {
+                break Err(TransportError::Refused(
+                    "the test ran past --test-timeout; the request was not sent".into(),
+                ));
+            }
             sent_at = Instant::now();
             self.requests.fetch_add(1, Ordering::Relaxed);
             let mut builder = self
@@ -479,6 +484,31 @@ impl Target {
             elapsed: sent_at.elapsed(),
         }
     }
+}
+
+tokio::task_local! {
+    /// When the test running on this task stops sending requests (`--test-timeout`).
+    static TEST_STOP: Option<Instant>;
+}
+
+/// Runs `run` (one test) with every request it sends from `stop` on refused, as the run's
+/// deadline refuses them: the test ends by itself, and no create is cut off in flight.
+pub async fn stop_sending_at<F: std::future::Future>(stop: Instant, run: F) -> F::Output {
+    TEST_STOP.scope(Some(stop), run).await
+}
+
+/// Runs `run`, work a test does for the whole run (a shared fixture, a group's probe, all
+/// remembered for every later test), free of that test's `--test-timeout`: a refusal must
+/// not be remembered as the target's answer.
+pub async fn for_the_whole_run<F: std::future::Future>(run: F) -> F::Output {
+    TEST_STOP.scope(None, run).await
+}
+
+/// True when the test running on this task is past its `--test-timeout`.
+fn test_stop_passed() -> bool {
+    TEST_STOP
+        .try_with(|stop| stop.is_some_and(|stop| Instant::now() >= stop))
+        .unwrap_or(false)
 }
 
 /// Bytes of a body read freely; beyond them a read takes the target's one large-read
@@ -583,4 +613,20 @@ pub fn join(base: &Url, path_and_query: &str) -> Url {
     url.set_path(&joined);
     url.set_query(query);
     url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_test_past_its_timeout_sends_nothing_but_what_the_whole_run_shares() {
+        let past = Instant::now();
+        assert!(stop_sending_at(past, async { test_stop_passed() }).await);
+        let shared = stop_sending_at(past, for_the_whole_run(async { test_stop_passed() }));
+        assert!(!shared.await);
+        let later = Instant::now() + Duration::from_secs(60);
+        assert!(!stop_sending_at(later, async { test_stop_passed() }).await);
+        assert!(!test_stop_passed(), "outside a test, nothing is stopped");
+    }
 }
