@@ -1037,6 +1037,7 @@ fn debris_behind_a_missing_delete_route_is_reported_not_counted_deleted() {
         &[
             "drop-route=DELETE /agent-pools/:agent_pool_id",
             "drop-route=DELETE /organizations/:organization_name/registry-modules/:registry_name/:namespace/:name",
+            "drop-route=DELETE /organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider",
             "no-deprecated-registry",
         ],
     );
