@@ -473,10 +473,18 @@ impl Settings {
 
     /// The configuration as `key = value` lines, tokens redacted.
     pub fn describe(&self, target: &Url, registry: &Url) -> Vec<(String, String)> {
-        let shown = |s: &Option<Secret>, source: &Option<TokenSource>| match (s, source) {
-            (Some(_), Some(source)) => format!("(redacted), from {source}"),
-            (Some(_), None) => "(redacted)".to_string(),
-            (None, _) => "(none)".to_string(),
+        let shown = |s: &Option<Secret>| {
+            if s.is_some() {
+                "(redacted)".to_string()
+            } else {
+                "(none)".to_string()
+            }
+        };
+        // where each token came from, beside it (never the token)
+        let source = |s: &Option<TokenSource>| {
+            s.as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_else(|| "(none)".into())
         };
         vec![
             (
@@ -489,11 +497,10 @@ impl Settings {
             ),
             ("registry-url".into(), registry.to_string()),
             ("profile".into(), self.profile.as_str().into()),
-            ("token".into(), shown(&self.token, &self.token_source)),
-            (
-                "admin-token".into(),
-                shown(&self.admin_token, &self.admin_token_source),
-            ),
+            ("token".into(), shown(&self.token)),
+            ("token-from".into(), source(&self.token_source)),
+            ("admin-token".into(), shown(&self.admin_token)),
+            ("admin-token-from".into(), source(&self.admin_token_source)),
             (
                 "auth".into(),
                 format!("{}: {} <token>", self.auth_header, self.auth_scheme),

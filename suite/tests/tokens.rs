@@ -45,11 +45,11 @@ fn the_embedded_run_passes_with_tokens_exported_and_says_whose_tokens_it_uses() 
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(said.contains("total "), "{said}");
     assert!(
-        said.contains("from the embedded reference service (the token of the environment variable CONFORM_TOKEN is for --target runs, not used)"),
+        said.contains("the embedded reference service (the token of the environment variable CONFORM_TOKEN is for --target runs, not used)"),
         "{said}"
     );
     assert!(
-        said.contains("from the embedded reference service (the token of the environment variable CONFORM_ADMIN_TOKEN is for --target runs, not used)"),
+        said.contains("the embedded reference service (the token of the environment variable CONFORM_ADMIN_TOKEN is for --target runs, not used)"),
         "{said}"
     );
     for (_, token) in exported {

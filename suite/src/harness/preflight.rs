@@ -134,10 +134,11 @@ async fn admin_token_taken(
     forms: &PathForms,
     admin_read: &str,
 ) -> Result<(), ConfigError> {
-    let prefix = if forms.api_v2 || !forms.bare {
-        "/api/v2"
-    } else {
+    // a path the catalog writes with its prefix (TFE-only routes) is sent as written
+    let prefix = if admin_read.starts_with("/api/v2/") || (forms.bare && !forms.api_v2) {
         ""
+    } else {
+        "/api/v2"
     };
     let path = format!("{prefix}{admin_read}");
     let ex = target
