@@ -244,6 +244,14 @@ async fn sweep_ledger(
                 )
                 .await
         };
+        // there when the sweep looked and gone now, not by its own delete: it went with what
+        // the sweep deleted before it (a module with its last version)
+        let removed = match removed {
+            Removed::Gone if there => {
+                Removed::Deleted("no longer shown: it went with what this sweep deleted".into())
+            }
+            removed => removed,
+        };
         match removed {
             Removed::Unconfirmed(_) => unconfirmed.push((sweep, removed)),
             Removed::Left(why) => leftovers.push((sweep, why)),
