@@ -184,21 +184,7 @@ async fn sweep_ledger(
             Err(why) => tally.failed.push(why),
         }
     }
-    // Look first, in a dry run and a sweep alike: what is already gone is told apart from
-    // what is there to delete by the same evidence, so that a dry run says what a sweep does.
-    let mut found = Vec::new();
-    for sweep in &sweeps {
-        let status = match &sweep.show {
-            Some(show) => remover.look(show).await,
-            None => None,
-        };
-        found.push(status);
-    }
-    let there: Vec<bool> = sweeps
-        .iter()
-        .zip(&found)
-        .map(|(sweep, status)| sweep.show.is_none() || !matches!(status, Some(404 | 410)))
-        .collect();
+    let there = look_first(&sweeps, remover).await;
     // what the sweep will delete: what lives in it goes along
     let mut going = lineage.clone();
     for (sweep, there) in sweeps.iter().zip(&there) {
@@ -244,24 +230,22 @@ async fn sweep_ledger(
                 )
                 .await
         };
-        // there when the sweep looked and gone now, not by its own delete: it went with what
-        // the sweep deleted before it (a module with its last version)
-        let removed = match removed {
-            Removed::Gone if there => {
-                Removed::Deleted("no longer shown: it went with what this sweep deleted".into())
-            }
-            removed => removed,
-        };
         match removed {
-            Removed::Unconfirmed(_) => unconfirmed.push((sweep, removed)),
+            Removed::Unconfirmed(_) => unconfirmed.push((sweep, there, removed)),
             Removed::Left(why) => leftovers.push((sweep, why)),
-            removed => settle(&sweep, removed, journal.as_ref(), tally, &mut lineage),
+            removed => {
+                let removed = as_seen(removed, there);
+                settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
+            }
         }
     }
-    for (sweep, removed) in unconfirmed {
+    for (sweep, there, removed) in unconfirmed {
         match remover.settle(sweep.show.as_ref(), removed) {
             Removed::Left(why) => leftovers.push((sweep, why)),
-            removed => settle(&sweep, removed, journal.as_ref(), tally, &mut lineage),
+            removed => {
+                let removed = as_seen(removed, there);
+                settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
+            }
         }
     }
     // what could not be deleted by itself, but lived in something this sweep deleted
@@ -276,6 +260,33 @@ async fn sweep_ledger(
         settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
     }
     Ok(())
+}
+
+/// Shows each entry before anything is deleted, in a dry run and a sweep alike: true for
+/// what is there to delete (its show finds it, or it has none to ask), false for what its show
+/// no longer finds. So a dry run and a sweep tell them apart by the same evidence.
+async fn look_first(sweeps: &[Sweep], remover: &mut Remover<'_>) -> Vec<bool> {
+    let mut there = Vec::new();
+    for sweep in sweeps {
+        let found = match &sweep.show {
+            Some(show) => !matches!(remover.look(show).await, Some(404 | 410)),
+            None => true,
+        };
+        there.push(found);
+    }
+    there
+}
+
+/// A removal as the dry run saw it: what was there when the sweep looked and is gone now, not
+/// by its own delete, went with what the sweep deleted before it (a module with its last
+/// version): the sweep deleted it.
+fn as_seen(removed: Removed, there: bool) -> Removed {
+    match removed {
+        Removed::Gone if there => {
+            Removed::Deleted("no longer shown: it went with what this sweep deleted".into())
+        }
+        removed => removed,
+    }
 }
 
 /// One outstanding ledger entry, ready to be swept: its delete and its show on the target.
