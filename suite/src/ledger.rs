@@ -63,6 +63,10 @@ pub struct Entry {
     /// The URL that shows it, to tell whether it is gone (with the delete's credential).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub show: Option<String>,
+    /// What it lives in, `[kind, id]` each (its kind's `parents`, as made): when the sweep
+    /// deleted one of them and its own show no longer finds it, it went along.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parents: Vec<(String, String)>,
     /// When (RFC 3339, UTC).
     pub time: String,
 }
@@ -122,6 +126,7 @@ fn entry(event: Event, prefix: &str, made: &Made) -> Entry {
         url,
         auth,
         show,
+        parents: made.parents.clone(),
         time: rfc3339(SystemTime::now()),
     }
 }
@@ -330,6 +335,15 @@ impl Contents {
             .filter(|e| !gone.contains(&e.key()))
             .filter(|e| seen.insert(e.key()))
             .cloned()
+            .collect()
+    }
+
+    /// The resources recorded as gone, `(kind, id)` each: what lives in them went along.
+    pub fn gone(&self) -> Vec<(String, String)> {
+        self.entries
+            .iter()
+            .filter(|e| e.event == Event::Deleted)
+            .map(|e| (e.kind.clone(), e.id.clone()))
             .collect()
     }
 }

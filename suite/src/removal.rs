@@ -7,7 +7,7 @@
 //! form the catalog knows is tried (both prefixes, the other spelling, the deprecated form).
 //! What is not shown gone is a leftover, with the requests that say so.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use reqwest::Method;
 use url::Url;
@@ -129,10 +129,25 @@ impl<'a> Remover<'a> {
         }
     }
 
-    /// After the pass: true when a resource left behind is shown gone now (it went with a
-    /// parent deleted later), by a show route seen answering for its kind.
-    pub async fn gone_now(&mut self, show: &(Url, Auth)) -> bool {
-        matches!(self.get(show).await, Some(404 | 410)) && self.proven(show)
+    /// After the pass, for a resource left behind whose container is known gone: true when
+    /// it went along, that is its own show now answers 404 (or its kind has no show; what it
+    /// lives in is gone, so it cannot be reached either).
+    pub async fn went_along(&mut self, show: Option<&(Url, Auth)>) -> bool {
+        match show {
+            Some(show) => matches!(self.get(show).await, Some(404 | 410)),
+            None => true,
+        }
+    }
+
+    /// What a show answers now (its status; `None` when nothing answered), learning that its
+    /// route answers: a sweep looks before it deletes, and a dry run only looks.
+    pub async fn look(&mut self, show: &(Url, Auth)) -> Option<u16> {
+        self.get(show).await
+    }
+
+    /// True when the route of this show has answered 2xx in this pass: its 404 means "not there".
+    pub fn route_answers(&self, show: &(Url, Auth)) -> bool {
+        self.proven(show)
     }
 
     /// The delete forms to try, the recorded one first (only on the target's own origin).
@@ -178,6 +193,48 @@ impl<'a> Remover<'a> {
     /// True when the route of this show has answered 2xx: its 404 means "not there".
     fn proven(&self, show: &(Url, Auth)) -> bool {
         self.shown.contains(&self.route(&show.0))
+    }
+}
+
+/// A resource and what it lives in, as a record names them: `(kind, id)`.
+pub type Lineal = (String, String);
+
+/// What removed resources live in, and which are known gone: a resource whose container is
+/// gone went with it. Teardown and sweep each keep one.
+#[derive(Debug, Default, Clone)]
+pub struct Lineage {
+    parents: HashMap<Lineal, Vec<Lineal>>,
+    gone: HashSet<Lineal>,
+}
+
+impl Lineage {
+    /// Notes what a resource lives in.
+    pub fn note(&mut self, kind: &str, id: &str, parents: &[Lineal]) {
+        self.parents
+            .insert((kind.to_string(), id.to_string()), parents.to_vec());
+    }
+
+    /// Notes that a resource is gone.
+    pub fn mark_gone(&mut self, kind: &str, id: &str) {
+        self.gone.insert((kind.to_string(), id.to_string()));
+    }
+
+    /// The first of these parents (or theirs, ...) known gone.
+    pub fn gone_parent(&self, parents: &[Lineal]) -> Option<&Lineal> {
+        let mut next = parents.to_vec();
+        for _ in 0..16 {
+            if let Some(gone) = next.iter().find_map(|p| self.gone.get(p)) {
+                return Some(gone);
+            }
+            next = next
+                .iter()
+                .flat_map(|p| self.parents.get(p).cloned().unwrap_or_default())
+                .collect();
+            if next.is_empty() {
+                break;
+            }
+        }
+        None
     }
 }
 

@@ -5,6 +5,24 @@ use std::path::PathBuf;
 
 use crate::cli::ServeArgs;
 
+/// A name to seed, checked as the API checks names (letters, digits, `-`, `_`, `.`), so that a bad
+/// one is a usage error, not a service that fails to start.
+fn seed_name(flag: &str, name: Option<String>) -> Result<Option<String>, String> {
+    match name {
+        Some(name)
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) =>
+        {
+            Err(format!(
+                "{flag} `{name}`: a name holds only letters, digits, `-`, `_` and `.`"
+            ))
+        }
+        name => Ok(name),
+    }
+}
+
 /// Runs the reference service on loopback until the process is stopped.
 pub fn serve(args: ServeArgs) -> Result<(), String> {
     if args.fault.iter().any(|f| f == "list") {
@@ -41,6 +59,8 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
             .push(shape.parse().map_err(|e| format!("--shape: {e}"))?);
     }
     config.compat = args.compat.parse().map_err(|e| format!("--compat: {e}"))?;
+    config.seed_organization = seed_name("--seed-organization", args.seed_organization)?;
+    config.seed_workspace = seed_name("--seed-workspace", args.seed_workspace)?;
     if let Some(url) = &args.public_url {
         let parsed = url::Url::parse(url).map_err(|e| format!("--public-url {url}: {e}"))?;
         if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
@@ -73,6 +93,10 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
     let password = config.password.clone();
     let (token, admin_token) = (config.token.clone(), config.admin_token.clone());
     let compat = args.compat.clone();
+    let (seed_organization, seed_workspace) = (
+        config.seed_organization.clone(),
+        config.seed_workspace.clone(),
+    );
     let prepared = conform_reference::Prepared::new(config);
     let seeded = prepared.seeded();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
@@ -92,6 +116,16 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         let _ = writeln!(out, "  password:    {password}");
         for (kind, id) in &seeded {
             let _ = writeln!(out, "  seeded {kind}: {id}");
+        }
+        if let Some(org) = &seed_organization {
+            let workspace = seed_workspace
+                .as_deref()
+                .map(|ws| format!(" workspaces {{ name = \"{ws}\" }}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  terraform:   cloud {{ hostname = \"{addr}\" organization = \"{org}\"{workspace} }}"
+            );
         }
         if let Some((_, _, Some(file))) = &tls {
             let _ = writeln!(out, "  trust this file: {}", file.display());

@@ -68,6 +68,71 @@ pub struct FileConfig {
 /// The value a test of something the run did not make `requires` (`--allow-instance-changes`).
 pub const INSTANCE_CHANGES: &str = "instance_changes";
 
+/// Where a token came from: said in the configuration lines and in preflight's messages,
+/// never the token itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenSource {
+    /// A command-line flag (`--token`, `--admin-token`).
+    Flag(&'static str),
+    /// An environment variable (`CONFORM_TOKEN`, `TFE_TOKEN`, `CONFORM_ADMIN_TOKEN`).
+    Environment(&'static str),
+    /// The config file.
+    ConfigFile,
+    /// The embedded reference service the run started; `instead_of` names a token given
+    /// for `--target` runs that this run does not use.
+    Embedded {
+        /// Where the token not used came from.
+        instead_of: Option<Box<TokenSource>>,
+    },
+}
+
+impl std::fmt::Display for TokenSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TokenSource::Flag(flag) => write!(f, "{flag}"),
+            TokenSource::Environment(name) => write!(f, "the environment variable {name}"),
+            TokenSource::ConfigFile => write!(f, "the config file"),
+            TokenSource::Embedded { instead_of: None } => {
+                write!(f, "the embedded reference service")
+            }
+            TokenSource::Embedded {
+                instead_of: Some(ignored),
+            } => write!(
+                f,
+                "the embedded reference service (the token of {ignored} is for --target runs, not used)"
+            ),
+        }
+    }
+}
+
+/// The first token given: the flag, then each environment variable, then the config file.
+fn token_from(
+    flag: (Option<&String>, &'static str),
+    variables: &[&'static str],
+    file: Option<&String>,
+) -> Option<(Secret, TokenSource)> {
+    if let Some(token) = flag.0.filter(|t| !t.is_empty()) {
+        return Some((Secret::new(token.clone()), TokenSource::Flag(flag.1)));
+    }
+    for name in variables {
+        if let Some(token) = env(name) {
+            return Some((Secret::new(token), TokenSource::Environment(name)));
+        }
+    }
+    file.map(|token| (Secret::new(token.clone()), TokenSource::ConfigFile))
+}
+
+/// Why a test (or a sequence family) that `requires` a value the user did not give is skipped.
+pub fn requirement_missing(requirement: &str) -> String {
+    if requirement == INSTANCE_CHANGES {
+        return "changes what the run did not make (an instance-wide setting or action, the caller's account): runs against the embedded reference, or with --allow-instance-changes (each value is restored afterwards)".into();
+    }
+    let flag = format!("--{}", requirement.replace('_', "-"));
+    format!(
+        "needs {flag} URL: a destination of yours the target will call (conform never points it at a third party)"
+    )
+}
+
 /// Where the run goes and how.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -77,6 +142,10 @@ pub struct Settings {
     pub token: Option<Secret>,
     /// Administrator token.
     pub admin_token: Option<Secret>,
+    /// Where the API token came from.
+    pub token_source: Option<TokenSource>,
+    /// Where the administrator token came from.
+    pub admin_token_source: Option<TokenSource>,
     /// Header that carries the token.
     pub auth_header: String,
     /// Scheme before the token.
@@ -201,19 +270,18 @@ impl Settings {
             .as_deref()
             .map(|t| parse_url("--target", t))
             .transpose()?;
-        let token = conn
-            .token
-            .clone()
-            .or_else(|| env("CONFORM_TOKEN"))
-            .or_else(|| env("TFE_TOKEN"))
-            .or(file.token.clone())
-            .map(Secret::new);
-        let admin_token = conn
-            .admin_token
-            .clone()
-            .or_else(|| env("CONFORM_ADMIN_TOKEN"))
-            .or(file.admin_token.clone())
-            .map(Secret::new);
+        let (token, token_source) = token_from(
+            (conn.token.as_ref(), "--token"),
+            &["CONFORM_TOKEN", "TFE_TOKEN"],
+            file.token.as_ref(),
+        )
+        .unzip();
+        let (admin_token, admin_token_source) = token_from(
+            (conn.admin_token.as_ref(), "--admin-token"),
+            &["CONFORM_ADMIN_TOKEN"],
+            file.admin_token.as_ref(),
+        )
+        .unzip();
         let registry_url = args
             .registry_url
             .clone()
@@ -318,6 +386,8 @@ impl Settings {
             target,
             token,
             admin_token,
+            token_source,
+            admin_token_source,
             auth_header: conn
                 .auth_header
                 .clone()
@@ -358,6 +428,34 @@ impl Settings {
         })
     }
 
+    /// Takes the embedded reference service's tokens (a run without `--target`): a token
+    /// given for `--target` runs is not used, and the sources say so. Answers a warning when
+    /// that token was given by flag (a user who meant a target forgot `--target`).
+    pub fn use_embedded_tokens(&mut self, token: &str, admin_token: &str) -> Option<String> {
+        let mut flags = Vec::new();
+        for (slot, source, given) in [
+            (&mut self.token, &mut self.token_source, token),
+            (
+                &mut self.admin_token,
+                &mut self.admin_token_source,
+                admin_token,
+            ),
+        ] {
+            let instead_of = source.take().map(Box::new);
+            if let Some(TokenSource::Flag(flag)) = instead_of.as_deref() {
+                flags.push(*flag);
+            }
+            *slot = Some(Secret::new(given.to_string()));
+            *source = Some(TokenSource::Embedded { instead_of });
+        }
+        (!flags.is_empty()).then(|| {
+            format!(
+                "{} given without --target: the run uses the embedded reference service and its own tokens (give --target URL to use yours)",
+                flags.join(" and ")
+            )
+        })
+    }
+
     /// How to reach the target at `root`: tokens, TLS, timeout, body cap, rate; the registry
     /// at the TFE default and every path form until preflight says otherwise.
     pub fn target_config(&self, root: &Url) -> TargetConfig {
@@ -387,6 +485,12 @@ impl Settings {
                 "(none)".to_string()
             }
         };
+        // where each token came from, beside it (never the token)
+        let source = |s: &Option<TokenSource>| {
+            s.as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_else(|| "(none)".into())
+        };
         vec![
             (
                 "target".into(),
@@ -399,7 +503,9 @@ impl Settings {
             ("registry-url".into(), registry.to_string()),
             ("profile".into(), self.profile.as_str().into()),
             ("token".into(), shown(&self.token)),
+            ("token-from".into(), source(&self.token_source)),
             ("admin-token".into(), shown(&self.admin_token)),
+            ("admin-token-from".into(), source(&self.admin_token_source)),
             (
                 "auth".into(),
                 format!("{}: {} <token>", self.auth_header, self.auth_scheme),

@@ -1,7 +1,11 @@
 //! `conform sweep`: deletes what runs left behind. From the ledger: every resource created and
-//! not recorded as deleted, newest first (children before their parents), each removed as
-//! teardown removes it ([`crate::removal`]: every delete form the catalog knows, and counted
-//! only when shown gone). By prefix (`--older-than`, `--prefix`): organizations whose name
+//! not recorded as deleted, newest first (children before their parents). Each is shown first,
+//! in a dry run and a sweep alike: what its show no longer finds (on a route seen answering,
+//! or inside something recorded gone or about to be deleted) is already gone; the rest is
+//! removed as teardown removes it ([`crate::removal`]: every delete form the catalog knows,
+//! counted only when shown gone), and what could not be deleted itself but lived in
+//! something the sweep deleted, and is no longer shown, went along. So `--dry-run` lists what
+//! the sweep will do. By prefix (`--older-than`, `--prefix`): organizations whose name
 //! starts with the prefix, for runs whose ledger is lost. Each failure is reported and the
 //! sweep goes on; the exit code is 1 when something could not be deleted.
 
@@ -19,7 +23,7 @@ use crate::clock::{parse_duration, parse_rfc3339};
 use crate::exit::ExitCodes;
 use crate::ledger::{self, Entry, Event, Ledger};
 use crate::pages::{Paging, Walk};
-use crate::removal::{Removed, Remover};
+use crate::removal::{Lineage, Removed, Remover};
 use crate::settings::{ConfigError, Settings};
 use crate::target::{Auth, Request, Target, TargetConfig};
 
@@ -165,30 +169,155 @@ async fn sweep_ledger(
                 ConfigError(format!("cannot append to {}: {e}", args.ledger.display()))
             })?)
         };
-    let mut unconfirmed = Vec::new();
+    let mut lineage = Lineage::default();
+    for (kind, id) in contents.gone() {
+        lineage.mark_gone(&kind, &id);
+    }
+    let mut sweeps = Vec::new();
     for entry in outstanding.into_iter().rev() {
+        match Sweep::of(entry, target, remover.catalog()) {
+            Ok(Some(sweep)) => {
+                lineage.note(&sweep.entry.kind, &sweep.entry.id, &sweep.entry.parents);
+                sweeps.push(sweep);
+            }
+            Ok(None) => {}
+            Err(why) => tally.failed.push(why),
+        }
+    }
+    let there = look_first(&sweeps, remover).await;
+    // what the sweep will delete: what lives in it goes along
+    let mut going = lineage.clone();
+    for (sweep, there) in sweeps.iter().zip(&there) {
+        if *there {
+            going.mark_gone(&sweep.entry.kind, &sweep.entry.id);
+        }
+    }
+    let mut unconfirmed = Vec::new();
+    let mut leftovers = Vec::new();
+    for (sweep, there) in sweeps.into_iter().zip(there) {
+        let gone_already = !there
+            && (going.gone_parent(&sweep.entry.parents).is_some()
+                || sweep
+                    .show
+                    .as_ref()
+                    .is_some_and(|show| remover.route_answers(show)));
+        let removed = if gone_already {
+            Removed::Gone
+        } else if args.dry_run {
+            if there {
+                println!(
+                    "would delete {}: {} {}",
+                    sweep.what, sweep.delete.0, sweep.delete.1
+                );
+                tally.deleted += 1;
+            } else {
+                tally.failed.push(format!(
+                    "{}: GET {} answers 404, and that route never answered for a {}: gone, or no such route here",
+                    sweep.what,
+                    sweep.show.as_ref().map(|(url, _)| url.path()).unwrap_or_default(),
+                    sweep.entry.kind
+                ));
+            }
+            continue;
+        } else {
+            let parent_gone = lineage.gone_parent(&sweep.entry.parents).is_some();
+            remover
+                .remove(
+                    &sweep.entry.kind,
+                    &sweep.delete,
+                    sweep.show.as_ref(),
+                    parent_gone,
+                )
+                .await
+        };
+        match removed {
+            Removed::Unconfirmed(_) => unconfirmed.push((sweep, there, removed)),
+            Removed::Left(why) => leftovers.push((sweep, why)),
+            removed => {
+                let removed = as_seen(removed, there);
+                settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
+            }
+        }
+    }
+    for (sweep, there, removed) in unconfirmed {
+        match remover.settle(sweep.show.as_ref(), removed) {
+            Removed::Left(why) => leftovers.push((sweep, why)),
+            removed => {
+                let removed = as_seen(removed, there);
+                settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
+            }
+        }
+    }
+    // what could not be deleted by itself, but lived in something this sweep deleted
+    for (sweep, why) in leftovers {
+        let parent = lineage.gone_parent(&sweep.entry.parents).cloned();
+        let removed = match parent {
+            Some((kind, id)) if remover.went_along(sweep.show.as_ref()).await => {
+                Removed::Deleted(format!("went with its {kind} {id}"))
+            }
+            _ => Removed::Left(why),
+        };
+        settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
+    }
+    Ok(())
+}
+
+/// Shows each entry before anything is deleted, in a dry run and a sweep alike: true for
+/// what is there to delete (its show finds it, or it has none to ask), false for what its show
+/// no longer finds. So a dry run and a sweep tell them apart by the same evidence.
+async fn look_first(sweeps: &[Sweep], remover: &mut Remover<'_>) -> Vec<bool> {
+    let mut there = Vec::new();
+    for sweep in sweeps {
+        let found = match &sweep.show {
+            Some(show) => !matches!(remover.look(show).await, Some(404 | 410)),
+            None => true,
+        };
+        there.push(found);
+    }
+    there
+}
+
+/// A removal as the dry run saw it: what was there when the sweep looked and is gone now, not
+/// by its own delete, went with what the sweep deleted before it (a module with its last
+/// version): the sweep deleted it.
+fn as_seen(removed: Removed, there: bool) -> Removed {
+    match removed {
+        Removed::Gone if there => {
+            Removed::Deleted("no longer shown: it went with what this sweep deleted".into())
+        }
+        removed => removed,
+    }
+}
+
+/// One outstanding ledger entry, ready to be swept: its delete and its show on the target.
+struct Sweep {
+    /// The entry, for the `deleted` line.
+    entry: Entry,
+    /// What it is, for messages: kind, id and run.
+    what: String,
+    /// The request that deletes it.
+    delete: (Method, Url, Auth),
+    /// The request that shows it, where one is known.
+    show: Option<(Url, Auth)>,
+}
+
+impl Sweep {
+    /// The sweep of an entry; `None` when it has no delete (it goes with its parent), an
+    /// error line when its requests are not valid or not the target's.
+    fn of(entry: Entry, target: &Target, catalog: &Catalog) -> Result<Option<Self>, String> {
         let what = format!("{} {} (run {})", entry.kind, entry.id, entry.prefix);
         let (Some(method), Some(url)) = (entry.method.as_deref(), entry.url.as_deref()) else {
-            continue;
+            return Ok(None);
         };
         let (Ok(method), Ok(url)) = (Method::from_bytes(method.as_bytes()), Url::parse(url)) else {
-            tally
-                .failed
-                .push(format!("{what}: the ledger's delete request is not valid"));
-            continue;
+            return Err(format!("{what}: the ledger's delete request is not valid"));
         };
         if !target.same_origin(&url) {
-            tally.failed.push(format!(
+            return Err(format!(
                 "{what}: it lives on {}, not on the target {}; sweep with --target {0}",
                 url.origin().ascii_serialization(),
                 target.config.root
             ));
-            continue;
-        }
-        if args.dry_run {
-            println!("would delete {what}: {method} {url}");
-            tally.deleted += 1;
-            continue;
         }
         let show = entry
             .show
@@ -198,38 +327,45 @@ async fn sweep_ledger(
                 // a ledger written before shows were recorded: the catalog's show of the kind
                 let root = target.config.root.path().trim_end_matches('/');
                 let relative = url.path().strip_prefix(root)?;
-                let path =
-                    remover
-                        .catalog()
-                        .show_path_for(&entry.kind, method.as_str(), relative)?;
+                let path = catalog.show_path_for(&entry.kind, method.as_str(), relative)?;
                 Some(target.url(&path))
             })
             .filter(|s| target.same_origin(s))
             .map(|s| (s, entry.auth()));
-        let removed = remover
-            .remove(
-                &entry.kind,
-                &(method, url, entry.auth()),
-                show.as_ref(),
-                false,
-            )
-            .await;
-        if matches!(removed, Removed::Unconfirmed(_)) {
-            unconfirmed.push((what, entry, show, removed));
-            continue;
-        }
-        settle(&what, removed, entry, journal.as_ref(), tally);
+        let auth = entry.auth();
+        Ok(Some(Self {
+            entry,
+            what,
+            delete: (method, url, auth),
+            show,
+        }))
     }
-    for (what, entry, show, removed) in unconfirmed {
-        let removed = remover.settle(show.as_ref(), removed);
-        settle(&what, removed, entry, journal.as_ref(), tally);
-    }
-    Ok(())
 }
 
-/// Counts one removal, and records in the ledger what is gone.
-fn settle(what: &str, removed: Removed, entry: Entry, journal: Option<&Ledger>, tally: &mut Tally) {
-    let gone = match removed {
+/// Counts one removal of the ledger's, records in the ledger what is gone, and notes it
+/// gone in the lineage (what lives in it went along).
+fn settle(
+    sweep: &Sweep,
+    removed: Removed,
+    journal: Option<&Ledger>,
+    tally: &mut Tally,
+    lineage: &mut Lineage,
+) {
+    if report(&sweep.what, removed, tally) {
+        lineage.mark_gone(&sweep.entry.kind, &sweep.entry.id);
+        if let Some(journal) = journal {
+            journal.append(&Entry {
+                event: Event::Deleted,
+                time: crate::clock::rfc3339(SystemTime::now()),
+                ..sweep.entry.clone()
+            });
+        }
+    }
+}
+
+/// Prints and counts one removal; true when the resource is gone.
+fn report(what: &str, removed: Removed, tally: &mut Tally) -> bool {
+    match removed {
         Removed::Deleted(by) => {
             println!("deleted {what}: {by}");
             tally.deleted += 1;
@@ -244,13 +380,6 @@ fn settle(what: &str, removed: Removed, entry: Entry, journal: Option<&Ledger>, 
             tally.failed.push(format!("{what}: {why}"));
             false
         }
-    };
-    if let (true, Some(journal)) = (gone, journal) {
-        journal.append(&Entry {
-            event: Event::Deleted,
-            time: crate::clock::rfc3339(SystemTime::now()),
-            ..entry
-        });
     }
 }
 
@@ -370,18 +499,6 @@ async fn sweep_named(
         let removed = remover
             .remove(named.kind, &(Method::DELETE, url, named.auth), show, false)
             .await;
-        match remover.settle(show, removed) {
-            Removed::Deleted(by) => {
-                println!("deleted {what}: {by}");
-                tally.deleted += 1;
-            }
-            Removed::Gone => {
-                println!("already gone: {what}");
-                tally.gone += 1;
-            }
-            Removed::Left(why) | Removed::Unconfirmed(why) => {
-                tally.failed.push(format!("{what}: {why}"));
-            }
-        }
+        report(&what, remover.settle(show, removed), tally);
     }
 }

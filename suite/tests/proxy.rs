@@ -2,11 +2,12 @@
 //! per-endpoint verdicts and coverage; through a reference fault, the deviation is reported.
 
 mod harness;
+mod support;
 
-use std::io::{BufRead, BufReader};
+use support::processes::stop_proxy;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -30,51 +31,9 @@ fn start_proxy_with(
     profile: &str,
     extra: &[&str],
 ) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
-        .args(["proxy", "--target", target, "--listen", "127.0.0.1:0"])
-        .arg("--reports")
-        .arg(reports)
-        .args(["--profile", profile, "--duration", "60"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("conform proxy starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("the proxy says where it listens");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .map(|w| w.trim_end_matches(',').to_string())
-        .unwrap_or_else(|| panic!("no address in `{line}`"));
-    (child, url)
-}
-
-/// Stops the proxy with SIGTERM and waits for its reports.
-fn stop_proxy(mut child: Child) -> String {
-    let pid = child.id().to_string();
-    let killed = Command::new("kill").args(["-TERM", &pid]).status();
-    assert!(killed.is_ok_and(|s| s.success()), "kill -TERM {pid}");
-    let started = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the proxy did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        use std::io::Read;
-        let _ = e.read_to_string(&mut err);
-    }
-    err
+    let mut args = vec!["--profile", profile];
+    args.extend_from_slice(extra);
+    support::processes::start_proxy(target, reports, &args)
 }
 
 /// A short client session through the proxy: an organization made, shown, updated and

@@ -55,6 +55,9 @@ struct Service {
     admin_token: String,
     /// The seeded assessment result the banner names.
     assessment_result: String,
+    /// The organization and workspace seeded by `--seed-organization`/`--seed-workspace`,
+    /// as the banner's `terraform:` line names them (empty when not seeded).
+    seeded_names: (String, String),
 }
 
 impl Drop for Service {
@@ -82,11 +85,38 @@ fn random_token(prefix: &str) -> String {
     format!("{prefix}-{:x}-{}", nanos, std::process::id())
 }
 
-fn start_service() -> Service {
+/// The arguments of `conform serve` in the README's "Use it as a local TFE" steps, with its
+/// port made 0 (a free one): the terraform scenario starts the service as a reader would.
+fn readme_serve_args() -> Vec<String> {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("cargo run --release -- serve "))
+        .expect("the README's local TFE steps start conform serve");
+    let command = line.split('#').next().unwrap_or_default();
+    let mut args: Vec<String> = command
+        .split_whitespace()
+        .skip_while(|w| *w != "serve")
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    if let Some(i) = args.iter().position(|a| a == "--port") {
+        if let Some(port) = args.get_mut(i + 1) {
+            *port = "0".into();
+        }
+    }
+    args
+}
+
+/// The service every client but the terraform engine runs against.
+const SERVE_ARGS: [&str; 5] = ["--tls", "--compat", "tfe", "--port", "0"];
+
+fn start_service(serve_args: &[String]) -> Service {
     let token = random_token("client-token");
     let admin_token = random_token("client-admin");
     let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
-        .args(["serve", "--tls", "--compat", "tfe", "--port", "0"])
+        .arg("serve")
+        .args(serve_args)
         .args(["--token", &token, "--admin-token", &admin_token])
         .env_remove("CONFORM_TOKEN")
         .env_remove("CONFORM_ADMIN_TOKEN")
@@ -97,7 +127,8 @@ fn start_service() -> Service {
     let stdout = child.stdout.take().expect("piped stdout");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let (mut url, mut seeded) = (None, String::new());
+        let (mut url, mut seeded, mut names) =
+            (None, String::new(), (String::new(), String::new()));
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             if let Some(rest) = line.strip_prefix("reference service at ") {
                 url = Some(rest.trim().to_string());
@@ -105,12 +136,20 @@ fn start_service() -> Service {
             if let Some(id) = line.trim().strip_prefix("seeded assessment_result: ") {
                 seeded = id.to_string();
             }
+            if let Some(block) = line.trim().strip_prefix("terraform: ") {
+                // cloud { hostname = "H" organization = "O" workspaces { name = "W" } }
+                let quoted: Vec<&str> = block.split('"').skip(1).step_by(2).collect();
+                names = (
+                    quoted.get(1).unwrap_or(&"").to_string(),
+                    quoted.get(2).unwrap_or(&"").to_string(),
+                );
+            }
             if let Some(file) = line.trim().strip_prefix("trust this file: ") {
-                let _ = tx.send((url.clone(), file.to_string(), seeded.clone()));
+                let _ = tx.send((url.clone(), file.to_string(), seeded.clone(), names.clone()));
             }
         }
     });
-    let (url, ca, assessment_result) = rx
+    let (url, ca, assessment_result, seeded_names) = rx
         .recv_timeout(Duration::from_secs(30))
         .expect("conform serve --tls prints its address and the file to trust");
     let url = url.expect("the banner names the address");
@@ -124,13 +163,14 @@ fn start_service() -> Service {
         token,
         admin_token,
         assessment_result,
+        seeded_names,
     }
 }
 
 /// Runs one script of `clients/` against a fresh service; returns its output, or panics when
 /// it fails or outlives `limit`.
-fn run_client(python: PathBuf, script: &str, limit: Duration) -> String {
-    let service = start_service();
+fn run_client(python: PathBuf, script: &str, limit: Duration, serve_args: &[String]) -> String {
+    let service = start_service(serve_args);
     let started = Instant::now();
     let mut child = Command::new(python)
         .arg(root().join("clients").join(script))
@@ -140,6 +180,8 @@ fn run_client(python: PathBuf, script: &str, limit: Duration) -> String {
         .env("CONFORM_ADMIN_TOKEN", &service.admin_token)
         .env("CONFORM_CA", &service.ca)
         .env("CONFORM_ASSESSMENT_RESULT", &service.assessment_result)
+        .env("CONFORM_SEED_ORGANIZATION", &service.seeded_names.0)
+        .env("CONFORM_SEED_WORKSPACE", &service.seeded_names.1)
         .env("PYTHONUNBUFFERED", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -186,9 +228,23 @@ fn run_client(python: PathBuf, script: &str, limit: Duration) -> String {
     }
 }
 
-fn terraform_engine_runs_init_apply_output_state_destroy_and_a_remote_plan(python: PathBuf) {
-    let out = run_client(python, "terraform_engine.py", Duration::from_secs(600));
-    assert!(out.contains("terraform: 9 of 9 steps passed"), "{out}");
+fn terraform_engine_runs_the_readme_steps_and_a_remote_plan(python: PathBuf) {
+    // started as the README says (seed flags included): init, plan and apply in the seeded
+    // workspace are the README's steps
+    let args = readme_serve_args();
+    for flag in ["--tls", "--seed-organization", "--seed-workspace"] {
+        assert!(
+            args.iter().any(|a| a == flag),
+            "the README's serve lacks {flag}: {args:?}"
+        );
+    }
+    let out = run_client(
+        python,
+        "terraform_engine.py",
+        Duration::from_secs(600),
+        &args,
+    );
+    assert!(out.contains("terraform: 10 of 10 steps passed"), "{out}");
 }
 
 /// The `NAME: N of M calls passed` line of a client's output, as (N, M).
@@ -206,8 +262,17 @@ fn count(out: &str, name: &str) -> (u32, u32) {
     }
 }
 
+fn default_serve() -> Vec<String> {
+    SERVE_ARGS.iter().map(|a| a.to_string()).collect()
+}
+
 fn pytfe_calls_pass(python: PathBuf) {
-    let out = run_client(python, "pytfe_client.py", Duration::from_secs(300));
+    let out = run_client(
+        python,
+        "pytfe_client.py",
+        Duration::from_secs(300),
+        &default_serve(),
+    );
     // Every failure left is the client's (KNOWN in the script, clients/NOTES.md); the
     // issue's bar is 97 % of the calls.
     let (passed, tried) = count(&out, "pytfe");
@@ -216,7 +281,12 @@ fn pytfe_calls_pass(python: PathBuf) {
 }
 
 fn terrasnek_calls_pass(python: PathBuf) {
-    let out = run_client(python, "terrasnek_client.py", Duration::from_secs(300));
+    let out = run_client(
+        python,
+        "terrasnek_client.py",
+        Duration::from_secs(300),
+        &default_serve(),
+    );
     let (passed, tried) = count(&out, "terrasnek");
     assert!(tried >= 80, "terrasnek tried only {tried} calls");
     assert_eq!(passed, tried, "terrasnek");
@@ -225,9 +295,9 @@ fn terrasnek_calls_pass(python: PathBuf) {
 fn main() {
     harness::run(vec![
         harness::needing(
-            "terraform_engine_runs_init_apply_output_state_destroy_and_a_remote_plan",
+            "terraform_engine_runs_the_readme_steps_and_a_remote_plan",
             python,
-            terraform_engine_runs_init_apply_output_state_destroy_and_a_remote_plan,
+            terraform_engine_runs_the_readme_steps_and_a_remote_plan,
         ),
         harness::needing("pytfe_calls_pass", python, pytfe_calls_pass),
         harness::needing("terrasnek_calls_pass", python, terrasnek_calls_pass),

@@ -4,9 +4,9 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,6 +16,7 @@ use conform::plan::Plan;
 use conform::settings::Settings;
 use conform::verdict::Verdict;
 use serde_json::Value;
+use support::processes::Served;
 
 const BIN: &str = env!("CARGO_BIN_EXE_conform");
 
@@ -26,52 +27,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch folder");
     dir
-}
-
-/// `conform serve` in its own process; killed when dropped.
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Served {
-    fn start(token: &str, admin_token: &str, faults: &[&str]) -> Self {
-        let mut cmd = Command::new(BIN);
-        cmd.args([
-            "serve",
-            "--port",
-            "0",
-            "--token",
-            token,
-            "--admin-token",
-            admin_token,
-        ]);
-        for fault in faults {
-            cmd.args(["--fault", fault]);
-        }
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("conform serve starts");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let first = lines.next().expect("a line").expect("readable");
-        let url = first
-            .strip_prefix("reference service at ")
-            .unwrap_or_else(|| panic!("unexpected first line: {first}"))
-            .trim()
-            .to_string();
-        // keep draining its output so it never blocks
-        std::thread::spawn(move || for _ in lines {});
-        Served { child, url }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn run_conform(args: &[&str]) -> (Output, Duration) {
@@ -1034,6 +989,7 @@ fn debris_behind_a_missing_delete_route_is_reported_not_counted_deleted() {
         &[
             "drop-route=DELETE /agent-pools/:agent_pool_id",
             "drop-route=DELETE /organizations/:organization_name/registry-modules/:registry_name/:namespace/:name",
+            "drop-route=DELETE /organizations/:organization_name/registry-modules/:registry_name/:namespace/:name/:provider",
             "no-deprecated-registry",
         ],
     );

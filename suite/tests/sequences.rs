@@ -460,8 +460,12 @@ fn inside_a_given_organization_every_family_passes_and_leaves_it_as_it_was() {
         all
     });
     let reports = std::env::temp_dir().join(format!("conform-seq-given-{}", std::process::id()));
+    // the reference's own sink: the notifications family needs a destination of the user's
+    let sink = format!("{}/notification-sink", root.trim_end_matches('/'));
     let run = run_families(
         &[
+            "--notification-url",
+            &sink,
             "--target",
             &proxy,
             "--token",

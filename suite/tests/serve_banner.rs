@@ -2,6 +2,8 @@
 //! `CONFORM_TOKEN`/`CONFORM_ADMIN_TOKEN`), the password and the seeded things; with them a
 //! run against the standalone service skips nothing.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -87,4 +89,52 @@ fn a_run_against_a_standalone_service_skips_nothing_with_what_its_banner_prints(
     assert_eq!(numbers.get(4), Some(&0), "nothing skipped: {total}");
     assert_eq!(out.status.code(), Some(0), "{total}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--seed-organization` and `--seed-workspace` make what terraform's `cloud` block needs:
+/// the banner names them and the matching cloud block, and the workspace is in local
+/// execution mode. A name the API would refuse is a usage error.
+#[test]
+fn seed_flags_make_an_organization_and_a_local_workspace_the_banner_names() {
+    let served = support::processes::Served::with_args(&[
+        "--seed-organization",
+        "example",
+        "--seed-workspace",
+        "app",
+    ]);
+    let banner = served.banner.join("\n");
+    assert!(banner.contains("seeded organization: example"), "{banner}");
+    assert!(banner.contains("seeded workspace: ws-"), "{banner}");
+    assert!(
+        banner.contains(r#"organization = "example" workspaces { name = "app" }"#),
+        "{banner}"
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let doc: serde_json::Value = rt.block_on(async {
+        reqwest::Client::new()
+            .get(format!(
+                "{}/api/v2/organizations/example/workspaces/app",
+                served.url.trim_end_matches('/')
+            ))
+            .bearer_auth("reference-token")
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("a document")
+    });
+    assert_eq!(
+        doc.pointer("/data/attributes/execution-mode"),
+        Some(&serde_json::json!("local")),
+        "{doc}"
+    );
+    let refused = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["serve", "--port", "0", "--seed-organization", "no spaces"])
+        .output()
+        .expect("conform serve runs");
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
 }

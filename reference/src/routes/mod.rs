@@ -4,7 +4,7 @@
 use axum::extract::DefaultBodyLimit;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use serde_json::Map;
+use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::AppState;
@@ -65,6 +65,31 @@ async fn method_not_allowed() -> Response {
 /// 404 unless the organization exists.
 pub(crate) fn org(store: &Store, name: &str) -> Result<(), ApiError> {
     store.find("organizations", name).map(|_| ())
+}
+
+/// Seeds what `conform serve` was asked for: an organization, and a workspace in it in local
+/// execution mode; records them in `store.seeded` (`organization`: its name, `workspace`:
+/// its id).
+pub(crate) fn seed_given(
+    store: &mut Store,
+    organization: Option<&str>,
+    workspace: Option<&str>,
+) -> ApiResult<()> {
+    let Some(org) = organization else {
+        return Ok(());
+    };
+    if store.get("organizations", org).is_none() {
+        insert_organization(store, org, &format!("{org}@reference.test"), &Map::new())?;
+    }
+    store.seeded.push(("organization".into(), org.into()));
+    if let Some(name) = workspace {
+        let mut local = Map::new();
+        local.insert("execution-mode".into(), Value::from("local"));
+        let ws = workspaces::insert_workspace(store, org, name, None, &local)?;
+        let id = ws["id"].as_str().unwrap_or_default().to_string();
+        store.seeded.push(("workspace".into(), id));
+    }
+    Ok(())
 }
 
 /// Seeds what the shapes need into a fresh store (the organization `one-organization` and

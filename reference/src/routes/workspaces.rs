@@ -116,20 +116,40 @@ async fn create(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResu
         return Err(ApiError::attribute("name", "Name is invalid"));
     }
     let mut store = ctx.state.write();
-    let organization = store.find("organizations", &name)?;
+    let ws = insert_workspace(
+        &mut store,
+        &name,
+        &ws_name,
+        doc.rel("project"),
+        &doc.attributes,
+    )?;
+    created(ws)
+}
+
+/// Makes a workspace `ws_name` in organization `name` (in `project`, else the organization's
+/// default project) with TFE's defaults and the `sent` attributes; answers it rendered. The
+/// create route and `conform serve --seed-workspace` both make workspaces here.
+pub(crate) fn insert_workspace(
+    store: &mut Store,
+    name: &str,
+    ws_name: &str,
+    project: Option<String>,
+    sent: &Map<String, Value>,
+) -> ApiResult<Value> {
+    let organization = store.find("organizations", name)?;
     let default_project = organization
         .rel_id("default-project")
         .unwrap_or_default()
         .to_string();
     let mode = organization.str("default-execution-mode").to_string();
     if store
-        .list("workspaces", Some(&name))
+        .list("workspaces", Some(name))
         .iter()
         .any(|w| w.str("name") == ws_name)
     {
         return Err(ApiError::attribute("name", "Name has already been taken"));
     }
-    let project = doc.rel("project").unwrap_or(default_project);
+    let project = project.unwrap_or(default_project);
     if store.get("projects", &project).is_none() {
         return Err(ApiError::not_found("project", &project));
     }
@@ -149,12 +169,12 @@ async fn create(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResu
                 "can-create-state-versions": true, "can-queue-apply": true, "can-lock": true,
                 "can-unlock": true, "can-force-unlock": true, "can-read-settings": true},
         }),
-        &doc.attributes,
+        sent,
         &[],
     );
-    let id = store.insert("workspaces", "ws-", Some(&name), attrs, Map::new());
+    let id = store.insert("workspaces", "ws-", Some(name), attrs, Map::new());
     let ws = store.find_mut("workspaces", &id)?;
-    ws.set_rel("organization", "organizations", &name);
+    ws.set_rel("organization", "organizations", name);
     ws.set_rel("project", "projects", &project);
     for rel in [
         "current-run",
@@ -166,7 +186,7 @@ async fn create(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResu
         ws.relationships.insert(rel.into(), json!({"data": null}));
     }
     ws.set_rel_ids("tags", "tags", &[]);
-    created(render_ws(ws))
+    Ok(render_ws(ws))
 }
 
 async fn show(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {

@@ -164,6 +164,19 @@ impl Catalog {
         (!show.admin).then(|| path_for(&show.path, Variant::Bare))
     }
 
+    /// A cheap administrator read (a GET whose path names nothing, the first in catalog
+    /// order): preflight checks the administrator token with it.
+    pub fn admin_read(&self) -> Option<String> {
+        self.endpoints()
+            .find(|(_, e)| {
+                e.admin
+                    && e.method.as_str() == "GET"
+                    && matches!(e.kind, Kind::List | Kind::Show | Kind::Read)
+                    && !e.path.contains([':', '{'])
+            })
+            .map(|(_, e)| e.path.clone())
+    }
+
     /// The list that holds resources of `kind` (a list endpoint whose `contains` names it;
     /// one that needs no administrator token first): where a kind without a show is seen.
     pub fn list_of(&self, kind: &str) -> Option<(&Group, &Endpoint)> {
@@ -194,23 +207,37 @@ impl Catalog {
     }
 
     /// Every form the catalog knows of the request `method path` (relative to the service
-    /// root): the endpoint's path, its other spelling and its deprecated form, each with and
-    /// without `/api/v2`, filled with the values the request's path holds. The request's own
-    /// form comes first. A form that names a parameter the request does not hold is left out.
+    /// root): the endpoint's path, its other spelling and its deprecated form, and for a
+    /// delete the other delete endpoints of the same resource (a registry module's per-module
+    /// delete beside its per-provider one), each with and without `/api/v2`, filled with the
+    /// values the request's path holds. The request's own form comes first. A form that names
+    /// a parameter the request does not hold is left out.
     pub fn forms_of(&self, method: &str, path: &str) -> Vec<(String, String)> {
         let Some(found) = self.endpoint_for(method, path) else {
             return vec![(method.to_string(), path.to_string())];
         };
         let e = found.endpoint;
-        let templates = [
-            Some((e.method.as_str(), e.path.as_str())),
-            e.alias
-                .as_ref()
-                .map(|a| (e.method.as_str(), a.path.as_str())),
-            e.deprecated
-                .as_ref()
-                .map(|d| (d.method.as_str(), d.path.as_str())),
-        ];
+        let siblings = self.endpoints().map(|(_, other)| other).filter(|other| {
+            e.kind == Kind::Delete
+                && other.kind == Kind::Delete
+                && other.resource.is_some()
+                && other.resource == e.resource
+                && !std::ptr::eq(*other, e)
+        });
+        let templates = std::iter::once(e)
+            .chain(siblings)
+            .flat_map(|e| {
+                [
+                    Some((e.method.as_str(), e.path.as_str())),
+                    e.alias
+                        .as_ref()
+                        .map(|a| (e.method.as_str(), a.path.as_str())),
+                    e.deprecated
+                        .as_ref()
+                        .map(|d| (d.method.as_str(), d.path.as_str())),
+                ]
+            })
+            .collect::<Vec<_>>();
         let mut forms = vec![(method.to_string(), path.to_string())];
         for (m, template) in templates.into_iter().flatten() {
             let Some(bare) = found.fill(template) else {

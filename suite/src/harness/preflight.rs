@@ -31,6 +31,7 @@ pub async fn preflight(
     target: &Target,
     settings: &Settings,
     organizations: &Organizations,
+    admin_read: Option<&str>,
 ) -> Result<Preflight, ConfigError> {
     let mut reads = vec![
         organizations.collection.clone(),
@@ -66,10 +67,11 @@ pub async fn preflight(
                 Ok(r) => r.status,
             };
             if status == 401 || status == 403 {
-                let hint = if settings.token.is_some() {
-                    "the token was refused"
-                } else {
-                    "no token was given (--token, CONFORM_TOKEN or TFE_TOKEN)"
+                let hint = match &settings.token_source {
+                    Some(source) if settings.token.is_some() => {
+                        format!("the token (from {source}) was refused")
+                    }
+                    _ => "no token was given (--token, CONFORM_TOKEN or TFE_TOKEN)".into(),
                 };
                 return Err(ConfigError(format!(
                     "the target answered {status} to GET {path}: {hint}"
@@ -95,6 +97,9 @@ pub async fn preflight(
             }
         }
     }
+    if let (Some(read), Some(_)) = (admin_read, &settings.admin_token) {
+        admin_token_taken(target, settings, &found.forms, read).await?;
+    }
     if rate_limited {
         found.warnings.push(
             "the target rate-limits already (429 in preflight); conform waits as it asks (Retry-After), bounded".into(),
@@ -117,6 +122,41 @@ pub async fn preflight(
         }
     }
     Ok(found)
+}
+
+/// The administrator token, when given, is taken: one administrator read (`admin_read`, in
+/// the path form served) that answers 401 or 403 stops the run before any test. Any other
+/// answer lets it go on (a target without the administrator API has its admin groups
+/// judged `unsupported`).
+async fn admin_token_taken(
+    target: &Target,
+    settings: &Settings,
+    forms: &PathForms,
+    admin_read: &str,
+) -> Result<(), ConfigError> {
+    // a path the catalog writes with its prefix (TFE-only routes) is sent as written
+    let prefix = if admin_read.starts_with("/api/v2/") || (forms.bare && !forms.api_v2) {
+        ""
+    } else {
+        "/api/v2"
+    };
+    let path = format!("{prefix}{admin_read}");
+    let ex = target
+        .send(Request::new(Method::GET, target.url(&path), Auth::Admin))
+        .await;
+    match ex.status() {
+        Some(status @ (401 | 403)) => {
+            let source = settings
+                .admin_token_source
+                .as_ref()
+                .map(|s| format!(" (from {s})"))
+                .unwrap_or_default();
+            Err(ConfigError(format!(
+                "the target answered {status} to GET {path}: the administrator token{source} was refused"
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// What an answer was, in a few words: its status and, when it is not a JSON document with

@@ -15,7 +15,7 @@ use crate::report::{Figures, RunInfo};
 use crate::runner::Context;
 use crate::sequences::{self, SequenceConfig};
 use crate::settings::{ConfigError, Settings};
-use crate::target::{Secret, Target, TargetConfig};
+use crate::target::{Target, TargetConfig};
 use crate::verdict::{TestResult, Verdict};
 use crate::waivers::Waivers;
 
@@ -50,10 +50,12 @@ impl Session {
             .enable_all()
             .build()
             .map_err(|e| ConfigError(format!("cannot start the async runtime: {e}")))?;
+        let mut warnings = Vec::new();
         let (root, embedded) = match &settings.target {
             Some(url) => (url.clone(), None),
             None => {
-                let running = start_reference(&runtime, &mut settings)?;
+                let (running, warning) = start_reference(&runtime, &mut settings)?;
+                warnings.extend(warning);
                 let root =
                     Url::parse(&running.root_url()).map_err(|e| ConfigError(e.to_string()))?;
                 // the embedded service is ours, on loopback: notifications may point at it
@@ -75,7 +77,12 @@ impl Session {
         })
         .map_err(|e| ConfigError(e.to_string()))?;
         let organizations = plan.catalog.organizations();
-        let learned = runtime.block_on(preflight(&probe_target, &settings, &organizations))?;
+        let learned = runtime.block_on(preflight(
+            &probe_target,
+            &settings,
+            &organizations,
+            plan.catalog.admin_read().as_deref(),
+        ))?;
         target_config.forms = learned.forms;
         target_config.registry = match &settings.registry_url {
             Some(url) => with_trailing_slash(url.clone()),
@@ -129,7 +136,7 @@ impl Session {
             runtime,
             ctx: runner.ctx.clone(),
             info,
-            warnings: learned.warnings,
+            warnings: warnings.into_iter().chain(learned.warnings).collect(),
             runner,
             concurrency: plan.concurrency,
             ledger: embedded.is_none().then(|| settings.ledger.clone()),
@@ -262,7 +269,7 @@ impl Session {
 fn start_reference(
     runtime: &tokio::runtime::Runtime,
     settings: &mut Settings,
-) -> Result<conform_reference::Running, ConfigError> {
+) -> Result<(conform_reference::Running, Option<String>), ConfigError> {
     let mut config = conform_reference::Config::default();
     for fault in &settings.reference_faults {
         config.faults.push(
@@ -278,12 +285,9 @@ fn start_reference(
                 .map_err(|e| ConfigError(format!("--reference-shape: {e}")))?,
         );
     }
-    settings
-        .token
-        .get_or_insert_with(|| Secret::new(config.token.clone()));
-    settings
-        .admin_token
-        .get_or_insert_with(|| Secret::new(config.admin_token.clone()));
+    // the service it starts is the run's target: its own tokens, whatever was given for
+    // --target runs (the sources say which was not used)
+    let warning = settings.use_embedded_tokens(&config.token, &config.admin_token);
     settings
         .fixtures
         .entry("account_password".into())
@@ -298,7 +302,7 @@ fn start_reference(
             settings.fixtures.entry(kind).or_insert(id);
         }
     }
-    Ok(running)
+    Ok((running, warning))
 }
 
 /// The run's fixtures, with the crash-safe ledger when the target outlives the run.

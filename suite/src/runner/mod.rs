@@ -281,15 +281,7 @@ impl<'a> TestRun<'a> {
             return Outcome::Skip("administrator endpoint: needs --admin-token".into());
         }
         if let Some(missing) = e.requires.iter().find(|r| !self.ctx.fixtures.is_given(r)) {
-            if missing == crate::settings::INSTANCE_CHANGES {
-                return Outcome::Skip(
-                    "changes what the run did not make (an instance-wide setting, the caller's account): runs against the embedded reference, or with --allow-instance-changes (each value is restored afterwards)".into(),
-                );
-            }
-            let flag = format!("--{}", missing.replace('_', "-"));
-            return Outcome::Skip(format!(
-                "needs {flag} URL: a destination of yours the target will call (conform never points it at a third party)"
-            ));
+            return Outcome::Skip(crate::settings::requirement_missing(missing));
         }
         if self.case.variant == Variant::Upload {
             return self.upload().await;

@@ -263,6 +263,17 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             (started, 0),
         );
     }
+    if let Some(missing) = family.requires.iter().find(|r| !ctx.fixtures.is_given(r)) {
+        return result(
+            &name,
+            Verdict::Skipped,
+            Some(crate::settings::requirement_missing(missing)),
+            Vec::new(),
+            BTreeSet::new(),
+            Vec::new(),
+            (started, 0),
+        );
+    }
     let given = config.organization.as_deref().filter(|_| family.namespace);
     if let Some(org) = given {
         // Inside a given organization the sequence deletes what it made, one by one.

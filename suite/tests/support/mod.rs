@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod impostors;
+pub mod processes;
 
 use conform::cli::RunArgs;
 use conform::harness::run_plan;

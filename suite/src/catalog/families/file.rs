@@ -20,6 +20,8 @@ struct FamilyFile {
     family: String,
     #[serde(default = "yes")]
     namespace: bool,
+    #[serde(default)]
+    requires: Vec<String>,
     collections: Vec<CollFile>,
 }
 
@@ -305,6 +307,7 @@ pub fn parse(name: &str, text: &str) -> Result<Family, String> {
     Ok(Family {
         name: file.family,
         namespace: file.namespace,
+        requires: file.requires,
         colls,
     })
 }

@@ -259,6 +259,9 @@ pub struct Family {
     /// Sequences work in an organization: one of their own each, or the one given with
     /// `--organization` (false: the collection is organizations).
     pub namespace: bool,
+    /// Values the user must give, as an endpoint's `requires` (`notification_url`): without
+    /// them the family is skipped with the reason; given, its templates may name them.
+    pub requires: Vec<String>,
     /// The collections.
     pub colls: Vec<Coll>,
 }

@@ -110,6 +110,11 @@ impl<'a> Run<'a> {
         vars.insert("ns".to_string(), self.ns.clone());
         vars.insert("unique".to_string(), self.unique.to_string());
         vars.insert("pick".to_string(), self.pick.to_string());
+        for required in &self.family.requires {
+            if let Some(value) = self.ctx.fixtures.given(required) {
+                vars.insert(required.clone(), value.to_string());
+            }
+        }
         if let Some(i) = item {
             let it = &self.model.items[i];
             vars.insert("id".to_string(), it.id.clone());

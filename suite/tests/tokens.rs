@@ -1,0 +1,123 @@
+//! Tokens, end to end with the binary: the embedded run uses the tokens of the service it
+//! starts whatever the environment holds, and says where each token came from; a `--target`
+//! run whose token or administrator token is refused stops in preflight, exit 2, with one
+//! line, before any test. No token ever appears in the output.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use support::processes::{self, text, Served};
+
+const BIN: &str = env!("CARGO_BIN_EXE_conform");
+
+fn scratch(name: &str) -> PathBuf {
+    processes::scratch("tokens", name)
+}
+
+/// `conform ARGS` with exactly these token variables in its environment.
+fn conform(args: &[&str], variables: &[(&str, &str)], name: &str) -> Output {
+    let mut command = Command::new(BIN);
+    command.args(args).arg("--reports").arg(scratch(name));
+    for variable in [
+        "CONFORM_TOKEN",
+        "TFE_TOKEN",
+        "CONFORM_ADMIN_TOKEN",
+        "CONFORM_TARGET",
+        "TFE_ADDRESS",
+    ] {
+        command.env_remove(variable);
+    }
+    command.envs(variables.iter().copied());
+    command.output().expect("conform runs")
+}
+
+#[test]
+fn the_embedded_run_passes_with_tokens_exported_and_says_whose_tokens_it_uses() {
+    let exported = [
+        ("CONFORM_TOKEN", "exported-conform-token-1"),
+        ("TFE_TOKEN", "exported-tfe-token-2"),
+        ("CONFORM_ADMIN_TOKEN", "exported-admin-token-3"),
+    ];
+    let out = conform(&["--profile", "tfe"], &exported, "exported");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("total "), "{said}");
+    assert!(
+        said.contains("the embedded reference service (the token of the environment variable CONFORM_TOKEN is for --target runs, not used)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("the embedded reference service (the token of the environment variable CONFORM_ADMIN_TOKEN is for --target runs, not used)"),
+        "{said}"
+    );
+    for (_, token) in exported {
+        assert!(!said.contains(token), "a token was printed");
+    }
+    // TFE_TOKEN alone, as terraform users have it
+    let out = conform(
+        &["--group", "organizations"],
+        &[("TFE_TOKEN", "exported-tfe-token-2")],
+        "tfe-token",
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("the environment variable TFE_TOKEN is for --target runs"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_token_flag_without_a_target_is_a_warning_and_the_embedded_tokens_are_used() {
+    let out = conform(
+        &["--group", "organizations", "--token", "flag-token-4"],
+        &[],
+        "flag",
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("--token given without --target: the run uses the embedded reference service and its own tokens"),
+        "{said}"
+    );
+    assert!(!said.contains("flag-token-4"), "a token was printed");
+}
+
+#[test]
+fn a_refused_admin_token_stops_a_target_run_before_any_test() {
+    let served = Served::start("right-user", "right-admin", &[]);
+    for (args, variables, source) in [
+        (
+            vec!["--token", "right-user", "--admin-token", "wrong-admin-5"],
+            vec![],
+            "from --admin-token",
+        ),
+        (
+            vec!["--token", "right-user"],
+            vec![("CONFORM_ADMIN_TOKEN", "wrong-admin-5")],
+            "from the environment variable CONFORM_ADMIN_TOKEN",
+        ),
+    ] {
+        let mut words = vec!["--target", served.url.as_str()];
+        words.extend(args);
+        let out = conform(&words, &variables, "admin");
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        let line = format!("the administrator token ({source}) was refused");
+        assert!(said.contains(&line), "{said}");
+        assert!(!said.contains("running "), "a test ran: {said}");
+        assert!(!said.contains("wrong-admin-5"), "a token was printed");
+    }
+    // the user token too, with where it came from
+    let words = ["--target", served.url.as_str()];
+    let out = conform(&words, &[("TFE_TOKEN", "wrong-user-6")], "user");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("the token (from the environment variable TFE_TOKEN) was refused"),
+        "{said}"
+    );
+    assert!(!said.contains("wrong-user-6"), "a token was printed");
+}
