@@ -36,6 +36,30 @@ impl CauseGroup {
     }
 }
 
+/// The route of a request line (`POST /api/v2/organizations/conform-1-0007/workspaces`), its
+/// ids and names masked (`POST /api/v2/organizations/:/workspaces`): the same failing request
+/// made under several organizations is one cause. A segment of lowercase words (`workspaces`,
+/// `authentication-token`) or the version (`v2`) is kept; any other is a value.
+fn route_of(request: &str) -> String {
+    let (method, path) = request.split_once(' ').unwrap_or(("", request));
+    let path = path.split('?').next().unwrap_or(path);
+    let masked: Vec<&str> = path
+        .split('/')
+        .map(|segment| {
+            let word = !segment.is_empty()
+                && segment
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'-' || b == b'_');
+            if segment.is_empty() || word || segment == "v2" {
+                segment
+            } else {
+                ":"
+            }
+        })
+        .collect();
+    format!("{method} {}", masked.join("/"))
+}
+
 /// The root-cause groups of a run, largest first: blocked tests by their blocker, then failing
 /// tests by their first failing check (at the profile's level).
 pub fn cause_groups(results: &[TestResult], profile: Profile) -> Vec<CauseGroup> {
@@ -45,7 +69,7 @@ pub fn cause_groups(results: &[TestResult], profile: Profile) -> Vec<CauseGroup>
         match (r.verdict, &r.blocked_by) {
             (Verdict::Blocked, Some(b)) => {
                 let key = (
-                    b.see.clone().unwrap_or_else(|| b.request.clone()),
+                    b.see.clone().unwrap_or_else(|| route_of(&b.request)),
                     b.answer.clone(),
                 );
                 blocked
@@ -103,6 +127,19 @@ pub fn cause_groups(results: &[TestResult], profile: Profile) -> Vec<CauseGroup>
 mod tests {
     use super::*;
     use crate::verdict::Blocker;
+
+    #[test]
+    fn one_request_under_several_organizations_is_one_route() {
+        let a = route_of("POST /api/v2/organizations/conform-1-0007/workspaces");
+        let b = route_of("POST /api/v2/organizations/conform-1-0012/workspaces?x=1");
+        assert_eq!(a, b);
+        assert_eq!(a, "POST /api/v2/organizations/:/workspaces");
+        assert_ne!(a, route_of("GET /api/v2/organizations/conform-1-0007/workspaces"));
+        assert_eq!(
+            route_of("DELETE /workspaces/ws-Zq8hb8iSVjALYast"),
+            "DELETE /workspaces/:"
+        );
+    }
 
     fn blocked(name: &str, see: &str, answer: &str) -> TestResult {
         TestResult {
