@@ -134,7 +134,10 @@ mod tests {
         let b = route_of("POST /api/v2/organizations/conform-1-0012/workspaces?x=1");
         assert_eq!(a, b);
         assert_eq!(a, "POST /api/v2/organizations/:/workspaces");
-        assert_ne!(a, route_of("GET /api/v2/organizations/conform-1-0007/workspaces"));
+        assert_ne!(
+            a,
+            route_of("GET /api/v2/organizations/conform-1-0007/workspaces")
+        );
         assert_eq!(
             route_of("DELETE /workspaces/ws-Zq8hb8iSVjALYast"),
             "DELETE /workspaces/:"

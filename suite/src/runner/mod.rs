@@ -251,9 +251,13 @@ impl<'a> TestRun<'a> {
                     return Outcome::Error(format!("could not make the `{kind}` fixture: {why}"));
                 }
                 let route_missing = c::route_exists(&ex).is_err();
-                let blocker = self
-                    .ctx
-                    .blocker(format!("the `{kind}` fixture"), &ex, Some(&kind));
+                let mut blocker =
+                    self.ctx
+                        .blocker(format!("the `{kind}` fixture"), &ex, Some(&kind));
+                if blocker.see.as_deref() == Some(self.case.name.as_str()) {
+                    // this test's own request: no other test to point at
+                    blocker.see = None;
+                }
                 self.exchanges.push(*ex);
                 // A 404 under a resource not found itself is that resource's failure.
                 if route_missing {

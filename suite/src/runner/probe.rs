@@ -196,6 +196,8 @@ impl Context {
             needed,
             request: format!("{} {path}", ex.request.method),
             answer: match &ex.response {
+                // a list that answered, without what was looked for in it
+                Ok(r) if ex.is_success() => format!("{} without it", r.status),
                 Ok(r) => r.status.to_string(),
                 Err(e) => e.to_string(),
             },
