@@ -546,3 +546,51 @@ fn a_listing_whose_reader_goes_away_ends_quietly() {
         assert_ne!(out.status.code(), Some(101), "{args:?}: {said}");
     }
 }
+
+#[test]
+fn preflight_tells_a_new_user_what_to_give_next() {
+    let reports = scratch("preflight-hints");
+    // one fixed organization, no list: say --organization
+    let out = conform(
+        &[
+            "--reference-shape",
+            "one-organization",
+            "--group",
+            "account",
+        ],
+        &reports,
+    );
+    let said = text(&out);
+    assert!(
+        said.contains("give an existing one with --organization NAME"),
+        "{said}"
+    );
+    // only the registry read protocol: say --module
+    let out = conform(
+        &[
+            "--reference-shape",
+            "registry-only",
+            "--group",
+            "registry_modules_read",
+        ],
+        &reports,
+    );
+    let said = text(&out);
+    assert!(
+        said.contains("--module NAMESPACE/NAME/PROVIDER/VERSION"),
+        "{said}"
+    );
+    // told already: not said again
+    let out = conform(
+        &[
+            "--reference-shape",
+            "one-organization",
+            "--organization",
+            "acme",
+            "--group",
+            "account",
+        ],
+        &reports,
+    );
+    assert!(!text(&out).contains("give an existing one with --organization"));
+}

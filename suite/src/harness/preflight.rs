@@ -51,6 +51,8 @@ pub async fn preflight(
     let mut proven = false;
     let mut rate_limited = false;
     let mut answers = Vec::new();
+    // whether the organization list answered as a route, and whether the account did
+    let (mut organizations_listed, mut account_answered) = (false, false);
     for prefix in ["/api/v2", ""] {
         for read in &reads {
             let path = format!("{prefix}{read}");
@@ -84,6 +86,12 @@ pub async fn preflight(
                 .flatten()
                 .filter(|doc| doc.get("data").is_some());
             proven |= document.is_some();
+            if read == &organizations.collection && !matches!(status, 404 | 405 | 501) {
+                organizations_listed = true;
+            }
+            if read == "/account/details" && document.is_some() {
+                account_answered = true;
+            }
             let served = status == 429
                 || document.is_some()
                 || (status >= 400 && !matches!(status, 404 | 405 | 501) && status < 500);
@@ -100,6 +108,12 @@ pub async fn preflight(
     if let (Some(read), Some(_)) = (admin_read, &settings.admin_token) {
         admin_token_taken(target, settings, &found.forms, read).await?;
     }
+    if account_answered && !organizations_listed && settings.organization.is_none() {
+        found.warnings.push(format!(
+            "the target answers the account but has no organization list (GET {} answered no route): if organizations cannot be made here either, give an existing one with --organization NAME (the run then makes its resources inside it and removes them again)",
+            organizations.collection
+        ));
+    }
     if rate_limited {
         found.warnings.push(
             "the target rate-limits already (429 in preflight); conform waits as it asks (Retry-After), bounded".into(),
@@ -108,8 +122,13 @@ pub async fn preflight(
     if !proven {
         match registry_proof(target, settings).await {
             Some(proof) => found.warnings.push(format!(
-                "no API read answered a JSON document with `data` ({}); {proof}: the run goes on, and a registry-only target is judged by its registry tests",
-                answers.join("; ")
+                "no API read answered a JSON document with `data` ({}); {proof}: the run goes on, and a registry-only target is judged by its registry tests{}",
+                answers.join("; "),
+                if settings.module.is_none() {
+                    " (give a module it holds with --module NAMESPACE/NAME/PROVIDER/VERSION, so that its read protocol is judged on it)"
+                } else {
+                    ""
+                }
             )),
             None if rate_limited => {}
             None => {
