@@ -360,7 +360,9 @@ impl ItemRunner {
         if let Some(interrupt) = self.cancel.interrupted() {
             return interrupted(item, interrupt, "before it ran", Duration::ZERO);
         }
-        let judged = async {
+        // on the heap: the bounds below wrap it, and a test's future is large (in a debug
+        // build each wrapper would copy it again on the thread's stack)
+        let judged = Box::pin(async {
             match item {
                 Item::Test(case) => self.ctx.run(case).await,
                 Item::Family(family) => {
@@ -370,7 +372,7 @@ impl ItemRunner {
                     result
                 }
             }
-        };
+        });
         let limited = self.within_test_timeout(item, started, judged);
         let bounded = self.within_deadline(item, started, limited);
         let mut result = self.until_interrupted(item, started, bounded).await;
