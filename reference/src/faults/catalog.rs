@@ -137,6 +137,11 @@ static CATALOG: &[FaultInfo] = &[
         "resource answers leave out the `permissions` attribute TFE always answers",
     ),
     info(
+        "no-default-project",
+        None,
+        "organization documents carry no `default-project` relationship (projects are listed as usual)",
+    ),
+    info(
         "force-cancel-noop",
         None,
         "admin force-cancel answers 200 but the run keeps its state",

@@ -159,6 +159,7 @@ async fn rewrite_body(state: &AppState, method: &Method, bare: &str, res: Respon
             || faults.has(&Kind::ShowForgetsAttributes)
             || faults.has(&Kind::ShowAltersAttributes)
             || faults.has(&Kind::DropsPermissions)
+            || faults.has(&Kind::NoDefaultProject)
             || (faults.has(&Kind::WrongDefaults) && status == StatusCode::CREATED)
             || faults.has(&Kind::NoPaginationMeta)
             || faults.has(&Kind::DeprecatedActsElsewhere)
@@ -268,6 +269,22 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
             for name in ["refresh", "global", "organization-scoped"] {
                 if let Some(Value::Bool(flag)) = attributes.get_mut(name) {
                     *flag = !*flag;
+                }
+            }
+        }
+    }
+    if faults.has(&Kind::NoDefaultProject) {
+        let items: Vec<&mut Value> = match obj.get_mut("data") {
+            Some(Value::Array(items)) => items.iter_mut().collect(),
+            Some(item) => vec![item],
+            None => Vec::new(),
+        };
+        for item in items {
+            if item.get("type").and_then(Value::as_str) == Some("organizations") {
+                if let Some(relationships) =
+                    item.get_mut("relationships").and_then(Value::as_object_mut)
+                {
+                    relationships.remove("default-project");
                 }
             }
         }
