@@ -274,12 +274,7 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
         }
     }
     if faults.has(&Kind::NoDefaultProject) {
-        let items: Vec<&mut Value> = match obj.get_mut("data") {
-            Some(Value::Array(items)) => items.iter_mut().collect(),
-            Some(item) => vec![item],
-            None => Vec::new(),
-        };
-        for item in items {
+        for item in resources_mut(obj) {
             if item.get("type").and_then(Value::as_str) == Some("organizations") {
                 if let Some(relationships) =
                     item.get_mut("relationships").and_then(Value::as_object_mut)
@@ -290,12 +285,7 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
         }
     }
     if faults.has(&Kind::DropsPermissions) {
-        let items: Vec<&mut Value> = match obj.get_mut("data") {
-            Some(Value::Array(items)) => items.iter_mut().collect(),
-            Some(item) => vec![item],
-            None => Vec::new(),
-        };
-        for item in items {
+        for item in resources_mut(obj) {
             if let Some(attributes) = item.get_mut("attributes").and_then(Value::as_object_mut) {
                 attributes.remove("permissions");
             }
@@ -388,4 +378,13 @@ fn huge_body() -> Response {
     res.headers_mut()
         .insert(header::CONTENT_LENGTH, HeaderValue::from(HUGE));
     res
+}
+
+/// The resources of a document's `data`: the list's items, or the one resource.
+fn resources_mut(doc: &mut serde_json::Map<String, Value>) -> Vec<&mut Value> {
+    match doc.get_mut("data") {
+        Some(Value::Array(items)) => items.iter_mut().collect(),
+        Some(item) => vec![item],
+        None => Vec::new(),
+    }
 }
