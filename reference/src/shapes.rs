@@ -6,7 +6,7 @@
 //! Several may be combined. What each changes and seeds is in `reference/README.md` ("Shapes").
 //!
 //! Where each shape acts:
-//! - routing (`api-v2-only`, `one-organization`, `registry-only`, `no-admin`): [`Shapes::refuses`], asked
+//! - routing (`api-v2-only`, `one-organization`, `registry-only`, `no-admin`, `tfe-paths`): [`Shapes::refuses`], asked
 //!   by the gate next to the routing faults;
 //! - seeding (`one-organization`, `registry-only`): `routes::seed`, when the state is made, from
 //!   [`SEEDED_ORGANIZATION`], [`SEEDED_MODULE`] and [`seeded_archive`];
@@ -50,6 +50,9 @@ pub enum Shape {
     /// `unavailable-now-and-then`: a load balancer in front answers every 40th request 503
     /// with `Retry-After: 1`.
     UnavailableNowAndThen,
+    /// `tfe-paths`: engine versions only at TFE's `/admin/terraform-versions`, IP ranges only
+    /// at TFE's `/api/meta/ip-ranges`.
+    TfePaths,
 }
 
 /// One entry of the shape catalog.
@@ -61,7 +64,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 9] = [
+const ALL: [Shape; 10] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -71,9 +74,10 @@ const ALL: [Shape; 9] = [
     Shape::NoAdmin,
     Shape::OpaqueOrganizationIds,
     Shape::UnavailableNowAndThen,
+    Shape::TfePaths,
 ];
 
-static CATALOG: [ShapeInfo; 9] = [
+static CATALOG: [ShapeInfo; 10] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -109,6 +113,10 @@ static CATALOG: [ShapeInfo; 9] = [
     ShapeInfo {
         name: "unavailable-now-and-then",
         description: "a load balancer answers every 40th request 503 (plain text, Retry-After: 1)",
+    },
+    ShapeInfo {
+        name: "tfe-paths",
+        description: "engine versions only at /admin/terraform-versions, IP ranges only at /api/meta/ip-ranges (TFE's paths)",
     },
 ];
 
@@ -178,8 +186,9 @@ impl Shapes {
     }
 
     /// Whether the request's route is absent from the shaped service (it then answers 404 as
-    /// an absent route). `bare` is the path without `/api/v2`; `prefixed` says it had it.
-    pub fn refuses(&self, method: &Method, bare: &str, prefixed: bool) -> bool {
+    /// an absent route). `bare` is the path without `/api/v2`; `prefixed` says it had it; `meta`
+    /// that it was TFE's `/api/meta/...`.
+    pub fn refuses(&self, method: &Method, bare: &str, prefixed: bool, meta: bool) -> bool {
         if self.has(Shape::ApiV2Only) && is_bare_api(bare, prefixed) {
             return true;
         }
@@ -191,6 +200,13 @@ impl Shapes {
             return true;
         }
         if self.has(Shape::NoAdmin) && (bare == "/admin" || bare.starts_with("/admin/")) {
+            return true;
+        }
+        if self.has(Shape::TfePaths)
+            && ((bare == "/meta/ip-ranges" && !meta)
+                || bare == "/admin/engine-versions"
+                || bare.starts_with("/admin/engine-versions/"))
+        {
             return true;
         }
         if self.has(Shape::RegistryOnly) {

@@ -36,7 +36,7 @@ pub(super) fn routing(state: &AppState, at: &Target) -> ApiResult<()> {
     let (method, bare) = (at.method.as_str(), at.bare.as_str());
     let dropped = (faults.has(&Kind::NoApiV2) && at.prefixed)
         || (faults.has(&Kind::NoBare) && is_bare_api(bare, at.prefixed))
-        || state.shapes.refuses(&at.method, bare, at.prefixed)
+        || state.shapes.refuses(&at.method, bare, at.prefixed, at.meta)
         || faults.route(Kind::DropRoute, method, bare)
         || (faults.has(&Kind::NoDeprecatedRegistry) && is_deprecated_registry(bare))
         || (faults.has(&Kind::NoAgentPoolSingular)

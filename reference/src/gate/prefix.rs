@@ -17,6 +17,8 @@ pub(super) struct Target {
     pub bare: String,
     /// Whether the path had `/api/v2`.
     pub prefixed: bool,
+    /// Whether the path was TFE's `/api/meta/...` (outside `/api/v2`).
+    pub meta: bool,
 }
 
 /// The request with the bare path as its URI and the original one as [`OriginalPath`], and
@@ -33,6 +35,7 @@ pub(super) fn strip(state: &AppState, mut req: Request) -> (Request, Target) {
     let method = req.method().clone();
     let original = req.uri().path().to_string();
     let (bare, prefixed) = bare_path(&original);
+    let meta = original.starts_with("/api/meta/");
     if bare != original {
         with_path(&mut req, &bare);
     }
@@ -40,6 +43,7 @@ pub(super) fn strip(state: &AppState, mut req: Request) -> (Request, Target) {
     (
         req,
         Target {
+            meta,
             method,
             bare,
             prefixed,

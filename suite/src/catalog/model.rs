@@ -16,9 +16,22 @@ pub struct Group {
     pub spec: String,
     /// Id of an endpoint whose route proves the group is present.
     pub probe: Option<String>,
+    /// Where TFE serves the group instead (the facts): a group absent at the spec's paths
+    /// that answers there is no absent group.
+    pub tfe_path: Option<TfePath>,
     /// The group's endpoints, in the spec's order.
     #[serde(default)]
     pub endpoints: Vec<Endpoint>,
+}
+
+/// TFE's path for a group the spec writes elsewhere.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TfePath {
+    /// The spec's path of the group's probe (`/admin/engine-versions`).
+    pub spec: String,
+    /// TFE's path of the same read, from the service root (`/api/v2/admin/terraform-versions`).
+    pub tfe: String,
 }
 
 /// One method + path row of the spec.

@@ -353,7 +353,14 @@ impl<'a> TestRun<'a> {
             self.check(check, Some(main), result);
             return match self.group_absent().await {
                 Some(why) => Outcome::Unsupported(why),
-                None => Outcome::Done,
+                None => {
+                    if let Some((spec, tfe)) = self.ctx.served_at_tfe_path(&self.case.group).await {
+                        self.notes.push(format!(
+                            "the group is served at TFE's path {tfe}, not at the spec's {spec}"
+                        ));
+                    }
+                    Outcome::Done
+                }
             };
         }
         self.passed.insert(c::ENDPOINT_EXISTS.id);

@@ -141,6 +141,12 @@ pub fn run_shape(case: &ShapeCase, timeout: f64) -> ShapeOutcome {
             profile,
             Some(timeout),
         )
+        .map(|mut plan| {
+            // A shape is a whole, consistent server (a slow one too, that asks to be waited
+            // for): its run is bounded by its own tests, not by the fault runs' deadline.
+            plan.settings.deadline = None;
+            plan
+        })
     });
     match run_suite(plan) {
         Ok(results) => ShapeOutcome {

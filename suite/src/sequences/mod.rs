@@ -449,8 +449,8 @@ enum RouteMissing {
     /// The group whose test judges that request is absent as a whole (the group probe), and
     /// not required: the family is unsupported, as that group's tests are.
     GroupAbsent(String),
-    /// The group is there and that one route is not: its own test reports it, once; the
-    /// family is blocked by it.
+    /// The group is there and that one list route is not: its own test reports it, once;
+    /// the family is blocked by it.
     Judged(Blocker),
 }
 
@@ -470,6 +470,13 @@ async fn route_missing(ctx: &Context, outcome: &RunOutcome) -> Option<RouteMissi
             "{why}; the sequence's request {} {} (judged by {test}) has no route",
             ex.request.method, ex.request.url
         )));
+    }
+    // A 404 can also mean an item is not found; a list under what the sequence made and
+    // used can only lack its route (a delete or show of an item that was never made fails).
+    let endpoint = test.rsplit_once("::").map(|(endpoint, _)| endpoint)?;
+    let (_, e) = ctx.catalog.endpoint(endpoint, group)?;
+    if e.kind != crate::catalog::Kind::List {
+        return None;
     }
     let needed = "a route the target lacks".to_string();
     Some(RouteMissing::Judged(ctx.blocker(needed, ex, None)))
