@@ -109,20 +109,10 @@ fn the_lowest_failing_case_is_reported_however_many_cases_run_at_once() {
     // Cases run side by side within --test-threads: the one reported (and shrunk) is the
     // lowest-numbered failing case, whatever order the cases finish in.
     let reported = |threads: &str| {
-        let results = support::run_sequences(
-            &["update-not-persisted"],
-            &["sequences::workspaces"],
-            &[
-                "--profile",
-                "core",
-                "--seed",
-                "7",
-                "--cases",
-                "64",
-                "--test-threads",
-                threads,
-            ],
-        );
+        let args = format!("--profile core --seed 7 --cases 64 --test-threads {threads}");
+        let args: Vec<&str> = args.split(' ').collect();
+        let results =
+            support::run_sequences(&["update-not-persisted"], &["sequences::workspaces"], &args);
         assert_eq!(results.len(), 1);
         let r = &results[0];
         assert_eq!(r.verdict, Verdict::Fail, "{}", r.failure_text());
