@@ -31,6 +31,7 @@ pub mod selftest;
 pub mod sequences;
 pub mod serve;
 pub mod settings;
+pub mod slots;
 pub mod sweep;
 pub mod tarball;
 pub mod target;

@@ -105,6 +105,33 @@ fn a_lost_update_shrinks_to_create_update_read() {
 }
 
 #[test]
+fn the_lowest_failing_case_is_reported_however_many_cases_run_at_once() {
+    // Cases run side by side within --test-threads: the one reported (and shrunk) is the
+    // lowest-numbered failing case, whatever order the cases finish in.
+    let reported = |threads: &str| {
+        let args = format!("--profile core --seed 7 --cases 64 --test-threads {threads}");
+        let args: Vec<&str> = args.split(' ').collect();
+        let results =
+            support::run_sequences(&["update-not-persisted"], &["sequences::workspaces"], &args);
+        assert_eq!(results.len(), 1);
+        let r = &results[0];
+        assert_eq!(r.verdict, Verdict::Fail, "{}", r.failure_text());
+        let seed = r.minimal.as_ref().map(|m| m.seed);
+        let case = r.reason.as_deref().and_then(|text| {
+            text.split("(case ")
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next())
+                .map(str::to_string)
+        });
+        (seed, case)
+    };
+    let one_at_a_time = reported("1");
+    assert!(one_at_a_time.0.is_some() && one_at_a_time.1.is_some());
+    assert_eq!(reported("16"), one_at_a_time);
+    assert_eq!(reported("4"), one_at_a_time);
+}
+
+#[test]
 fn a_list_missing_the_newest_item_shrinks_to_create_list() {
     let r = failing("list-omits-newest", "sequences::workspaces", "core");
     assert_eq!(minimal_length(&r), 2, "{}", r.failure_text());

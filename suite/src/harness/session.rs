@@ -15,6 +15,7 @@ use crate::report::{Figures, RunInfo};
 use crate::runner::Context;
 use crate::sequences::{self, SequenceConfig};
 use crate::settings::{ConfigError, Settings};
+use crate::slots::Slots;
 use crate::target::{Target, TargetConfig};
 use crate::verdict::{TestResult, Verdict};
 use crate::waivers::Waivers;
@@ -131,6 +132,7 @@ impl Session {
             test_timeout: settings.test_timeout,
             waivers: plan.waivers.clone(),
             cancel: Cancel::default(),
+            slots: Slots::new(plan.concurrency),
         };
         Ok(Self {
             runtime,
@@ -349,6 +351,8 @@ pub struct ItemRunner {
     waivers: Option<Arc<Waivers>>,
     /// Set by the first SIGINT or SIGTERM.
     cancel: Cancel,
+    /// The run's sending budget (the plan's concurrency), shared by tests and sequence cases.
+    slots: Slots,
 }
 
 impl ItemRunner {
@@ -356,6 +360,12 @@ impl ItemRunner {
     /// an answer that cannot judge the target is an error), then waived when a waiver
     /// covers it.
     pub async fn run(&self, item: &Item) -> TestResult {
+        // A test sends in one of the run's slots, taken before its clock starts; a family
+        // takes one for each case it runs (`sequences::run_family`).
+        let _slot = match item {
+            Item::Test(_) => Some(self.slots.take().await),
+            Item::Family(_) => None,
+        };
         let started = Instant::now();
         if let Some(interrupt) = self.cancel.interrupted() {
             return interrupted(item, interrupt, "before it ran", Duration::ZERO);
@@ -367,7 +377,8 @@ impl ItemRunner {
                 Item::Test(case) => self.ctx.run(case).await,
                 Item::Family(family) => {
                     let mut result =
-                        sequences::run_family(&self.ctx, family, &self.sequences).await;
+                        sequences::run_family(&self.ctx, family, &self.sequences, &self.slots)
+                            .await;
                     crate::runner::not_judged(&mut result, self.ctx.profile);
                     result
                 }

@@ -16,6 +16,7 @@
 //! and attempt), the lists of the organization's items are judged on the sequence's items
 //! alone, and the sequence deletes what it made one by one. The organization is never changed.
 
+mod cases;
 pub mod engine;
 mod shrink;
 
@@ -30,8 +31,10 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use crate::catalog::families::model::Family;
 use crate::checks::Finding;
 use crate::runner::Context;
+use crate::slots::Slots;
 use crate::target::Exchange;
 use crate::verdict::{Blocker, Minimal, TestResult, Verdict};
+use cases::{case_seeds, CaseRun, Cases, Ended};
 use engine::{Learned, Op, OpKind, Run, RunOutcome};
 use shrink::{shrink, Shrunk};
 
@@ -248,8 +251,14 @@ async fn run_ops(
     Run::new(ctx, family, ns, given, learned).execute(ops).await
 }
 
-/// Runs a family's sequences to one result.
-pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig) -> TestResult {
+/// Runs a family's sequences to one result: its cases side by side within the run's `slots`
+/// (see [`cases`]), the lowest-numbered failing case shrunk.
+pub async fn run_family(
+    ctx: &Context,
+    family: &Family,
+    config: &SequenceConfig,
+    slots: &Slots,
+) -> TestResult {
     let started = Instant::now();
     let name = test_name(family);
     if family.colls.iter().any(|c| c.admin) && ctx.target.config.admin_token.is_none() {
@@ -297,33 +306,27 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
     }
     let learned = Learned::default();
     let base = config.seed.unwrap_or_else(random_seed);
-    let mut seed = base;
-    let mut passed: BTreeSet<&'static str> = BTreeSet::new();
-    let mut notes: Vec<(Finding, Option<Exchange>)> = Vec::new();
-    let mut sent = 0;
-    for case in 0..config.cases.max(1) {
-        if case > 0 {
-            seed = splitmix(seed) % 1_000_000_000_000;
-        }
-        let ops = generate(family, seed, config.max_len);
-        let mut names = Namespaces {
-            ctx,
-            family,
-            case,
-            attempt: 0,
-        };
-        let outcome = run_ops(ctx, family, config, &learned, names.next(), &ops).await;
-        sent += outcome.exchanges.len();
-        passed.extend(outcome.passed.iter().copied());
-        for note in &outcome.notes {
-            if !notes.iter().any(|(n, _)| n.check.id == note.check.id) {
-                let ex = note
-                    .exchange
-                    .and_then(|i| outcome.exchanges.get(i))
-                    .cloned();
-                notes.push((note.clone(), ex));
-            }
-        }
+    let run = CaseRun::new(
+        ctx,
+        family,
+        config,
+        &learned,
+        slots,
+        case_seeds(base, config.cases.max(1)),
+    );
+    let Cases {
+        sent,
+        passed,
+        notes,
+        ended,
+    } = run.run().await;
+    if let Some(Ended {
+        case,
+        seed,
+        mut names,
+        outcome,
+    }) = ended
+    {
         if let Some(why) = outcome.unreachable.clone() {
             return result(
                 &name,
@@ -374,9 +377,6 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
                 (started, sent),
             );
         }
-        if outcome.failure.is_none() {
-            continue;
-        }
         if let Some(missing) = route_missing(ctx, &outcome).await {
             let (verdict, why, blocker) = match missing {
                 RouteMissing::GroupAbsent(why) => (Verdict::Unsupported, why, None),
@@ -394,8 +394,11 @@ pub async fn run_family(ctx: &Context, family: &Family, config: &SequenceConfig)
             judged.blocked_by = blocker;
             return judged;
         }
+        // shrinking runs one candidate at a time, in a slot of the run's
+        let slot = slots.take().await;
         let shrunk = shrink(ctx, family, config, &learned, &mut names, outcome).await;
-        sent += shrunk.sent;
+        drop(slot);
+        let sent = sent + shrunk.sent;
         let text = render(family, seed, case, config, &shrunk);
         let out = shrunk.outcome;
         let findings: Vec<Finding> = out.failure.iter().cloned().collect();
