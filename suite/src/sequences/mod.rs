@@ -252,7 +252,7 @@ async fn run_ops(
 }
 
 /// Runs a family's sequences to one result: its cases side by side within the run's `slots`
-/// (see [`cases`]), the lowest-numbered failing case shrunk.
+/// (see `sequences::cases`), the lowest-numbered failing case shrunk.
 pub async fn run_family(
     ctx: &Context,
     family: &Family,
