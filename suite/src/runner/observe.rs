@@ -11,7 +11,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::TestRun;
-use crate::catalog::Endpoint;
+use crate::catalog::{Endpoint, QueryParam};
 use crate::fixtures::auth_for;
 use crate::target::Request;
 
@@ -42,15 +42,7 @@ impl TestRun<'_> {
         let (_, list) = self.ctx.catalog.list_of(kind)?;
         let list = list.clone();
         let (mut url, filled) = self.canonical_url(&list).ok()?;
-        let mut pairs = Vec::new();
-        for q in &list.query {
-            if let Some(value) = &q.value {
-                pairs.push((
-                    q.name.clone(),
-                    self.ctx.fixtures.fill_text(value, &self.scope).ok()?,
-                ));
-            }
-        }
+        let pairs = self.filled_query(&list, |q| q.value.as_deref())?;
         if !pairs.is_empty() {
             url.query_pairs_mut().extend_pairs(pairs);
         }
@@ -88,21 +80,30 @@ impl TestRun<'_> {
     /// `url` with the `finds` filters of `list` filled from the test's resources; `None`
     /// when the list has none or a value cannot be filled.
     fn narrowed(&self, list: &Endpoint, url: &Url) -> Option<Url> {
-        let mut pairs = Vec::new();
-        for q in &list.query {
-            if let Some(finds) = &q.finds {
-                pairs.push((
-                    q.name.clone(),
-                    self.ctx.fixtures.fill_text(finds, &self.scope).ok()?,
-                ));
-            }
-        }
+        let pairs = self.filled_query(list, |q| q.finds.as_deref())?;
         if pairs.is_empty() {
             return None;
         }
         let mut url = url.clone();
         url.query_pairs_mut().extend_pairs(pairs);
         Some(url)
+    }
+
+    /// The query parameters of `list` that `pick` gives a value, each value filled from the
+    /// test's resources; `None` when one cannot be filled.
+    fn filled_query(
+        &self,
+        list: &Endpoint,
+        pick: fn(&QueryParam) -> Option<&str>,
+    ) -> Option<Vec<(String, String)>> {
+        let mut pairs = Vec::new();
+        for q in &list.query {
+            if let Some(value) = pick(q) {
+                let filled = self.ctx.fixtures.fill_text(value, &self.scope).ok()?;
+                pairs.push((q.name.clone(), filled));
+            }
+        }
+        Some(pairs)
     }
 
     /// Sends `request` (a list's first page) and follows its pages to the item `id`.
