@@ -241,6 +241,10 @@ pub struct QueryParam {
     pub paged: bool,
     /// The value to send (placeholders allowed).
     pub value: Option<String>,
+    /// A filter that narrows the list to one item the run made: the value (placeholders,
+    /// `{{team.name}}`) sent when a test looks for that item in the list (`list.contains`),
+    /// before it walks the whole list; the list's own request does not send it.
+    pub finds: Option<String>,
 }
 
 /// Expectations beyond the kind's default.

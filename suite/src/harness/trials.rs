@@ -112,7 +112,7 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
     if mode == ProgressMode::Live {
         print_failures(&results, &info);
     }
-    print_summary(&results, profile, figures, &leftovers);
+    print_summary(&results, profile, &figures, &leftovers);
     let mut warnings = preflight_warnings.clone();
     warnings.extend(
         plan.waivers
@@ -129,7 +129,7 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
         results: &results,
         info: &info,
         profile,
-        figures,
+        figures: &figures,
         leftovers: &leftovers,
         warnings: &warnings,
     };

@@ -21,6 +21,7 @@ pub(super) fn operation(catalog: &Catalog, e: &Endpoint, payload: Option<&str>) 
                 required: false,
                 paged: true,
                 value: None,
+                finds: None,
             });
         }
     }

@@ -9,14 +9,14 @@ use crate::verdict::{Profile, TestResult, Verdict};
 const MAX_CAUSES: usize = 12;
 
 /// Figures of the run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Figures {
     /// Requests sent (fixtures, checks, teardown).
     pub requests: u64,
     /// Wall time of the whole run.
     pub wall: Duration,
-    /// Rate limiting: 429s, time held back by them and by `--rate`, connection retries,
-    /// requests sent again after an unavailable answer.
+    /// Rate limiting: 429s, time held back by them (in all and by route) and by `--rate`,
+    /// connection retries, requests sent again after an unavailable answer.
     pub throttle: ThrottleStats,
 }
 
@@ -25,7 +25,7 @@ pub struct Figures {
 pub fn print_summary(
     results: &[TestResult],
     profile: Profile,
-    figures: Figures,
+    figures: &Figures,
     leftovers: &[String],
 ) {
     let (groups, total) = super::tally(results);
@@ -94,7 +94,7 @@ pub fn print_summary(
         "\nrequests: {}  wall time: {:.2} s  requests/s: {:.0}",
         figures.requests, secs, rate
     );
-    let t = figures.throttle;
+    let t = &figures.throttle;
     if t.rate_limited > 0 || t.paced > Duration::ZERO || t.retried > 0 || t.unavailable > 0 {
         println!(
             "throttled: {} answer(s) 429, {} waiting as the target asked, {} paced by --rate, {} connection retr{}, {} request(s) sent again after the target was unavailable (502/503/504)",
@@ -105,6 +105,9 @@ pub fn print_summary(
             if t.retried == 1 { "y" } else { "ies" },
             t.unavailable
         );
+        if let Some(line) = super::route_waits_line(t) {
+            println!("{line}");
+        }
     }
 }
 

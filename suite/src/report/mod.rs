@@ -63,7 +63,7 @@ pub struct RunReport<'a> {
     /// The profile.
     pub profile: Profile,
     /// Requests and wall time.
-    pub figures: Figures,
+    pub figures: &'a Figures,
     /// What the run made and could not delete.
     pub leftovers: &'a [String],
     /// End-of-run warnings (waivers that matched nothing, expired waivers, ...).
@@ -180,8 +180,39 @@ fn write_scrubbed(path: &Path, text: &str, info: &RunInfo) -> std::io::Result<()
     written
 }
 
+/// The waiting by route, for the summaries: `waiting by route: POST /x/:id 6.0 s (3 x 429),
+/// ...`, and whether the target's 429s showed a limit on the whole client. `None` without
+/// a 429.
+pub fn route_waits_line(throttle: &crate::target::ThrottleStats) -> Option<String> {
+    if throttle.routes.is_empty() {
+        return None;
+    }
+    let routes: Vec<String> = throttle
+        .routes
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} ({} x 429)",
+                r.route,
+                crate::clock::human(r.waited),
+                r.rate_limited
+            )
+        })
+        .collect();
+    let scope = if throttle.global {
+        format!(
+            "; 429s on {} routes within {} s showed a global limit, so every request waited then",
+            crate::target::GLOBAL_ROUTES,
+            crate::target::GLOBAL_SPAN.as_secs()
+        )
+    } else {
+        "; other routes went on".to_string()
+    };
+    Some(format!("waiting by route: {}{scope}", routes.join(", ")))
+}
+
 /// Requests per second of the run.
-fn rate(figures: Figures) -> f64 {
+fn rate(figures: &Figures) -> f64 {
     let secs = figures.wall.as_secs_f64();
     if secs > 0.0 {
         figures.requests as f64 / secs

@@ -46,7 +46,7 @@ pub fn render(report: &RunReport) -> String {
     if let Some(line) = super::effects_line(report.results) {
         let _ = writeln!(md, "{line}\n");
     }
-    let t = report.figures.throttle;
+    let t = &report.figures.throttle;
     if t.rate_limited > 0 || !t.paced.is_zero() {
         let _ = writeln!(
             md,
@@ -55,6 +55,9 @@ pub fn render(report: &RunReport) -> String {
             crate::clock::human(t.throttled),
             crate::clock::human(t.paced),
         );
+        if let Some(line) = super::route_waits_line(t) {
+            let _ = writeln!(md, "{line}\n");
+        }
     }
     let _ = write!(md, "| group |");
     for v in VERDICTS {

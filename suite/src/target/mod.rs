@@ -3,13 +3,18 @@
 
 mod exchange;
 mod guard;
+mod route;
 mod secret;
 mod throttle;
 
 pub use exchange::{Exchange, RequestRecord, ResponseRecord, TransportError, REPORT_BODY_BYTES};
 pub use guard::Guard;
+pub use route::route_key;
 pub use secret::{redact, Secret};
-pub use throttle::{parse_rate, requested_wait, Throttle, ThrottleStats, MAX_RETRIES, MAX_WAIT};
+pub use throttle::{
+    parse_rate, requested_wait, RouteWait, Throttle, ThrottleStats, GLOBAL_ROUTES, GLOBAL_SPAN,
+    MAX_RETRIES, MAX_WAIT,
+};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -412,11 +417,12 @@ impl Target {
             request.method,
             Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
         );
+        let route = route_key(request.method.as_str(), relative);
         let (mut limited, mut broken, mut unavailable) = (0u32, 0u32, 0u32);
         let mut waited = std::time::Duration::ZERO;
         let mut sent_at = Instant::now();
         let response = loop {
-            self.throttle.admit().await;
+            self.throttle.admit(&route).await;
             if self.throttle.deadline_passed() {
                 break Err(TransportError::Refused(
                     "the run's --deadline passed; the request was not sent".into(),
@@ -450,10 +456,10 @@ impl Target {
                         || waited + wait > throttle::MAX_WAIT
                         || self.throttle.would_pass_deadline(wait)
                     {
-                        self.throttle.note_rate_limited();
+                        self.throttle.note_rate_limited(&route);
                         break response;
                     }
-                    self.throttle.pause(wait);
+                    self.throttle.pause(&route, wait);
                     waited += wait;
                     limited += 1;
                 }

@@ -136,11 +136,36 @@ impl Drop for MeterGuard<'_> {
     }
 }
 
+/// How many distinct routes answering 429 within [`GLOBAL_SPAN`] show a limit on the whole
+/// client rather than on one route: from then on a 429 holds back every request.
+pub const GLOBAL_ROUTES: usize = 3;
+
+/// The span within which 429s on [`GLOBAL_ROUTES`] distinct routes show a global limit.
+pub const GLOBAL_SPAN: Duration = Duration::from_secs(10);
+
+/// Routes the figures name at most, those that waited longest.
+pub const TOP_ROUTES: usize = 5;
+
+/// The waiting of one route (method and path template, [`super::route_key`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RouteWait {
+    /// The route: `POST /organizations/:id/authentication-token`.
+    pub route: String,
+    /// Answers 429 it received.
+    pub rate_limited: u64,
+    /// Wall time in which requests of this route waited because the target asked.
+    pub waited: Duration,
+}
+
 /// What the throttle measured.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ThrottleStats {
     /// Answers 429 received.
     pub rate_limited: u64,
+    /// The routes that got 429s, longest waiting first, at most [`TOP_ROUTES`].
+    pub routes: Vec<RouteWait>,
+    /// True when 429s on several routes at once showed a limit on the whole client.
+    pub global: bool,
     /// Wall time in which requests waited because the target asked (429, 503).
     pub throttled: Duration,
     /// Wall time in which requests waited for the client-side rate limit (`--rate`).
@@ -151,12 +176,28 @@ pub struct ThrottleStats {
     pub unavailable: u64,
 }
 
-/// The shared throttle of one target.
+/// One route's hold: until when its requests wait, and what it cost.
+#[derive(Debug, Default)]
+struct RouteHold {
+    until: Option<Instant>,
+    rate_limited: u64,
+    held: std::sync::Arc<Meter>,
+}
+
+/// The shared throttle of one target. A 429 holds back the requests of its route only
+/// (method and path template), unless 429s on [`GLOBAL_ROUTES`] distinct routes within
+/// [`GLOBAL_SPAN`] show a limit on the whole client: then every request waits.
 #[derive(Debug)]
 pub struct Throttle {
     /// The client-side rate limit (`--rate`), when set.
     window: Option<Window>,
+    /// The pause of every request (a global limit).
     paused_until: Mutex<Option<Instant>>,
+    /// Each route's pause, by route key.
+    routes: Mutex<std::collections::HashMap<String, RouteHold>>,
+    /// The recent 429s, oldest first: when, and on which route.
+    recent: Mutex<std::collections::VecDeque<(Instant, String)>>,
+    global: std::sync::atomic::AtomicBool,
     deadline: Mutex<Option<Instant>>,
     held: Meter,
     paced: Meter,
@@ -215,6 +256,9 @@ impl Throttle {
         Self {
             window: rate.map(Window::new),
             paused_until: Mutex::new(None),
+            routes: Mutex::new(std::collections::HashMap::new()),
+            recent: Mutex::new(std::collections::VecDeque::new()),
+            global: std::sync::atomic::AtomicBool::new(false),
             deadline: Mutex::new(None),
             held: Meter::default(),
             paced: Meter::default(),
@@ -242,13 +286,22 @@ impl Throttle {
         deadline.is_some_and(|d| Instant::now() + wait > d)
     }
 
-    /// Waits until the client may send: the pause a 429 imposed, then the rate limit.
-    pub async fn admit(&self) {
+    /// Waits until a request of `route` may be sent: the pause a 429 imposed on its route or
+    /// on every request, then the rate limit.
+    pub async fn admit(&self, route: &str) {
         loop {
-            let until = self.paused_until.lock().ok().and_then(|p| *p);
+            let global = self.paused_until.lock().ok().and_then(|p| *p);
+            let (own, meter) = self
+                .routes
+                .lock()
+                .ok()
+                .and_then(|r| r.get(route).map(|h| (h.until, h.held.clone())))
+                .unwrap_or_default();
+            let until = global.max(own);
             match until {
                 Some(t) if t > Instant::now() => {
-                    let _g = self.held.enter();
+                    let _all = self.held.enter();
+                    let _own = (own == until).then(|| meter.enter());
                     tokio::time::sleep_until(t.into()).await;
                 }
                 _ => break,
@@ -266,18 +319,51 @@ impl Throttle {
         }
     }
 
-    /// A 429 arrived: every request holds back for `wait`.
-    pub fn pause(&self, wait: Duration) {
+    /// A 429 arrived on `route`: that route's requests hold back for `wait`, and every
+    /// request does when the 429s show a global limit ([`Throttle::is_global`]).
+    pub fn pause(&self, route: &str, wait: Duration) {
         self.rate_limited.fetch_add(1, Ordering::Relaxed);
-        if let Ok(mut p) = self.paused_until.lock() {
-            let until = Instant::now() + wait;
-            *p = Some(p.map_or(until, |old| old.max(until)));
+        let now = Instant::now();
+        let until = now + wait;
+        if let Ok(mut routes) = self.routes.lock() {
+            let hold = routes.entry(route.to_string()).or_default();
+            hold.rate_limited += 1;
+            hold.until = Some(hold.until.map_or(until, |old| old.max(until)));
+        }
+        if self.is_global(route, now) {
+            self.global.store(true, Ordering::Relaxed);
+            if let Ok(mut p) = self.paused_until.lock() {
+                *p = Some(p.map_or(until, |old| old.max(until)));
+            }
         }
     }
 
-    /// A 429 arrived that will not be retried.
-    pub fn note_rate_limited(&self) {
+    /// Notes a 429 on `route` and answers whether the recent ones show a limit on the whole
+    /// client: 429s on [`GLOBAL_ROUTES`] distinct routes within [`GLOBAL_SPAN`].
+    fn is_global(&self, route: &str, now: Instant) -> bool {
+        let Ok(mut recent) = self.recent.lock() else {
+            return false;
+        };
+        while recent
+            .front()
+            .is_some_and(|(at, _)| now.duration_since(*at) > GLOBAL_SPAN)
+        {
+            recent.pop_front();
+        }
+        if !recent.iter().any(|(_, r)| r == route) {
+            recent.push_back((now, route.to_string()));
+        } else if let Some(entry) = recent.iter_mut().find(|(_, r)| r == route) {
+            entry.0 = now;
+        }
+        recent.len() >= GLOBAL_ROUTES
+    }
+
+    /// A 429 arrived on `route` that will not be retried.
+    pub fn note_rate_limited(&self, route: &str) {
         self.rate_limited.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut routes) = self.routes.lock() {
+            routes.entry(route.to_string()).or_default().rate_limited += 1;
+        }
     }
 
     /// Waits before resending after a transient connection error.
@@ -294,10 +380,33 @@ impl Throttle {
         tokio::time::sleep(wait).await;
     }
 
+    /// The routes that got 429s, longest waiting first (then most 429s), at most
+    /// [`TOP_ROUTES`].
+    fn route_waits(&self) -> Vec<RouteWait> {
+        let Ok(routes) = self.routes.lock() else {
+            return Vec::new();
+        };
+        let mut waits: Vec<RouteWait> = routes
+            .iter()
+            .map(|(route, hold)| RouteWait {
+                route: route.clone(),
+                rate_limited: hold.rate_limited,
+                waited: hold.held.total(),
+            })
+            .collect();
+        waits.sort_by(|a, b| {
+            (b.waited, b.rate_limited, &a.route).cmp(&(a.waited, a.rate_limited, &b.route))
+        });
+        waits.truncate(TOP_ROUTES);
+        waits
+    }
+
     /// The figures so far.
     pub fn stats(&self) -> ThrottleStats {
         ThrottleStats {
             rate_limited: self.rate_limited.load(Ordering::Relaxed),
+            routes: self.route_waits(),
+            global: self.global.load(Ordering::Relaxed),
             throttled: self.held.total(),
             paced: self.paced.total(),
             retried: self.retried.load(Ordering::Relaxed),
@@ -368,7 +477,7 @@ mod tests {
         for _ in 0..50 {
             let throttle = throttle.clone();
             tasks.push(tokio::spawn(async move {
-                throttle.admit().await;
+                throttle.admit("GET /").await;
                 Instant::now()
             }));
         }
@@ -402,15 +511,41 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_pause_holds_every_request_and_is_measured() {
+    async fn a_pause_holds_its_route_only_and_is_measured() {
         let throttle = Throttle::new(None);
-        throttle.pause(Duration::from_millis(200));
+        throttle.pause("POST /tokens", Duration::from_millis(200));
         let start = Instant::now();
-        tokio::join!(throttle.admit(), throttle.admit());
+        throttle.admit("GET /teams").await;
+        assert!(
+            start.elapsed() < Duration::from_millis(100),
+            "another route waits"
+        );
+        tokio::join!(
+            throttle.admit("POST /tokens"),
+            throttle.admit("POST /tokens")
+        );
         assert!(start.elapsed() >= Duration::from_millis(190));
         let stats = throttle.stats();
         assert_eq!(stats.rate_limited, 1);
+        assert!(!stats.global);
         assert!(stats.throttled >= Duration::from_millis(190));
         assert!(stats.throttled < Duration::from_millis(390), "{stats:?}");
+        assert_eq!(stats.routes.len(), 1);
+        assert_eq!(stats.routes[0].route, "POST /tokens");
+        assert!(stats.routes[0].waited >= Duration::from_millis(190));
+    }
+
+    #[tokio::test]
+    async fn rate_limits_on_several_routes_at_once_hold_every_request() {
+        let throttle = Throttle::new(None);
+        for route in ["GET /a", "GET /b", "GET /a", "GET /c"] {
+            throttle.pause(route, Duration::from_millis(200));
+        }
+        let start = Instant::now();
+        throttle.admit("GET /elsewhere").await;
+        assert!(start.elapsed() >= Duration::from_millis(190));
+        let stats = throttle.stats();
+        assert!(stats.global);
+        assert_eq!(stats.routes[0].rate_limited, 2, "{stats:?}");
     }
 }

@@ -182,7 +182,18 @@ impl<'a> Run<'a> {
                 }
                 seen.push((id, page));
             }
-            all.extend(items);
+            if shared {
+                // others' items are never judged: keep only what may be the sequence's own,
+                // so that memory follows the sequence, not the size of the shared list
+                all.extend(items.into_iter().filter(|o| {
+                    o.get("id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| self.model.find(op.coll, id).is_some())
+                        || self.own_named(coll, o)
+                }));
+            } else {
+                all.extend(items);
+            }
         }
         // A walk stopped with pages left: what it did not reach is not judged.
         let complete = !(shared && walk.cut_short());

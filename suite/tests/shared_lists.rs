@@ -1,0 +1,84 @@
+//! Inside a large organization others share, a test finds its own item through the list's
+//! documented filter instead of reading the whole list (issue 22, item 2): a run there costs
+//! about what it costs in an empty organization, and passes.
+
+mod support;
+
+use serde_json::{json, Value};
+use support::processes::{scratch, text, Served};
+
+/// Teams others made in the shared organization: many pages at any page size the suite uses.
+const OTHERS_TEAMS: usize = 400;
+
+/// Creates `count` teams named `other-team-N` in `organization`.
+fn seed_teams(root: &str, token: &str, organization: &str, count: usize) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = reqwest::Client::new();
+        for n in 0..count {
+            let body = json!({"data": {"type": "teams", "attributes": {"name": format!("other-team-{n}")}}});
+            let res = client
+                .post(format!("{root}/api/v2/organizations/{organization}/teams"))
+                .bearer_auth(token)
+                .header("content-type", "application/vnd.api+json")
+                .body(body.to_string())
+                .send()
+                .await
+                .expect("the service answers");
+            assert_eq!(res.status().as_u16(), 201, "team {n}");
+        }
+    });
+}
+
+/// `conform --group teams` inside `organization` (the sequences left out): its results.
+fn run_in(served: &Served, token: &str, organization: &str) -> Value {
+    let dir = scratch("shared-lists", organization);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["--target", &served.url, "--token", token])
+        .args(["--organization", organization, "--group", "teams"])
+        .args(["--skip", "sequences::", "--reports"])
+        .arg(&dir)
+        .env_remove("CONFORM_TOKEN")
+        .env_remove("CONFORM_ADMIN_TOKEN")
+        .output()
+        .expect("conform runs");
+    assert!(out.status.success(), "{}", text(&out));
+    serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_run_finds_its_own_teams_in_a_large_organization_by_filter() {
+    let token = "shared-user";
+    let served = Served::with_args(&[
+        "--token",
+        token,
+        "--admin-token",
+        "shared-admin",
+        "--seed-organization",
+        "small",
+    ]);
+    let big = Served::with_args(&[
+        "--token",
+        token,
+        "--admin-token",
+        "shared-admin",
+        "--seed-organization",
+        "big",
+    ]);
+    seed_teams(&big.url, token, "big", OTHERS_TEAMS);
+    let small = run_in(&served, token, "small");
+    let large = run_in(&big, token, "big");
+    let requests = |r: &Value| r["figures"]["requests"].as_u64().unwrap_or(0);
+    assert_eq!(large["counts"], small["counts"], "the same verdicts");
+    // the team list's own test reads the list's first page and its paging; every other
+    // lookup is one filtered request: a few more requests, not pages x tests
+    assert!(
+        requests(&large) <= requests(&small) + 30,
+        "{} requests in the large organization, {} in the small one",
+        requests(&large),
+        requests(&small)
+    );
+}
