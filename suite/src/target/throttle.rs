@@ -162,7 +162,7 @@ pub struct RouteWait {
 pub struct ThrottleStats {
     /// Answers 429 received.
     pub rate_limited: u64,
-    /// The routes that got 429s, longest waiting first, at most [`TOP_ROUTES`].
+    /// The routes that got 429s, longest waiting first, at most `TOP_ROUTES`.
     pub routes: Vec<RouteWait>,
     /// True when 429s on several routes at once showed a limit on the whole client.
     pub global: bool,
@@ -320,7 +320,7 @@ impl Throttle {
     }
 
     /// A 429 arrived on `route`: that route's requests hold back for `wait`, and every
-    /// request does when the 429s show a global limit ([`Throttle::is_global`]).
+    /// request does when the 429s show a global limit (`Throttle::is_global`).
     pub fn pause(&self, route: &str, wait: Duration) {
         self.rate_limited.fetch_add(1, Ordering::Relaxed);
         let now = Instant::now();
