@@ -39,7 +39,11 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
             "registry-only",
             "numeric-ids",
             "no-runner",
-            "tfe-words"
+            "tfe-words",
+            "no-admin",
+            "opaque-organization-ids",
+            "unavailable-now-and-then",
+            "tfe-paths"
         ]
     );
     for info in shape_catalog() {
@@ -53,6 +57,69 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
         "{err}"
     );
     assert!(Config::default().shapes.is_empty());
+}
+
+#[tokio::test]
+async fn no_admin_takes_away_every_admin_route_and_nothing_else() {
+    let app = shaped(&["no-admin"]);
+    absent_route(&admin(&app, Method::GET, "/admin/users", None).await);
+    absent_route(&admin(&app, Method::GET, "/api/v2/admin/organizations", None).await);
+    call(&app, Method::POST, "/organizations", Some(org_body("acme"))).await;
+    assert_eq!(
+        get(&app, "/organizations/acme").await.status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn tfe_paths_serve_engine_versions_and_ip_ranges_only_where_tfe_does() {
+    let app = shaped(&["tfe-paths"]);
+    absent_route(&admin(&app, Method::GET, "/admin/engine-versions", None).await);
+    absent_route(&admin(&app, Method::GET, "/api/v2/admin/engine-versions", None).await);
+    absent_route(&get(&app, "/meta/ip-ranges").await);
+    absent_route(&get(&app, "/api/v2/meta/ip-ranges").await);
+    let tfe = admin(&app, Method::GET, "/api/v2/admin/terraform-versions", None).await;
+    assert_eq!(tfe.status, StatusCode::OK);
+    assert_eq!(
+        get(&app, "/api/meta/ip-ranges").await.status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn opaque_organization_ids_are_not_names_and_paths_take_names() {
+    let app = shaped(&["opaque-organization-ids"]);
+    let made = call(&app, Method::POST, "/organizations", Some(org_body("acme"))).await;
+    assert_eq!(made.status, StatusCode::CREATED);
+    assert_eq!(made.json()["data"]["id"], "org-61636d65");
+    assert_eq!(made.json()["data"]["attributes"]["name"], "acme");
+    assert_eq!(
+        get(&app, "/organizations/acme").await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        get(&app, "/organizations/org-61636d65").await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn unavailable_now_and_then_answers_every_40th_request_503() {
+    let app = shaped(&["unavailable-now-and-then"]);
+    let mut unavailable = Vec::new();
+    for n in 1..=80 {
+        let a = get(&app, "/account/details").await;
+        if a.status == StatusCode::SERVICE_UNAVAILABLE {
+            assert_eq!(
+                a.headers.get("retry-after").map(|v| v.as_bytes()),
+                Some(&b"1"[..])
+            );
+            unavailable.push(n);
+        } else {
+            assert_eq!(a.status, StatusCode::OK);
+        }
+    }
+    assert_eq!(unavailable, [40, 80]);
 }
 
 #[tokio::test]
