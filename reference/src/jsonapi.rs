@@ -40,6 +40,8 @@ pub(crate) struct AppState {
     pub tls: bool,
     /// Whose words to use where the spec and TFE disagree.
     pub compat: crate::Compat,
+    /// What the `generic-store` shape keeps.
+    pub kept: Arc<crate::gate::Kept>,
 }
 
 impl AppState {

@@ -178,6 +178,7 @@ fn state(config: Config, tls: bool) -> AppState {
             .map(|u| u.trim_end_matches('/').to_string().into()),
         tls,
         compat,
+        kept: Default::default(),
     }
 }
 

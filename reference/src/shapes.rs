@@ -15,7 +15,9 @@
 //! - numeric ids: the store issues numbers (`Store::new_id`) and the gate turns them into JSON
 //!   numbers in answers and back into strings in request bodies (`gate::ids`);
 //! - no runner: the store's run lifecycle (`routes::runs`), through `Store::runner`;
-//! - TFE's words: the same as [`crate::Compat::Tfe`] (`conform serve --compat tfe`).
+//! - TFE's words: the same as [`crate::Compat::Tfe`] (`conform serve --compat tfe`);
+//! - stores nothing, generic store: the gate answers every authenticated request itself
+//!   (`gate::pretend`), before any route.
 
 use std::fmt;
 use std::str::FromStr;
@@ -53,6 +55,13 @@ pub enum Shape {
     /// `tfe-paths`: engine versions only at TFE's `/admin/terraform-versions`, IP ranges only
     /// at TFE's `/api/meta/ip-ranges`.
     TfePaths,
+    /// `stores-nothing`: every route answers plausibly and nothing is stored (a GET of an item
+    /// echoes the path's id, lists are empty, writes echo what they were sent).
+    StoresNothing,
+    /// `generic-store`: a JSON:API document store without the API's meaning (POST keeps,
+    /// GET shows and lists, PATCH merges, DELETE forgets; no states, tokens, relationships,
+    /// uploads or registry).
+    GenericStore,
 }
 
 /// One entry of the shape catalog.
@@ -64,7 +73,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 10] = [
+const ALL: [Shape; 12] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -75,9 +84,11 @@ const ALL: [Shape; 10] = [
     Shape::OpaqueOrganizationIds,
     Shape::UnavailableNowAndThen,
     Shape::TfePaths,
+    Shape::StoresNothing,
+    Shape::GenericStore,
 ];
 
-static CATALOG: [ShapeInfo; 10] = [
+static CATALOG: [ShapeInfo; 12] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -117,6 +128,14 @@ static CATALOG: [ShapeInfo; 10] = [
     ShapeInfo {
         name: "tfe-paths",
         description: "engine versions only at /admin/terraform-versions, IP ranges only at /api/meta/ip-ranges (TFE's paths)",
+    },
+    ShapeInfo {
+        name: "stores-nothing",
+        description: "implements nothing: every route answers a plausible document, nothing is stored (what a pass must not be)",
+    },
+    ShapeInfo {
+        name: "generic-store",
+        description: "a generic JSON:API store: POST keeps, GET shows and lists, PATCH merges, DELETE forgets; no domain meaning",
     },
 ];
 

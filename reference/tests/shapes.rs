@@ -43,7 +43,9 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
             "no-admin",
             "opaque-organization-ids",
             "unavailable-now-and-then",
-            "tfe-paths"
+            "tfe-paths",
+            "stores-nothing",
+            "generic-store"
         ]
     );
     for info in shape_catalog() {
@@ -549,4 +551,78 @@ async fn shapes_combine() {
     let seeded = seeded(&["registry-only", "one-organization"]).await;
     assert!(seeded.contains(&("organization".into(), "acme".into())));
     assert!(seeded.contains(&("registry_module".into(), "acme/network/aws/1.0.0".into())));
+}
+
+#[tokio::test]
+async fn stores_nothing_answers_everything_plausibly_and_keeps_nothing() {
+    let app = shaped(&["stores-nothing"]);
+    let made = call(&app, Method::POST, "/organizations", Some(org_body("acme"))).await;
+    assert_eq!(made.status, StatusCode::CREATED);
+    assert_eq!(made.json()["data"]["attributes"]["name"], "acme");
+    assert_eq!(made.content_type(), "application/vnd.api+json");
+    // nothing was kept: the list is empty, and any id shows an empty resource of that id
+    let listed = get(&app, "/organizations").await;
+    assert_eq!(listed.json()["data"], json!([]));
+    assert_eq!(listed.json()["meta"]["pagination"]["total-count"], 0);
+    let shown = get(&app, "/organizations/never-made-1").await;
+    assert_eq!(shown.status, StatusCode::OK);
+    assert_eq!(shown.json()["data"]["id"], "never-made-1");
+    assert_eq!(shown.json()["data"]["attributes"], json!({}));
+    let gone = call(&app, Method::DELETE, "/organizations/never-made-1", None).await;
+    assert_eq!(gone.status, StatusCode::NO_CONTENT);
+    // it still wants a token, and still says where the registry is
+    let anonymous = support::send(&app, Method::GET, "/organizations", None, Vec::new()).await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        get(&app, "/.well-known/terraform.json").await.status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn generic_store_keeps_documents_without_their_meaning() {
+    let app = shaped(&["generic-store"]);
+    let made = call(&app, Method::POST, "/organizations", Some(org_body("acme"))).await;
+    assert_eq!(made.status, StatusCode::CREATED);
+    let id = made.json()["data"]["id"]
+        .as_str()
+        .expect("an id")
+        .to_string();
+    // kept under its id (not its name), listed where it was posted, on both path forms
+    assert_eq!(
+        get(&app, &format!("/organizations/{id}")).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        get(&app, "/organizations/acme-2").await.status,
+        StatusCode::NOT_FOUND
+    );
+    let listed = get(&app, "/api/v2/organizations").await;
+    assert_eq!(listed.json()["data"][0]["id"], id.as_str());
+    let patch = json!({"data":{"type":"organizations","attributes":{"email":"new@example.test"}}});
+    let merged = call(
+        &app,
+        Method::PATCH,
+        &format!("/organizations/{id}"),
+        Some(patch),
+    )
+    .await;
+    assert_eq!(merged.json()["data"]["attributes"]["name"], "acme");
+    assert_eq!(
+        merged.json()["data"]["attributes"]["email"],
+        "new@example.test"
+    );
+    // no domain meaning: no default project, no owners team, no runs
+    assert_eq!(
+        get(&app, &format!("/organizations/{id}/projects"))
+            .await
+            .json()["data"],
+        json!([])
+    );
+    let deleted = call(&app, Method::DELETE, &format!("/organizations/{id}"), None).await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        get(&app, &format!("/organizations/{id}")).await.status,
+        StatusCode::NOT_FOUND
+    );
 }

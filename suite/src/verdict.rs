@@ -148,7 +148,21 @@ impl Blocker {
     }
 }
 
+/// How the reason of a test begins when its endpoint answered as documented but does nothing
+/// the run can see (`unobservable` in `cases/`): it is `skipped`, never passed.
+pub const UNOBSERVABLE: &str = "answered as documented, but what it does cannot be observed";
+
 impl TestResult {
+    /// Skipped because all it could show was its answer: its endpoint's effect is out of the
+    /// run's sight ([`UNOBSERVABLE`]). Against the reference this is the best a test can do.
+    pub fn unobservable(&self) -> bool {
+        self.verdict == Verdict::Skipped
+            && self
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(UNOBSERVABLE))
+    }
+
     /// The checks it passed that observe an effect ([`crate::checks::EFFECTS`]).
     pub fn observed(&self) -> Vec<&'static str> {
         self.passed

@@ -3,7 +3,8 @@
 //!
 //! 1. [`prefix`]: TFE's trailing slash, then `/api/v2` off the path;
 //! 2. [`limits`] and [`inject`]: the rate limits, the routing and transport faults, the token,
-//!    the body's media type and size, the body read whole ([`ids`] turns its ids back into
+//!    then [`pretend`]'s answer when a shape implements nothing; the body's media type and
+//!    size, the body read whole ([`ids`] turns its ids back into
 //!    what the store knows), and the behaviour faults that undo what the request did;
 //! 3. the route, then [`include`](mod@include)'s `included` documents;
 //! 4. [`envelope`]: errors made JSON:API documents and the faults that rewrite answers, then
@@ -30,6 +31,9 @@ mod include;
 mod inject;
 mod limits;
 mod prefix;
+mod pretend;
+
+pub(crate) use pretend::Kept;
 
 /// The service: the gate in front of every route.
 pub(crate) fn app(state: AppState) -> Router {
@@ -55,6 +59,10 @@ async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Respon
     if let Err(err) = admit(&state, &at, &req) {
         return finish(&state, &at, err.into_response()).await;
     }
+    let req = match pretend::answer(&state, &at, req).await {
+        Ok(res) => return finish(&state, &at, res).await,
+        Err(req) => req,
+    };
     // Held up to the finished answer.
     let mut restore = inject::Restore::begin(&state, &at).await;
     let res = match read_body(&state, &at, req).await {

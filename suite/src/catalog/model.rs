@@ -85,6 +85,10 @@ pub struct Endpoint {
     /// reference); without them the test is skipped with that reason.
     #[serde(default)]
     pub requires: Vec<String>,
+    /// What the endpoint does that no request of the run can see (a test SMS sent, a
+    /// password set to what it was): its test is sent and judged, and when nothing fails it
+    /// is `skipped` with this reason, never `pass`.
+    pub unobservable: Option<String>,
     /// A state the resource must reach before the request makes sense (apply needs a run
     /// awaiting confirmation): waited for within the poll budget; never reached, the test
     /// is blocked with the last state seen.

@@ -364,6 +364,7 @@ fn placeholder_endpoint(method: &crate::catalog::HttpMethod, path: &str) -> Endp
         restore: None,
         requires: Vec::new(),
         precondition: None,
+        unobservable: None,
         deprecated: None,
         alias: None,
         note: None,

@@ -480,7 +480,7 @@ impl TestRun<'_> {
         let Some(kind) = self.endpoint.resource.clone() else {
             return;
         };
-        self.token_deleted().await;
+        self.token_around_delete(false).await;
         if let Some(linked) = self.endpoint.expect.linked.clone() {
             // gone from where TFE lists it (a user account from the administrator list)
             self.state_check(&linked, &c::TFE_LINKED).await;

@@ -176,6 +176,13 @@ impl<'a> TestRun<'a> {
             ),
             Outcome::Done => match judge(&self.findings, &self.exchanges, profile) {
                 (Verdict::Error, why) => (Verdict::Error, why),
+                (Verdict::Pass, _) if self.endpoint.unobservable.is_some() => (
+                    Verdict::Skipped,
+                    self.endpoint
+                        .unobservable
+                        .as_ref()
+                        .map(|why| format!("{}: {why}", crate::verdict::UNOBSERVABLE)),
+                ),
                 (verdict, _) => (
                     verdict,
                     (!self.notes.is_empty()).then(|| self.notes.join("; ")),
@@ -314,6 +321,11 @@ impl<'a> TestRun<'a> {
                 Err(not) => (not.index, Err(not.message)),
             };
             self.check(&c::TFE_LINKED, result.0, result.1);
+        }
+        if e.kind == Kind::Delete {
+            // what the delete removes must be seen first, or its absence after proves nothing
+            self.token_around_delete(true).await;
+            self.listed_before_delete().await;
         }
         if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
             // The created kind's own preconditions (e.g. TFE's workspace lock).

@@ -12,6 +12,7 @@ use url::Url;
 
 use super::TestRun;
 use crate::catalog::{Endpoint, QueryParam};
+use crate::checks as c;
 use crate::fixtures::auth_for;
 use crate::target::Request;
 
@@ -26,6 +27,25 @@ impl TestRun<'_> {
             return None;
         }
         self.ctx.catalog.list_of(kind).map(|(_, e)| e.clone())
+    }
+
+    /// Before the delete of a kind without a show: its list holds the item (`list.contains`),
+    /// so that the item's absence afterwards is the delete's doing.
+    pub(super) async fn listed_before_delete(&mut self) {
+        let Some(kind) = self.endpoint.resource.clone() else {
+            return;
+        };
+        let Some(id) = self.scope.get(&kind).map(|made| made.id.clone()) else {
+            return;
+        };
+        if self.list_instead_of_show(&kind).is_none() {
+            return;
+        }
+        if let Some((index, item)) = self.find_listed(&kind, &id, true).await {
+            let ids: Vec<String> = item.iter().map(|_| id.clone()).collect();
+            let result = c::lists::holds(&ids, &id, &kind);
+            self.check(&c::LIST_CONTAINS, Some(index), result);
+        }
     }
 
     /// Reads the list that holds `kind` (`Catalog::list_of`) for the item `id`: first narrowed

@@ -163,7 +163,7 @@ impl TestRun<'_> {
     /// Before an update of something the run did not make (`restore`): reads the current
     /// values (kept to restore them after the test) and decides the new ones the update
     /// sends (the payload's; for a boolean it leaves out, the opposite of the current one).
-    /// A show that fails blocks the test.
+    /// A show that fails, or answers none of the values, blocks the test.
     pub(super) async fn restore_point(&mut self) -> Result<(), Outcome> {
         let Some(restore) = self.endpoint.restore.clone() else {
             return Ok(());
@@ -190,6 +190,15 @@ impl TestRun<'_> {
             if let Some(flag) = value.as_bool() {
                 changes.insert(name.clone(), Value::Bool(!flag));
             }
+        }
+        if before.is_empty() {
+            // nothing to change and read back: an update of nothing observes nothing
+            let needed = format!(
+                "the current values it changes and restores ({}), which the show did not answer",
+                restore.attributes.join(", ")
+            );
+            let blocker = self.ctx.blocker(needed, self.ex(index), None);
+            return Err(Outcome::Blocked(blocker));
         }
         self.restore_values = Some(before);
         self.new_values = Some(Value::Object(changes));

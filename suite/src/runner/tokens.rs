@@ -32,9 +32,10 @@ impl TestRun<'_> {
         }
     }
 
-    /// After a token's delete: the read it authenticated (with the secret its create answered,
-    /// kept in the fixture) is refused.
-    pub(super) async fn token_deleted(&mut self) {
+    /// Around a token's delete: the read it is meant for (with the secret its create answered,
+    /// kept in the fixture) is authenticated before the delete (`before`; a token that never
+    /// worked proves nothing by failing afterwards) and refused after it.
+    pub(super) async fn token_around_delete(&mut self, before: bool) {
         let (Some(secret), Some(kind)) = (
             self.endpoint.expect.secret.clone(),
             self.endpoint.resource.clone(),
@@ -49,7 +50,7 @@ impl TestRun<'_> {
         let Some(token) = token else { return };
         if let Some(index) = self.read_with(&reads, token).await {
             let what = format!("GET {reads}");
-            let result = c::lifecycle::authenticates(self.ex(index).status(), false, &what);
+            let result = c::lifecycle::authenticates(self.ex(index).status(), before, &what);
             self.check(&c::TFE_TOKEN_AUTHENTICATES, Some(index), result);
         }
     }
