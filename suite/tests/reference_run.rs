@@ -255,3 +255,20 @@ fn a_set_up_that_the_main_request_did_not_undo_is_undone() {
         second[0].failure_text()
     );
 }
+
+#[test]
+fn what_no_run_can_see_is_skipped_when_answered_well_and_fails_when_not() {
+    // twilio verify sends an SMS no answer shows (`unobservable` in cases/): answered as
+    // documented it is skipped with that reason, never passed; a missing route still fails it.
+    let filter = ["admin_settings::verify_twilio::api-v2"];
+    let results = support::run(&[], &filter, &[]);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].unobservable(), "{:?}", results[0].reason);
+    let results = support::run(
+        &["drop-route=POST /admin/twilio-settings/verify"],
+        &filter,
+        &[],
+    );
+    assert_eq!(results[0].verdict, Verdict::Fail, "{:?}", results[0].reason);
+    assert!(support::failed_checks(&results, filter[0]).contains(&"endpoint.exists"));
+}

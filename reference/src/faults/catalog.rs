@@ -132,6 +132,16 @@ static CATALOG: &[FaultInfo] = &[
         "201 answers turn the booleans `refresh`, `global` and `organization-scoped` over (what is stored is right)",
     ),
     info(
+        "module-status-stuck",
+        None,
+        "a registry module's `version-statuses` say `pending` for every version, uploaded or not (the registry protocol still serves them)",
+    ),
+    info(
+        "deliveries-forgotten",
+        None,
+        "notification configurations show no `delivery-responses`, whatever verify sent",
+    ),
+    info(
         "drops-permissions",
         None,
         "resource answers leave out the `permissions` attribute TFE always answers",

@@ -161,6 +161,8 @@ async fn rewrite_body(state: &AppState, method: &Method, bare: &str, res: Respon
             || faults.has(&Kind::DropsPermissions)
             || faults.has(&Kind::NoDefaultProject)
             || (faults.has(&Kind::WrongDefaults) && status == StatusCode::CREATED)
+            || faults.has(&Kind::ModuleStatusStuck)
+            || faults.has(&Kind::DeliveriesForgotten)
             || faults.has(&Kind::NoPaginationMeta)
             || faults.has(&Kind::DeprecatedActsElsewhere)
             || faults.has(&Kind::UpdateWrongId)
@@ -270,6 +272,24 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
                 if let Some(Value::Bool(flag)) = attributes.get_mut(name) {
                     *flag = !*flag;
                 }
+            }
+        }
+    }
+    if faults.has(&Kind::ModuleStatusStuck) {
+        for item in resources_mut(obj) {
+            if let Some(Value::Array(statuses)) = item.pointer_mut("/attributes/version-statuses") {
+                for status in statuses.iter_mut().filter_map(Value::as_object_mut) {
+                    status.insert("status".into(), json!("pending"));
+                }
+            }
+        }
+    }
+    if faults.has(&Kind::DeliveriesForgotten) {
+        for item in resources_mut(obj) {
+            if let Some(Value::Array(deliveries)) =
+                item.pointer_mut("/attributes/delivery-responses")
+            {
+                deliveries.clear();
             }
         }
     }

@@ -107,6 +107,10 @@ impl TestRun<'_> {
         if let Some(state) = self.endpoint.expect.state.clone() {
             self.state_check(&state, &c::UPLOAD_APPLIED).await;
         }
+        if let Some(state) = self.endpoint.expect.tfe_state.clone() {
+            // the status only TFE's facts document (a module version's `ok`)
+            self.state_check(&state, &c::TFE_STATE_AFTER).await;
+        }
         // Where the group can download the version, the bytes must come back.
         let download = self
             .ctx
