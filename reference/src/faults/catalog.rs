@@ -298,6 +298,16 @@ static CATALOG: &[FaultInfo] = &[
         "the archive a registry download points at (GET /v1/object/<id> of a module version) answers other bytes than were uploaded",
     ),
     info(
+        "configuration-download-wrong-bytes",
+        None,
+        "GET /configuration-versions/:id/download answers half of the uploaded bytes",
+    ),
+    info(
+        "version-delete-noop",
+        None,
+        "a registry module version's delete (both forms) answers 204 and keeps the version",
+    ),
+    info(
         "registry-query-refused",
         None,
         "the registry's module lists and search answer 400 when sent offset, limit, provider or verified",

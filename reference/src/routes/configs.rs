@@ -171,6 +171,13 @@ async fn download(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
         .uploaded_bytes(&id)
         .ok_or_else(|| ApiError::NotFound("the configuration version has no upload".into()))?
         .to_vec();
+    if ctx
+        .state
+        .fault(crate::faults::Kind::ConfigurationDownloadWrongBytes)
+    {
+        // half of what was uploaded: a download that answers, but not the content
+        return Ok(octets(bytes[..bytes.len() / 2].to_vec()));
+    }
     Ok(octets(bytes))
 }
 

@@ -323,6 +323,10 @@ pub struct StateExpect {
     /// The value must no longer be there (a removal); the show must still succeed.
     #[serde(default)]
     pub absent: bool,
+    /// With `absent`: a show that answers 404 counts too, for an owner that goes with its
+    /// last member (deleting a module's last version removes the module, facts 2.15).
+    #[serde(default)]
+    pub or_gone: bool,
     /// Other values that hold as well (the states a run may be in once an action took it on).
     #[serde(default)]
     pub or: Vec<serde_json::Value>,

@@ -114,7 +114,8 @@ impl TestRun<'_> {
                 None => false,
             };
             let holds = if state.absent {
-                self.ex(index).is_success() && !holds
+                let gone = state.or_gone && self.ex(index).status() == Some(404);
+                (self.ex(index).is_success() && !holds) || gone
             } else {
                 holds
             };

@@ -10,6 +10,29 @@ use crate::fixtures::auth_for;
 use crate::target::{Auth, Body, Request};
 
 impl TestRun<'_> {
+    /// A download of what the run itself made and uploaded (its set-up sends the one
+    /// configuration tarball) gives those bytes back (`upload.applied`); what the run found or
+    /// was given may hold anything.
+    fn downloaded_what_was_uploaded(&mut self, index: usize) {
+        let Some(kind) = self.endpoint.resource.as_deref() else {
+            return;
+        };
+        let Some(made) = self.scope.get(kind) else {
+            return;
+        };
+        let ours = self
+            .ctx
+            .fixtures
+            .made()
+            .iter()
+            .any(|m| m.kind == made.kind && m.id == made.id);
+        if ours {
+            let uploaded = crate::tarball::config_tarball();
+            let result = c::downloaded(self.ex(index), Some(&uploaded));
+            self.check(&c::UPLOAD_APPLIED, Some(index), result);
+        }
+    }
+
     pub(super) async fn after_download(&mut self, main: usize) {
         let mut index = main;
         // Follow redirects ourselves: the token goes only to the target's own origin.
@@ -39,7 +62,9 @@ impl TestRun<'_> {
             registry::after_download(&mut probe, subject.as_ref(), index).await;
         } else {
             let result = c::downloaded(self.ex(index), None);
-            self.check(&c::ENDPOINT_SUCCEEDS, Some(index), result);
+            if self.check(&c::ENDPOINT_SUCCEEDS, Some(index), result) {
+                self.downloaded_what_was_uploaded(index);
+            }
         }
     }
 

@@ -77,7 +77,9 @@ async fn dep_delete_version(
 ) -> ApiResult<Response> {
     let mut store = ctx.state.write();
     let id = module_id(&store, &o, "private", &o, &name, &provider)?;
-    remove_version(&mut store, &id, &version)?;
+    if !ctx.state.fault(crate::faults::Kind::VersionDeleteNoop) {
+        remove_version(&mut store, &id, &version)?;
+    }
     no_content()
 }
 

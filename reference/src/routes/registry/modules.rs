@@ -449,7 +449,9 @@ async fn delete_version(
 ) -> ApiResult<Response> {
     let mut store = ctx.state.write();
     let id = module_id(&store, &o, &reg, &ns, &name, &provider)?;
-    remove_version(&mut store, &id, &version)?;
+    if !ctx.state.fault(crate::faults::Kind::VersionDeleteNoop) {
+        remove_version(&mut store, &id, &version)?;
+    }
     no_content()
 }
 
