@@ -248,12 +248,8 @@ fn a_set_up_that_the_main_request_did_not_undo_is_undone() {
     let second = session.run(&tests[1..]);
     session.close();
     assert_eq!(first[0].verdict, Verdict::Fail);
-    assert_eq!(
-        second[0].verdict,
-        Verdict::Pass,
-        "{}",
-        second[0].failure_text()
-    );
+    // answered as documented (impersonation itself is out of an API token's sight)
+    assert!(second[0].unobservable(), "{}", second[0].failure_text());
 }
 
 #[test]

@@ -81,11 +81,6 @@ fn a_run_against_a_standalone_service_skips_only_the_unobservable_with_what_its_
         .lines()
         .find(|l| l.starts_with("total "))
         .unwrap_or_else(|| panic!("no total line:\n{stdout}"));
-    let numbers: Vec<u32> = total
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    // pass fail blocked unsupported skipped waived error
     let results: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("results.json")).expect("results.json"),
     )
@@ -104,7 +99,6 @@ fn a_run_against_a_standalone_service_skips_only_the_unobservable_with_what_its_
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert!(skipped.is_empty(), "skipped: {skipped:?}\n{total}");
-    assert!(numbers.get(4).is_some_and(|n| *n <= 6), "{total}");
     assert_eq!(out.status.code(), Some(0), "{total}");
     let _ = std::fs::remove_dir_all(&dir);
 }

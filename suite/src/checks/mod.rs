@@ -209,6 +209,8 @@ pub static EFFECTS: &[&Check] = &[
     &UPLOAD_APPLIED,
     &STATE_AFTER,
     &TFE_STATE_AFTER,
+    // the same action again is refused: the first one moved the state
+    &TFE_WRONG_STATE,
     &TFE_LINKED,
     &TFE_TOKEN_SECRET,
     &TFE_TOKEN_AUTHENTICATES,
