@@ -37,27 +37,12 @@ impl CauseGroup {
 }
 
 /// The route of a request line (`POST /api/v2/organizations/conform-1-0007/workspaces`), its
-/// ids and names masked (`POST /api/v2/organizations/:/workspaces`): the same failing request
-/// made under several organizations is one cause. A segment of lowercase words (`workspaces`,
-/// `authentication-token`) or the version (`v2`) is kept; any other is a value.
+/// ids and names masked as the throttle masks them (`POST /organizations/:id/workspaces`,
+/// [`crate::target::route_key`]): the same failing request made under several organizations, or
+/// in both path forms, is one cause.
 fn route_of(request: &str) -> String {
     let (method, path) = request.split_once(' ').unwrap_or(("", request));
-    let path = path.split('?').next().unwrap_or(path);
-    let masked: Vec<&str> = path
-        .split('/')
-        .map(|segment| {
-            let word = !segment.is_empty()
-                && segment
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b == b'-' || b == b'_');
-            if segment.is_empty() || word || segment == "v2" {
-                segment
-            } else {
-                ":"
-            }
-        })
-        .collect();
-    format!("{method} {}", masked.join("/"))
+    crate::target::route_key(method, path)
 }
 
 /// The root-cause groups of a run, largest first: blocked tests by their blocker, then failing
@@ -133,14 +118,14 @@ mod tests {
         let a = route_of("POST /api/v2/organizations/conform-1-0007/workspaces");
         let b = route_of("POST /api/v2/organizations/conform-1-0012/workspaces?x=1");
         assert_eq!(a, b);
-        assert_eq!(a, "POST /api/v2/organizations/:/workspaces");
+        assert_eq!(a, "POST /organizations/:id/workspaces");
         assert_ne!(
             a,
             route_of("GET /api/v2/organizations/conform-1-0007/workspaces")
         );
         assert_eq!(
             route_of("DELETE /workspaces/ws-Zq8hb8iSVjALYast"),
-            "DELETE /workspaces/:"
+            "DELETE /workspaces/:id"
         );
     }
 
