@@ -738,6 +738,11 @@ fn inside_a_given_organization_a_server_without_name_filters_is_walked_whole_and
                 call(&root, &token, reqwest::Method::POST, path, body).await;
             }
         });
+        let reports = std::env::temp_dir().join(format!(
+            "conform-seq-unfiltered-{}-{}",
+            std::process::id(),
+            fault.unwrap_or("none")
+        ));
         let run = run_families(
             &[
                 "--target",
@@ -748,6 +753,8 @@ fn inside_a_given_organization_a_server_without_name_filters_is_walked_whole_and
                 &admin,
                 "--organization",
                 "acme",
+                "--reports",
+                reports.to_str().unwrap(),
                 "--profile",
                 "tfe",
                 "--seed",
@@ -758,6 +765,7 @@ fn inside_a_given_organization_a_server_without_name_filters_is_walked_whole_and
             &["sequences::workspaces", "sequences::teams"],
             Duration::from_secs(2),
         );
+        let _ = std::fs::remove_dir_all(&reports);
         assert_eq!(run.results.len(), 2, "{fault:?}");
         assert!(
             log.lock().unwrap().len() > 100,
