@@ -244,6 +244,8 @@ impl<'a> Run<'a> {
                 // sequence's own is judged after it (see below).
                 seen.extend(c::item_ids(&own).into_iter().map(|id| (id, page)));
                 all.extend(own);
+                // and of the page's answer, only what a report shows
+                self.out.exchanges[index].keep_evidence();
                 continue;
             }
             for id in c::item_ids(&items) {
@@ -429,6 +431,7 @@ impl<'a> Run<'a> {
             }
             let doc = self.document(index)?;
             ids.extend(c::item_ids(&walk.read(&doc)));
+            self.out.exchanges[index].keep_evidence();
         }
         Ok((!walk.cut_short()).then_some(ids))
     }
