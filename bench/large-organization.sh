@@ -4,7 +4,8 @@
 # `big` with WORKSPACES workspaces and TEAMS teams through the API (as other users would have
 # made them) and an empty organization `small`, then runs the suite with `--organization big`
 # and with `--organization small` under `/usr/bin/time -v`, and prints each run's wall time,
-# requests, peak memory and verdict counts, and the ratio of the wall times.
+# requests, peak memory and verdict counts, and the ratio of the wall times; and what the
+# run in `big` could not delete, if anything.
 # Usage: bench/large-organization.sh [WORKSPACES] [TEAMS]   (default 2000 600)
 # CONFORM_BIN=path runs another build of conform; COMPARE_BIN=path runs that build too, on the
 # same seeded service, and prints its figures beside (to compare before and after a change).
@@ -79,4 +80,5 @@ run big
 [ -n "${COMPARE_BIN:-}" ] && ratio -compared
 ratio ""
 grep -h 'FAILED\|^    \[' "$out/big.txt" | head -20 || true
+grep -h -A 20 '^could not delete' "$out/big.txt" || true
 echo "reports: $out"
