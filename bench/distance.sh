@@ -3,7 +3,7 @@
 # answers every request DELAY_MS late in front of `conform serve`; the run goes through it
 # with --target. Prints the wall time, the requests, the lower bound
 # requests x latency / threads, the ratio of the two, and the run's peak memory
-# (/usr/bin/time -v, maximum resident set size).
+# (/usr/bin/time -v, maximum resident set size); and what teardown could not delete, if any.
 # Usage: bench/distance.sh [DELAY_MS] [CONFORM OPTIONS...]   (default 100 ms; e.g. --group sequences)
 # CONFORM_BIN=path runs another build of conform (to compare before and after a change).
 set -euo pipefail
@@ -52,6 +52,7 @@ echo "== the run through a proxy answering ${delay} ms late ($threads threads) $
 /usr/bin/time -v -o "$out/time.txt" "$bin" -q --target "http://127.0.0.1:$proxy" \
   --token bench-token --admin-token bench-admin --reports "$out/reports" "$@" >"$out/run.txt" 2>&1 || true
 grep -E '^(test result|requests:)' "$out/run.txt" || tail -5 "$out/run.txt"
+grep -A 20 '^could not delete' "$out/run.txt" || true
 python3 - "$out/reports/results.json" "$out/time.txt" "$delay" "$threads" <<'PY'
 import json, re, sys
 report = json.load(open(sys.argv[1]))

@@ -4,16 +4,24 @@
 # `big` with WORKSPACES workspaces and TEAMS teams through the API (as other users would have
 # made them) and an empty organization `small`, then runs the suite with `--organization big`
 # and with `--organization small` under `/usr/bin/time -v`, and prints each run's wall time,
-# requests, peak memory and verdict counts, and the ratio of the wall times.
+# requests, peak memory and verdict counts, and the ratio of the wall times; and what the
+# run in `big` could not delete, if anything.
 # Usage: bench/large-organization.sh [WORKSPACES] [TEAMS]   (default 2000 600)
+# CONFORM_BIN=path runs another build of conform; COMPARE_BIN=path runs that build too, on the
+# same seeded service, and prints its figures beside (to compare before and after a change).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 workspaces=${1:-2000}
 teams=${2:-600}
 token=bench-user
-cargo build --release -q
+if [ -z "${CONFORM_BIN:-}" ]; then
+  cargo build --release -q
+  bin=./target/release/conform
+else
+  bin=$CONFORM_BIN
+fi
 out=$(mktemp -d)
-./target/release/conform serve --port 0 --token "$token" --admin-token bench-admin \
+"$bin" serve --port 0 --token "$token" --admin-token bench-admin \
   --seed-organization big >"$out/serve.txt" 2>&1 &
 served=$!
 trap 'kill "$served" 2>/dev/null || true' EXIT
@@ -44,22 +52,33 @@ seeded=$(date +%s.%N)
   fi' | sort | uniq -c | sed 's/^/seed answers: /'
 echo "seeded $workspaces workspaces and $teams teams in $(echo "$(date +%s.%N) - $seeded" | bc) s"
 
-run() { # ORGANIZATION
-  /usr/bin/time -v ./target/release/conform -q --target "$url" --token "$token" \
-    --admin-token bench-admin --organization "$1" --reports "$out/$1" \
-    >"$out/$1.txt" 2>"$out/$1.time" || true
+run() { # ORGANIZATION [BINARY LABEL]
+  local program=${2:-$bin} label=${3:-}
+  local name=$1$label
+  /usr/bin/time -v "$program" -q --target "$url" --token "$token" \
+    --admin-token bench-admin --organization "$1" --reports "$out/$name" \
+    >"$out/$name.txt" 2>"$out/$name.time" || true
   local wall peak counts
-  wall=$(sed -n 's/^requests: .*wall time: \([0-9.]*\) s.*/\1/p' "$out/$1.txt")
-  requests=$(sed -n 's/^requests: \([0-9]*\) .*/\1/p' "$out/$1.txt")
-  peak=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$out/$1.time")
-  counts=$(grep '^total ' "$out/$1.txt" || echo "total (no summary)")
-  printf '%-6s wall %8s s  requests %6s  peak %6s MB  %s\n' "$1" "$wall" "$requests" \
+  wall=$(sed -n 's/^requests: .*wall time: \([0-9.]*\) s.*/\1/p' "$out/$name.txt")
+  requests=$(sed -n 's/^requests: \([0-9]*\) .*/\1/p' "$out/$name.txt")
+  peak=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$out/$name.time")
+  counts=$(grep '^total ' "$out/$name.txt" || echo "total (no summary)")
+  printf '%-13s wall %8s s  requests %6s  peak %6s MB  %s\n' "$name" "$wall" "$requests" \
     "$((peak / 1024))" "$counts"
-  echo "$wall" >"$out/$1.wall"
+  echo "$wall" >"$out/$name.wall"
 }
+ratio() { # LABEL
+  echo "wall time big$1 / small$1: $(echo "scale=2; $(cat "$out/big$1.wall") / $(cat "$out/small$1.wall")" | bc)" \
+    "(issue 22: within 3x plus 10 s, peak under 64 MB, no false failure)"
+}
+if [ -n "${COMPARE_BIN:-}" ]; then
+  run small "$COMPARE_BIN" "-compared"
+  run big "$COMPARE_BIN" "-compared"
+fi
 run small
 run big
-echo "wall time big / small: $(echo "scale=2; $(cat "$out/big.wall") / $(cat "$out/small.wall")" | bc)" \
-  "(issue 22: within 3x plus 10 s, peak under 64 MB, no false failure)"
+[ -n "${COMPARE_BIN:-}" ] && ratio -compared
+ratio ""
 grep -h 'FAILED\|^    \[' "$out/big.txt" | head -20 || true
+grep -h -A 20 '^could not delete' "$out/big.txt" || true
 echo "reports: $out"

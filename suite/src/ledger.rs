@@ -26,8 +26,12 @@ pub struct Made {
     pub delete: Option<(reqwest::Method, url::Url, Auth)>,
     /// The request that shows it, to tell whether it is gone.
     pub show: Option<(url::Url, Auth)>,
-    /// The resources it lives in (its kind's `parents`, as made): it goes with them.
+    /// The resources it lives in (its kind's `parents`, as made): it goes with them, and
+    /// teardown removes it before them.
     pub parents: Vec<(String, String)>,
+    /// Resources teardown removes before it besides what lives in it: for one of its kind's
+    /// `leaves`, the resource whose create brought it into being.
+    pub after: Vec<(String, String)>,
 }
 
 /// What a line records.
@@ -385,6 +389,7 @@ mod tests {
             )),
             show: None,
             parents: Vec::new(),
+            after: Vec::new(),
         }
     }
 
@@ -437,6 +442,7 @@ mod tests {
                 delete: None,
                 show: None,
                 parents: Vec::new(),
+                after: Vec::new(),
             })
             .unwrap();
         let mut text = std::fs::read(&path).unwrap();

@@ -8,6 +8,7 @@
 //! What is not shown gone is a leftover, with the requests that say so.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Mutex;
 
 use reqwest::Method;
 use url::Url;
@@ -29,13 +30,14 @@ pub enum Removed {
     Unconfirmed(String),
 }
 
-/// Removes resources one by one, learning which show routes answer.
+/// Removes resources, learning which show routes answer. Removals may run side by side
+/// (teardown runs several at once): what one learns counts for the others.
 pub struct Remover<'a> {
     target: &'a Target,
     catalog: &'a Catalog,
     /// Show routes (the catalog test that judges each) that answered 2xx at least once:
     /// their 404 means "not there".
-    shown: BTreeSet<String>,
+    shown: Mutex<BTreeSet<String>>,
 }
 
 impl<'a> Remover<'a> {
@@ -44,7 +46,7 @@ impl<'a> Remover<'a> {
         Self {
             target,
             catalog,
-            shown: BTreeSet::new(),
+            shown: Mutex::default(),
         }
     }
 
@@ -57,7 +59,7 @@ impl<'a> Remover<'a> {
     /// answer, tries each delete form until one succeeds, and shows it again. `parent_gone`: what it
     /// lives in is known gone, so a delete that does not find it means it went along.
     pub async fn remove(
-        &mut self,
+        &self,
         kind: &str,
         delete: &(Method, Url, Auth),
         show: Option<&(Url, Auth)>,
@@ -132,7 +134,7 @@ impl<'a> Remover<'a> {
     /// After the pass, for a resource left behind whose container is known gone: true when
     /// it went along, that is its own show now answers 404 (or its kind has no show; what it
     /// lives in is gone, so it cannot be reached either).
-    pub async fn went_along(&mut self, show: Option<&(Url, Auth)>) -> bool {
+    pub async fn went_along(&self, show: Option<&(Url, Auth)>) -> bool {
         match show {
             Some(show) => matches!(self.get(show).await, Some(404 | 410)),
             None => true,
@@ -141,7 +143,7 @@ impl<'a> Remover<'a> {
 
     /// What a show answers now (its status; `None` when nothing answered), learning that its
     /// route answers: a sweep looks before it deletes, and a dry run only looks.
-    pub async fn look(&mut self, show: &(Url, Auth)) -> Option<u16> {
+    pub async fn look(&self, show: &(Url, Auth)) -> Option<u16> {
         self.get(show).await
     }
 
@@ -169,14 +171,18 @@ impl<'a> Remover<'a> {
     }
 
     /// GETs a show; answers its status, and learns that its route answers.
-    async fn get(&mut self, show: &(Url, Auth)) -> Option<u16> {
+    async fn get(&self, show: &(Url, Auth)) -> Option<u16> {
         let ex = self
             .target
             .send(Request::new(Method::GET, show.0.clone(), show.1))
             .await;
         let status = ex.status();
         if ex.is_success() {
-            self.shown.insert(self.route(&show.0));
+            let route = self.route(&show.0);
+            self.shown
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(route);
         }
         status
     }
@@ -192,7 +198,11 @@ impl<'a> Remover<'a> {
 
     /// True when the route of this show has answered 2xx: its 404 means "not there".
     fn proven(&self, show: &(Url, Auth)) -> bool {
-        self.shown.contains(&self.route(&show.0))
+        let route = self.route(&show.0);
+        self.shown
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&route)
     }
 }
 
@@ -217,6 +227,23 @@ impl Lineage {
     /// Notes that a resource is gone.
     pub fn mark_gone(&mut self, kind: &str, id: &str) {
         self.gone.insert((kind.to_string(), id.to_string()));
+    }
+
+    /// Everything these parents are and live in (theirs, and so on, 16 levels at most).
+    pub fn ancestors(&self, parents: &[Lineal]) -> HashSet<Lineal> {
+        let mut all = HashSet::new();
+        let mut next = parents.to_vec();
+        for _ in 0..16 {
+            next.retain(|p| all.insert(p.clone()));
+            if next.is_empty() {
+                break;
+            }
+            next = next
+                .iter()
+                .flat_map(|p| self.parents.get(p).cloned().unwrap_or_default())
+                .collect();
+        }
+        all
     }
 
     /// The first of these parents (or theirs, ...) known gone.

@@ -320,8 +320,13 @@ fn run_families(args: &[&str], prefixes: &[&str], poll: Duration) -> SequenceRun
 }
 
 /// A TCP proxy in front of `upstream` that records `METHOD path` of every request it passes
-/// on (HTTP/1.1 with `content-length` bodies, as the suite sends them).
-async fn recording_proxy(upstream: std::net::SocketAddr) -> (String, Arc<Mutex<Vec<String>>>) {
+/// on (HTTP/1.1 with `content-length` bodies, as the suite sends them). With `hide_filters`
+/// the lists' name filters (`search[name]=`, `q=`) reach the service as a parameter it does
+/// not know (same length, so the request stays whole): a server without those filters.
+async fn recording_proxy(
+    upstream: std::net::SocketAddr,
+    hide_filters: bool,
+) -> (String, Arc<Mutex<Vec<String>>>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -346,6 +351,9 @@ async fn recording_proxy(upstream: std::net::SocketAddr) -> (String, Arc<Mutex<V
                         Ok(0) | Err(_) => break,
                         Ok(n) => n,
                     };
+                    if hide_filters {
+                        hide(&mut chunk[..n]);
+                    }
                     if server_write.write_all(&chunk[..n]).await.is_err() {
                         break;
                     }
@@ -381,6 +389,22 @@ async fn recording_proxy(upstream: std::net::SocketAddr) -> (String, Arc<Mutex<V
         }
     });
     (format!("http://{addr}"), log)
+}
+
+/// Turns the name filters in `bytes` into a parameter no server knows, in place.
+fn hide(bytes: &mut [u8]) {
+    for (filter, hidden) in [
+        (&b"search%5Bname%5D="[..], &b"xearch%5Bname%5D="[..]),
+        (b"search[name]=", b"xearch[name]="),
+        (b"?q=", b"?x="),
+        (b"&q=", b"&x="),
+    ] {
+        let mut at = 0;
+        while let Some(p) = bytes[at..].windows(filter.len()).position(|w| w == filter) {
+            bytes[at + p..at + p + filter.len()].copy_from_slice(hidden);
+            at += p + filter.len();
+        }
+    }
 }
 
 /// A JSON:API request to the reference, past the proxy; answers the document.
@@ -475,7 +499,7 @@ fn inside_a_given_organization_every_family_passes_and_leaves_it_as_it_was() {
     let running = rt.block_on(conform_reference::start(config)).unwrap();
     let root = running.root_url();
     let upstream = root.trim_start_matches("http://").parse().unwrap();
-    let (proxy, log) = rt.block_on(recording_proxy(upstream));
+    let (proxy, log) = rt.block_on(recording_proxy(upstream, false));
     let before = rt.block_on(async {
         for (path, body) in OTHERS {
             call(&root, &token, reqwest::Method::POST, path, body).await;
@@ -638,8 +662,9 @@ fn inside_a_given_organization_a_list_holding_an_extra_item_is_still_caught() {
 
 #[test]
 fn inside_a_given_organization_page_walks_that_drop_or_repeat_an_item_are_still_caught() {
-    // Others' items move the given organization's lists under a walk (the families run at the
-    // same time in `acme`): a suspect walk is confirmed on a list that stands still.
+    // The walks read the lists narrowed to each sequence's own names (`search` in
+    // cases/sequences), which others' items do not move: a dropped or repeated item is caught
+    // on the walk itself.
     for fault in ["page-drops-item", "page-repeats-item"] {
         let run = run_families(
             &[
@@ -681,11 +706,6 @@ fn inside_a_given_organization_page_walks_that_drop_or_repeat_an_item_are_still_
                 "{fault}: {}",
                 r.failure_text()
             );
-            let text = r.reason.clone().unwrap_or_default();
-            assert!(
-                text.contains("while the list stood still"),
-                "{fault}: {text}"
-            );
         }
         assert!(
             run.left.is_empty(),
@@ -693,6 +713,132 @@ fn inside_a_given_organization_page_walks_that_drop_or_repeat_an_item_are_still_
             run.left
         );
     }
+}
+
+#[test]
+fn inside_a_given_organization_a_server_without_name_filters_is_walked_whole_and_still_judged() {
+    // The walks go through the lists' name filters (the sequence's own items only, which do
+    // not move); a server that ignores them answers others' items too, and the whole list is
+    // walked instead: no false failure, and a walk that drops or repeats an item is confirmed
+    // on a list that stands still.
+    for fault in [None, Some("page-drops-item"), Some("page-repeats-item")] {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let config = conform_reference::Config {
+            shapes: vec![conform_reference::Shape::OneOrganization],
+            faults: fault.map(|f| f.parse().unwrap()).into_iter().collect(),
+            ..Default::default()
+        };
+        let (token, admin) = (config.token.clone(), config.admin_token.clone());
+        let running = rt.block_on(conform_reference::start(config)).unwrap();
+        let root = running.root_url();
+        let upstream = root.trim_start_matches("http://").parse().unwrap();
+        let (proxy, log) = rt.block_on(recording_proxy(upstream, true));
+        rt.block_on(async {
+            for (path, body) in OTHERS {
+                call(&root, &token, reqwest::Method::POST, path, body).await;
+            }
+        });
+        let reports = std::env::temp_dir().join(format!(
+            "conform-seq-unfiltered-{}-{}",
+            std::process::id(),
+            fault.unwrap_or("none")
+        ));
+        let run = run_families(
+            &[
+                "--target",
+                &proxy,
+                "--token",
+                &token,
+                "--admin-token",
+                &admin,
+                "--organization",
+                "acme",
+                "--reports",
+                reports.to_str().unwrap(),
+                "--profile",
+                "tfe",
+                "--seed",
+                "7",
+                "--cases",
+                "64",
+            ],
+            &["sequences::workspaces", "sequences::teams"],
+            Duration::from_secs(2),
+        );
+        let _ = std::fs::remove_dir_all(&reports);
+        assert_eq!(run.results.len(), 2, "{fault:?}");
+        assert!(
+            log.lock().unwrap().len() > 100,
+            "{fault:?}: through the proxy"
+        );
+        match fault {
+            None => {
+                for r in &run.results {
+                    assert_eq!(r.verdict, Verdict::Pass, "{} {}", r.name, r.failure_text());
+                }
+            }
+            Some(fault) => {
+                let caught: Vec<&TestResult> = run
+                    .results
+                    .iter()
+                    .filter(|r| r.verdict == Verdict::Fail)
+                    .collect();
+                assert!(
+                    !caught.is_empty(),
+                    "{fault}: {}",
+                    not_passing(&run.results).join("\n")
+                );
+                for r in caught {
+                    assert_eq!(
+                        r.findings[0].check.id,
+                        "tfe.page-size",
+                        "{fault}: {}",
+                        r.failure_text()
+                    );
+                    let text = r.reason.clone().unwrap_or_default();
+                    assert!(
+                        text.contains("while the list stood still"),
+                        "{fault}: {text}"
+                    );
+                }
+            }
+        }
+        assert!(
+            run.left.is_empty(),
+            "{fault:?}: left for teardown: {:?}",
+            run.left
+        );
+        running.shutdown();
+    }
+}
+
+#[test]
+fn inside_a_given_organization_a_list_missing_the_newest_item_is_still_caught_through_its_filter() {
+    let run = run_families(
+        &[
+            "--reference-shape",
+            "one-organization",
+            "--reference-fault",
+            "list-omits-newest",
+            "--organization",
+            "acme",
+            "--profile",
+            "core",
+            "--seed",
+            "7",
+            "--cases",
+            "64",
+        ],
+        &["sequences::workspaces", "sequences::teams"],
+        Duration::from_secs(2),
+    );
+    assert_eq!(run.results.len(), 2);
+    for r in &run.results {
+        assert_eq!(r.verdict, Verdict::Fail, "{} {}", r.name, r.failure_text());
+        let text = r.reason.clone().unwrap_or_default();
+        assert!(text.contains("/organizations/acme/"), "{text}");
+    }
+    assert!(run.left.is_empty(), "left for teardown: {:?}", run.left);
 }
 
 // ------------------------------------------------------------ a service without a runner

@@ -35,11 +35,25 @@ fn seed_teams(root: &str, token: &str, organization: &str, count: usize) {
 
 /// `conform --group teams` inside `organization` (the sequences left out): its results.
 fn run_in(served: &Served, token: &str, organization: &str) -> Value {
-    let dir = scratch("shared-lists", organization);
+    run_with(
+        served,
+        token,
+        organization,
+        &["--group", "teams", "--skip", "sequences::"],
+    )
+}
+
+/// `conform` inside `organization` with `args`: its results.
+fn run_with(served: &Served, token: &str, organization: &str, args: &[&str]) -> Value {
+    let dir = scratch(
+        "shared-lists",
+        &format!("{organization}-{}", args.join("-")),
+    );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_conform"))
         .args(["--target", &served.url, "--token", token])
-        .args(["--organization", organization, "--group", "teams"])
-        .args(["--skip", "sequences::", "--reports"])
+        .args(["--organization", organization])
+        .args(args)
+        .arg("--reports")
         .arg(&dir)
         .env_remove("CONFORM_TOKEN")
         .env_remove("CONFORM_ADMIN_TOKEN")
@@ -77,6 +91,29 @@ fn a_run_finds_its_own_teams_in_a_large_organization_by_filter() {
     // lookup is one filtered request: a few more requests, not pages x tests
     assert!(
         requests(&large) <= requests(&small) + 30,
+        "{} requests in the large organization, {} in the small one",
+        requests(&large),
+        requests(&small)
+    );
+}
+
+#[test]
+fn the_team_sequences_in_a_large_organization_read_their_own_teams_by_filter() {
+    // Issue 22: a sequence's lists and page walks go through the list's name filter (`q`),
+    // narrowed to its own names: the others' teams cost it nothing.
+    let token = "shared-user";
+    let args = ["--token", token, "--admin-token", "shared-admin"];
+    let small = Served::with_args(&[&args[..], &["--seed-organization", "small"]].concat());
+    let big = Served::with_args(&[&args[..], &["--seed-organization", "big"]].concat());
+    seed_teams(&big.url, token, "big", OTHERS_TEAMS);
+    let only = ["sequences::teams", "--seed", "7"];
+    let small = run_with(&small, token, "small", &only);
+    let large = run_with(&big, token, "big", &only);
+    let requests = |r: &Value| r["figures"]["requests"].as_u64().unwrap_or(0);
+    assert_eq!(large["counts"], small["counts"], "the same verdicts");
+    assert_eq!(large["counts"]["pass"], 1, "{large}");
+    assert!(
+        requests(&large) <= requests(&small) + 20,
         "{} requests in the large organization, {} in the small one",
         requests(&large),
         requests(&small)

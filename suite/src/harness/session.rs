@@ -249,7 +249,9 @@ impl Session {
         *tearing_down = true;
         self.ctx.target.set_deadline(None);
         drop(tearing_down);
-        let leftovers = self.runtime.block_on(self.ctx.fixtures.teardown());
+        let leftovers = self
+            .runtime
+            .block_on(self.ctx.fixtures.teardown(self.concurrency));
         let lines = leftovers
             .iter()
             .map(|(m, why)| format!("{} {}: {why}", m.kind, m.id))

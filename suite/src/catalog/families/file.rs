@@ -69,6 +69,8 @@ struct CollFile {
     #[serde(default)]
     name_pointer: Option<String>,
     #[serde(default)]
+    search: Option<String>,
+    #[serde(default)]
     update: Option<UpdateFile>,
     #[serde(default)]
     delete: Option<Route>,
@@ -284,6 +286,7 @@ pub fn parse(name: &str, text: &str) -> Result<Family, String> {
                 .name_pointer
                 .clone()
                 .unwrap_or_else(|| "/attributes/name".into()),
+            search: c.search.clone(),
             remember: c
                 .remember
                 .iter()

@@ -216,6 +216,10 @@ pub struct Coll {
     /// `/attributes/name`): inside a given organization, items of the organization's lists
     /// whose name does not start with the sequence's prefix belong to others.
     pub name_pointer: String,
+    /// The list's documented name filter, a query parameter (`search[name]`, `q`): inside a
+    /// given organization the list is read narrowed to the sequence's name prefix, so that a
+    /// read costs what the sequence's own items cost, not what the shared list holds.
+    pub search: Option<String>,
     /// Fields kept from the create answer: (name, JSON pointer).
     pub remember: Vec<(String, String)>,
     /// The state machine, if any.

@@ -141,10 +141,25 @@ impl<'a> Run<'a> {
                 id: self.model.items[item].id.clone(),
                 delete: Some(delete),
                 show,
-                parents: Vec::new(),
+                parents: self.lives_in(parent),
+                after: Vec::new(),
             });
         }
         item
+    }
+
+    /// What a made item lives in, as the ledger names it: its parent item, and the
+    /// sequence's own organization (teardown removes the item before them).
+    fn lives_in(&self, parent: Option<usize>) -> Vec<(String, String)> {
+        let mut parents = Vec::new();
+        if let Some(p) = parent {
+            let item = &self.model.items[p];
+            parents.push((self.coll(item.coll).kind.clone(), item.id.clone()));
+        }
+        if self.family.namespace && !self.given {
+            parents.push(("organization".to_string(), self.org.clone()));
+        }
+        parents
     }
 
     /// A 404, 405 or 501 to a request that names no item: the route is missing.

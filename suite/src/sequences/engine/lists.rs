@@ -1,6 +1,8 @@
 //! The steps on a list: a list read against the model, a page walk through
-//! [`crate::pages::Walk`] (inside a given organization, on the sequence's own items, with a
-//! suspected paging fault confirmed on a list that stands still), and the family's list reads.
+//! [`crate::pages::Walk`] (inside a given organization, narrowed to the sequence's own items
+//! by the list's name filter; where the server ignores it, the whole list walked with only the
+//! sequence's own items kept and a suspected paging fault confirmed on a list that stands
+//! still), and the family's list reads.
 
 use std::collections::BTreeMap;
 
@@ -97,14 +99,30 @@ impl<'a> Run<'a> {
         }
         let parent = self.target_parent(op).ok_or(Stop)?;
         let env = self.env(None, parent, None);
-        let index = self
-            .send_route(
-                &crate::catalog::families::model::get(coll.list.as_deref().ok_or(Stop)?),
-                &env,
-                op.api_v2,
-                "",
-            )
-            .await?;
+        let route = crate::catalog::families::model::get(coll.list.as_deref().ok_or(Stop)?);
+        // Inside a given organization, the list narrowed to the sequence's names first: it
+        // holds the sequence's own items only, so it is judged whole.
+        if let Some(filter) = self.own_filter(coll, parent) {
+            let index = self.send_route(&route, &env, op.api_v2, &filter).await?;
+            if self.ex(index).is_success() {
+                let doc = self.list_doc(index)?;
+                let items = pages::items(&doc);
+                if self.narrowed(op.coll, &items) {
+                    self.status(index, crate::catalog::Kind::List)?;
+                    let complete = !pages::has_next(&doc).unwrap_or(false);
+                    return self.compare_list(
+                        op,
+                        parent,
+                        index,
+                        &items,
+                        complete,
+                        &c::LIST_CONTAINS,
+                    );
+                }
+            }
+            // the filter is not served here: the list as it is, below
+        }
+        let index = self.send_route(&route, &env, op.api_v2, "").await?;
         if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
             return self.blocked_at(index);
         }
@@ -124,26 +142,54 @@ impl<'a> Run<'a> {
         self.compare_list(op, parent, index, &items, complete, &c::LIST_CONTAINS)
     }
 
+    /// A page walk. Inside a given organization it walks the list narrowed to the sequence's
+    /// names (its own items, paged as any list is), and the whole shared list only where the
+    /// collection has no name filter or the server ignores it.
     pub(super) async fn walk(&mut self, op: &Op) -> StepResult {
         let coll = self.coll(op.coll);
         let parent = self.target_parent(op).ok_or(Stop)?;
+        if let Some(filter) = self.own_filter(coll, parent) {
+            if self.walk_in(op, parent, Some(&filter)).await? {
+                return Ok(());
+            }
+        }
+        self.walk_in(op, parent, None).await.map(|_| ())
+    }
+
+    /// Walks the list's pages at the operation's page size, narrowed by `filter` when given,
+    /// and judges the walk. `Ok(false)`: the narrowed list was not served narrowed (an item of
+    /// others', or no 2xx), and nothing was judged.
+    async fn walk_in(
+        &mut self,
+        op: &Op,
+        parent: Option<usize>,
+        filter: Option<&str>,
+    ) -> Result<bool, Stop> {
+        let coll = self.coll(op.coll);
         let env = self.env(None, parent, None);
-        let shared = self.shared_list(coll, parent);
+        let shared = filter.is_none() && self.shared_list(coll, parent);
         let size = usize::from(op.page_size.max(1));
         let expected = self.model.of(op.coll).len();
         let mut walk = Walk::new(size, expected / size + 3);
         let mut resized = false;
         let mut seen: Vec<(String, usize)> = Vec::new();
         let mut all = Vec::new();
+        let mut narrowed = Vec::new();
         let mut last = None;
         let list = crate::catalog::families::model::get(coll.list.as_deref().ok_or(Stop)?);
         while let Some(page) = walk.next_page() {
             let size = walk.size();
-            let query = Paging::of(self.profile).query(page, size);
+            let mut query = Paging::of(self.profile).query(page, size);
+            if let Some(filter) = filter {
+                query = format!("{query}&{filter}");
+            }
             let index = self.send_route(&list, &env, op.api_v2, &query).await?;
             last = Some(index);
+            if filter.is_some() && !self.ex(index).is_success() {
+                return Ok(false);
+            }
             if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
-                return self.blocked_at(index);
+                return self.blocked_at(index).map(|()| true);
             }
             self.expect_success(
                 &c::PAGING_ACCEPTED,
@@ -151,6 +197,17 @@ impl<'a> Run<'a> {
                 &format!("page {page} of the {}s", coll.kind),
             )?;
             let doc = self.list_doc(index)?;
+            if filter.is_some() {
+                // judged once the whole walk is known narrowed: a page that holds others'
+                // items shows the filter ignored, and the list may move under such a walk
+                if !self.narrowed(op.coll, &pages::items(&doc)) {
+                    return Ok(false);
+                }
+                let items = walk.read(&doc);
+                narrowed.push((index, page, size, items.len(), c::item_ids(&items)));
+                all.extend(items);
+                continue;
+            }
             let count = pages::items(&doc).len();
             self.check(
                 &c::TFE_PAGE_SIZE,
@@ -171,35 +228,58 @@ impl<'a> Run<'a> {
                 }
             }
             let items = walk.read(&doc);
-            for id in c::item_ids(&items) {
-                if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
-                    // Inside a given organization others' items may move the list under
-                    // the walk: a repeated item is judged after it (see below).
-                    if !shared {
-                        let result = c::lists::read_twice(&id, *first, page, size);
-                        self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
-                    }
-                }
-                seen.push((id, page));
-            }
             if shared {
                 // others' items are never judged: keep only what may be the sequence's own,
                 // so that memory follows the sequence, not the size of the shared list
-                all.extend(items.into_iter().filter(|o| {
-                    o.get("id")
-                        .and_then(Value::as_str)
-                        .is_some_and(|id| self.model.find(op.coll, id).is_some())
-                        || self.own_named(coll, o)
-                }));
-            } else {
-                all.extend(items);
+                let own: Vec<Value> = items
+                    .into_iter()
+                    .filter(|o| {
+                        o.get("id")
+                            .and_then(Value::as_str)
+                            .is_some_and(|id| self.model.find(op.coll, id).is_some())
+                            || self.own_named(coll, o)
+                    })
+                    .collect();
+                // Others' items may move the list under the walk: a repeated item of the
+                // sequence's own is judged after it (see below).
+                seen.extend(c::item_ids(&own).into_iter().map(|id| (id, page)));
+                all.extend(own);
+                // and of the page's answer, only what a report shows
+                self.out.exchanges[index].keep_evidence();
+                continue;
+            }
+            for id in c::item_ids(&items) {
+                if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+                    let result = c::lists::read_twice(&id, *first, page, size);
+                    self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
+                }
+                seen.push((id, page));
+            }
+            all.extend(items);
+        }
+        for (index, page, size, count, ids) in narrowed {
+            self.check(
+                &c::TFE_PAGE_SIZE,
+                Some(index),
+                c::lists::page_size(count, size, page),
+            )?;
+            for id in ids {
+                if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+                    let result = c::lists::read_twice(&id, *first, page, size);
+                    self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
+                }
+                seen.push((id, page));
             }
         }
         // A walk stopped with pages left: what it did not reach is not judged.
         let complete = !(shared && walk.cut_short());
         let size = walk.size();
         let index = last.ok_or(Stop)?;
-        let pages = seen.iter().map(|(_, p)| *p).max().unwrap_or(1);
+        let pages = if shared {
+            walk.page()
+        } else {
+            seen.iter().map(|(_, p)| *p).max().unwrap_or(1)
+        };
         let missing_before = self.out.failure.is_none();
         let result = if shared {
             self.judge_shared_walk(op, parent, index, &list, &env, size, &seen, &all, complete)
@@ -212,7 +292,7 @@ impl<'a> Run<'a> {
                 f.message = format!("{} (a walk of {pages} page(s) of {size})", f.message);
             }
         }
-        result
+        result.map(|()| true)
     }
 
     /// Inside a given organization, the list of the organization's items holds others' items
@@ -351,6 +431,7 @@ impl<'a> Run<'a> {
             }
             let doc = self.document(index)?;
             ids.extend(c::item_ids(&walk.read(&doc)));
+            self.out.exchanges[index].keep_evidence();
         }
         Ok((!walk.cut_short()).then_some(ids))
     }

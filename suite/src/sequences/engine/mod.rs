@@ -3,8 +3,10 @@
 //!
 //! A sequence works in an organization of its own, made at its start and deleted at its end,
 //! or inside an organization the user gives, which holds others' items too: there its lists
-//! are judged on the items named with its prefix, a page walk that the others' items moved is
-//! confirmed on a list that stands still before it is reported, and its own items are deleted
+//! are read through their documented name filter, narrowed to the items named with its prefix,
+//! and where a server has no such filter they are walked whole and judged on those items alone,
+//! a page walk that the others' items moved being confirmed on a list that stands still before
+//! it is reported, and its own items are deleted
 //! one by one at its end. States the service reaches on its own (a run being planned) are
 //! waited for, within the poll budget, before an action that depends on them.
 
@@ -24,6 +26,7 @@ mod actions;
 mod items;
 mod lists;
 mod names;
+mod narrowed;
 mod setup;
 
 /// What an operation does.
@@ -288,7 +291,7 @@ impl<'a> Run<'a> {
     /// Whether a list item carries a name the sequence gives (`{ns}-…`, at the collection's
     /// `name_pointer`), which no other sequence's names start with.
     fn own_named(&self, coll: &crate::catalog::families::model::Coll, object: &Value) -> bool {
-        let prefix = format!("{}-", self.ns.trim_end_matches('-'));
+        let prefix = self.own_prefix();
         object
             .pointer(&coll.name_pointer)
             .and_then(Value::as_str)

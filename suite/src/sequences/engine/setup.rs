@@ -132,6 +132,7 @@ impl<'a> Run<'a> {
             delete: Some((Method::DELETE, url.clone(), Auth::User)),
             show: Some((url, Auth::User)),
             parents: Vec::new(),
+            after: Vec::new(),
         });
     }
 }
