@@ -308,6 +308,11 @@ static CATALOG: &[FaultInfo] = &[
         "a registry module version's delete (both forms) answers 204 and keeps the version",
     ),
     info(
+        "tag-workspaces-noop",
+        None,
+        "POST /tags/:id/relationships/workspaces answers 204 and tags no workspace (tagging through the workspace still works)",
+    ),
+    info(
         "registry-query-refused",
         None,
         "the registry's module lists and search answer 400 when sent offset, limit, provider or verified",

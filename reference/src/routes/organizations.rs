@@ -467,6 +467,9 @@ async fn tag_workspaces(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> A
     for ws in &ids {
         store.find("workspaces", ws)?;
     }
+    if ctx.state.fault(crate::faults::Kind::TagWorkspacesNoop) {
+        return no_content();
+    }
     for ws in &ids {
         tag_workspace(&mut store, &id, ws)?;
     }

@@ -312,7 +312,9 @@ pub struct StateExpect {
     pub pointer: String,
     /// The value expected there.
     pub value: serde_json::Value,
-    /// The endpoint (`group::id`) that shows the resource.
+    /// The endpoint (`group::id`) that shows the resource, or the path of a read TFE
+    /// documents that no test of the catalog sends (`/workspaces/:workspace_id/...`, read in
+    /// the canonical form).
     pub show: String,
     /// Query parameters sent with the show (placeholders allowed), e.g. to narrow a list.
     #[serde(default)]

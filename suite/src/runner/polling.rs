@@ -33,17 +33,7 @@ impl TestRun<'_> {
         state: &crate::catalog::StateExpect,
         canonical: bool,
     ) -> Result<usize, NotReached> {
-        let Some((_, show)) = self
-            .ctx
-            .catalog
-            .endpoint(&state.show, &self.case.group)
-            .map(|(g, e)| (g.clone(), e.clone()))
-        else {
-            return Err(NotReached::harness(format!(
-                "catalog: unknown show endpoint {}",
-                state.show
-            )));
-        };
+        let (mut url, filled) = self.state_url(state, canonical)?;
         let wanted = match &state.value {
             Value::String(s) => Value::String(
                 self.ctx
@@ -52,25 +42,6 @@ impl TestRun<'_> {
                     .unwrap_or_else(|_| s.clone()),
             ),
             v => v.clone(),
-        };
-        // A precondition is not what the test judges: it is read in the canonical form.
-        let (mut url, filled) = if canonical {
-            self.canonical_url(&show).map_err(NotReached::harness)?
-        } else {
-            let path = self.sibling_path(&show);
-            // the show's own parameters, else this test's (`params`: the pending run that
-            // force-execute acted on is the run to show)
-            let fixtures = &self.ctx.fixtures;
-            let filled = fixtures
-                .fill_path(&path, &self.scope, Some(&show), None)
-                .or_else(|_| fixtures.fill_path(&path, &self.scope, Some(self.endpoint), None));
-            let Ok(filled) = filled else {
-                return Err(NotReached::harness(format!(
-                    "cannot fill the path of {}",
-                    state.show
-                )));
-            };
-            (self.sibling_url(&show, &filled), filled)
         };
         for (name, value) in &state.query {
             let value = self
@@ -147,6 +118,57 @@ impl TestRun<'_> {
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_secs(1));
         }
+    }
+
+    /// Where a state is read: the show endpoint `state.show` names (`group::id`) in the
+    /// canonical form (`canonical`: a precondition, not what the test judges) or in this
+    /// test's own form, or, for a `show` that is a path (`/workspaces/:workspace_id/...`, a
+    /// read TFE documents that the spec's catalog has no test for), that path in the
+    /// canonical form, filled from this test's resources.
+    fn state_url(
+        &self,
+        state: &crate::catalog::StateExpect,
+        canonical: bool,
+    ) -> Result<(url::Url, String), NotReached> {
+        if state.show.starts_with('/') {
+            let filled = self
+                .ctx
+                .fixtures
+                .fill_path(&state.show, &self.scope, Some(self.endpoint), None)
+                .map_err(|_| NotReached::harness(format!("cannot fill {}", state.show)))?;
+            return Ok((self.ctx.target.api_url(&filled), filled));
+        }
+        let Some((_, show)) = self
+            .ctx
+            .catalog
+            .endpoint(&state.show, &self.case.group)
+            .map(|(g, e)| (g.clone(), e.clone()))
+        else {
+            return Err(NotReached::harness(format!(
+                "catalog: unknown show endpoint {}",
+                state.show
+            )));
+        };
+        // A precondition is not what the test judges: it is read in the canonical form.
+        let (url, filled) = if canonical {
+            self.canonical_url(&show).map_err(NotReached::harness)?
+        } else {
+            let path = self.sibling_path(&show);
+            // the show's own parameters, else this test's (`params`: the pending run that
+            // force-execute acted on is the run to show)
+            let fixtures = &self.ctx.fixtures;
+            let filled = fixtures
+                .fill_path(&path, &self.scope, Some(&show), None)
+                .or_else(|_| fixtures.fill_path(&path, &self.scope, Some(self.endpoint), None));
+            let Ok(filled) = filled else {
+                return Err(NotReached::harness(format!(
+                    "cannot fill the path of {}",
+                    state.show
+                )));
+            };
+            (self.sibling_url(&show, &filled), filled)
+        };
+        Ok((url, filled))
     }
 
     /// Sends a GET of the endpoint `show` (of this test's group) in the canonical form.
