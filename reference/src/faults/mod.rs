@@ -79,6 +79,11 @@ pub(crate) enum Kind {
     RegistryFiltersIgnored,
     RegistryReshaped,
     RegistrySourceElsewhere,
+    RegistrySearchQuery400,
+    RegistrySearchRefused,
+    RegistrySourceZip,
+    RegistrySourceMisnamed,
+    ModuleConsumersNoop,
     ListHoldsExtra,
     AcceptsWrongType,
     AcceptsUnknownType,
@@ -221,6 +226,11 @@ impl FromStr for Fault {
             "registry-filters-ignored" => Kind::RegistryFiltersIgnored,
             "registry-reshaped" => Kind::RegistryReshaped,
             "registry-source-elsewhere" => Kind::RegistrySourceElsewhere,
+            "registry-search-query-400" => Kind::RegistrySearchQuery400,
+            "registry-search-refused" => Kind::RegistrySearchRefused,
+            "registry-source-zip" => Kind::RegistrySourceZip,
+            "registry-source-misnamed" => Kind::RegistrySourceMisnamed,
+            "module-consumers-noop" => Kind::ModuleConsumersNoop,
             "list-holds-extra" => Kind::ListHoldsExtra,
             "accepts-wrong-type" => Kind::AcceptsWrongType,
             "accepts-unknown-type" => Kind::AcceptsUnknownType,
@@ -280,6 +290,7 @@ impl Faults {
                     | Kind::UploadNotApplied
                     | Kind::DeprecatedActsElsewhere
                     | Kind::RelationshipNoop
+                    | Kind::ModuleConsumersNoop
                     | Kind::RunActionNoop
             )
         })

@@ -310,6 +310,11 @@ pub struct StateExpect {
     pub value: serde_json::Value,
     /// The endpoint (`group::id`) that shows the resource.
     pub show: String,
+    /// A read at another path than the `show` endpoint's, for a state only a read the spec
+    /// does not list shows (TFE's `GET …/relationships/module-consumers`, facts 5): a GET of
+    /// this path (the same parameters as `show`'s, the same token) stands for the show.
+    #[serde(default)]
+    pub path: Option<String>,
     /// Query parameters sent with the show (placeholders allowed), e.g. to narrow a list.
     #[serde(default)]
     pub query: BTreeMap<String, String>,

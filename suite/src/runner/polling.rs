@@ -33,7 +33,7 @@ impl TestRun<'_> {
         state: &crate::catalog::StateExpect,
         canonical: bool,
     ) -> Result<usize, NotReached> {
-        let Some((_, show)) = self
+        let Some((_, mut show)) = self
             .ctx
             .catalog
             .endpoint(&state.show, &self.case.group)
@@ -43,6 +43,14 @@ impl TestRun<'_> {
                 "catalog: unknown show endpoint {}",
                 state.show
             )));
+        };
+        // a read the spec does not list, at its own path
+        let read = match &state.path {
+            Some(path) => {
+                show.path = path.clone();
+                format!("GET {path}")
+            }
+            None => state.show.clone(),
         };
         let wanted = match &state.value {
             Value::String(s) => Value::String(
@@ -137,7 +145,7 @@ impl TestRun<'_> {
                         if state.absent { "no longer " } else { "" },
                         wanted,
                         state.pointer,
-                        state.show,
+                        read,
                         self.ctx.poll_budget.as_secs()
                     ),
                     last,
