@@ -343,6 +343,16 @@ static CATALOG: &[FaultInfo] = &[
         "PATCH /admin/organizations/:name/module-consumers answers 204 but the organization's module consumers stay as they were",
     ),
     info(
+        "users-without-two-factor",
+        None,
+        "users are made without two-factor authentication, as the users a run invites on TFE are: disable_two_factor answers 400 (tfe-api-facts 5)",
+    ),
+    info(
+        "two-factor-disable-refused",
+        None,
+        "POST /admin/users/:id/actions/disable_two_factor answers 400 even for a user with two-factor enabled",
+    ),
+    info(
         "list-holds-extra",
         None,
         "lists hold one item more than was made: a copy of the newest with another id",

@@ -273,6 +273,24 @@ pub struct Expect {
     /// Sending the same request again must be refused (the state no longer allows it).
     #[serde(default)]
     pub repeat_refused: bool,
+    /// A refusal TFE documents for a state the run cannot always arrange (two-factor
+    /// disabled on a user without it: 400, facts 5).
+    pub refused_unless: Option<RefusedUnless>,
+}
+
+/// An action TFE refuses unless the resource is in a state (`state`, read once before the
+/// request): where the state does not hold, the documented refusal (`status`, with a TFE
+/// error document) is the right answer, never a failure; where it cannot be read, such an
+/// answer skips the test with the reason. Where it holds, the action must succeed.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefusedUnless {
+    /// The status TFE documents for the refusal.
+    pub status: u16,
+    /// Where TFE documents it (cited in the report).
+    pub source: String,
+    /// The state the action needs.
+    pub state: StateExpect,
 }
 
 /// The attributes an update of something the run did not make changes and then restores:

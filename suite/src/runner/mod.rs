@@ -309,7 +309,7 @@ impl<'a> TestRun<'a> {
             // canonical path form: the form this test judges is its own request's)
             let mut before = linked.clone();
             before.absent = false;
-            let result = match self.poll_state(&before, true).await {
+            let result = match self.poll_state(&before, true, false).await {
                 Ok(index) => (Some(index), Ok(())),
                 Err(not) => (not.index, Err(not.message)),
             };
@@ -330,6 +330,11 @@ impl<'a> TestRun<'a> {
                 }
             }
         }
+        // the state a documented refusal depends on, read before the action changes it
+        let holds = match e.expect.refused_unless.clone() {
+            Some(refusal) => Some(self.state_once(&refusal.state).await),
+            None => None,
+        };
         let request = match self.main_request(&self.case.path, &self.case.method, true) {
             Ok(r) => r,
             Err(e) => return self.fixture_outcome(e).await,
@@ -343,6 +348,11 @@ impl<'a> TestRun<'a> {
             let mut probe = self.registry_probe();
             if let Some(retry) = registry::q_instead(&mut probe, endpoint, main).await {
                 main = retry;
+            }
+        }
+        if let (Some(refusal), Some(holds)) = (e.expect.refused_unless.as_ref(), holds) {
+            if holds != Some(true) && self.ex(main).status() == Some(refusal.status) {
+                return self.documented_refusal(main, refusal, holds);
             }
         }
         if self.ex(main).response.is_ok() && c::route_exists(self.ex(main)).is_err() {

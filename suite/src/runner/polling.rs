@@ -20,18 +20,19 @@ impl TestRun<'_> {
         state: &crate::catalog::StateExpect,
         check: &'static Check,
     ) -> bool {
-        match self.poll_state(state, false).await {
+        match self.poll_state(state, false, false).await {
             Ok(index) => self.check(check, Some(index), Ok(())),
             Err(not) => self.check(check, not.index, Err(not.message)),
         }
     }
 
-    /// Waits for a state: `Ok(index of the answer that shows it)`, or the last answer's index
-    /// with a message naming the value last seen.
+    /// Waits for a state (`once`: reads it once): `Ok(index of the answer that shows it)`, or
+    /// the last answer's index with a message naming the value last seen.
     pub(super) async fn poll_state(
         &mut self,
         state: &crate::catalog::StateExpect,
         canonical: bool,
+        once: bool,
     ) -> Result<usize, NotReached> {
         let Some((_, mut show)) = self
             .ctx
@@ -134,7 +135,7 @@ impl TestRun<'_> {
                 self.ex(index).response,
                 Err(crate::target::TransportError::Refused(_))
             );
-            if refused || Instant::now() + delay > deadline {
+            if refused || once || Instant::now() + delay > deadline {
                 let last = seen
                     .map(|v| v.to_string())
                     .unwrap_or_else(|| "nothing".into());
@@ -241,7 +242,7 @@ impl TestRun<'_> {
         let Some(state) = self.endpoint.precondition.clone() else {
             return Ok(());
         };
-        match self.poll_state(&state, true).await {
+        match self.poll_state(&state, true, false).await {
             Ok(_) => Ok(()),
             Err(NotReached {
                 index: Some(index),
@@ -262,6 +263,53 @@ impl TestRun<'_> {
                 }))
             }
             Err(not) => Err(Outcome::Error(not.message)),
+        }
+    }
+
+    /// Reads a state once, in the canonical form: `Some(true)` it holds, `Some(false)` it
+    /// does not, `None` it could not be read.
+    pub(super) async fn state_once(&mut self, state: &crate::catalog::StateExpect) -> Option<bool> {
+        match self.poll_state(state, true, true).await {
+            Ok(_) => Some(true),
+            Err(NotReached {
+                index: Some(index),
+                last,
+                ..
+            }) if self.ex(index).is_success() && last != "nothing" => Some(false),
+            Err(_) => None,
+        }
+    }
+
+    /// The main request answered the refusal TFE documents where the state the action needs
+    /// (`holds`, read before it) is not there (`refused_unless`): the right answer, not a
+    /// failure; skipped with the reason when the state could not be read.
+    pub(super) fn documented_refusal(
+        &mut self,
+        main: usize,
+        refusal: &crate::catalog::RefusedUnless,
+        holds: Option<bool>,
+    ) -> Outcome {
+        self.passed.insert(c::ENDPOINT_EXISTS.id);
+        self.error_document(main);
+        let state = &refusal.state;
+        match holds {
+            Some(false) => {
+                let what = format!(
+                    "the action where {} is not {}",
+                    state.pointer, state.value
+                );
+                let result = c::lifecycle::refused(self.ex(main).status(), &what);
+                self.check(&c::TFE_WRONG_STATE, Some(main), result);
+                self.notes.push(format!(
+                    "{} was not {} before the request (read with {}), so {} is the answer {} documents: accepted as right; what the action does could not be observed on this resource",
+                    state.pointer, state.value, state.show, refusal.status, refusal.source
+                ));
+                Outcome::Done
+            }
+            _ => Outcome::Skip(format!(
+                "answered {}, the refusal {} documents where {} is not {}; whether it was could not be read with {}, so nothing could be observed",
+                refusal.status, refusal.source, state.pointer, state.value, state.show
+            )),
         }
     }
 }
