@@ -243,6 +243,31 @@ async fn configuration_upload_round_trip() {
     let run = call(&app, Method::POST, "/runs", Some(json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}}))).await;
     assert_eq!(run.json()["data"]["attributes"]["status"], "planned");
     let archive = format!("/configuration-versions/{cv_id}/actions/archive");
+    // the workspace's current version is kept (tfe-api-facts 2.4) ...
+    assert_eq!(
+        call(&app, Method::POST, &archive, None).await.status,
+        StatusCode::CONFLICT
+    );
+    // ... a pending one cannot be archived ...
+    let newer = id(&call(
+        &app,
+        Method::POST,
+        &format!("/workspaces/{ws}/configuration-versions"),
+        Some(json!({"data":{"type":"configuration-versions"}})),
+    )
+    .await);
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            &format!("/configuration-versions/{newer}/actions/archive"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::CONFLICT
+    );
+    // ... and once a newer version exists, the uploaded one is archived
     assert_eq!(
         call(&app, Method::POST, &archive, None).await.status,
         StatusCode::ACCEPTED

@@ -353,6 +353,11 @@ static CATALOG: &[FaultInfo] = &[
         "POST /admin/users/:id/actions/disable_two_factor answers 400 even for a user with two-factor enabled",
     ),
     info(
+        "archive-any-version",
+        None,
+        "POST /configuration-versions/:id/actions/archive archives a pending version and the workspace's current one too, which TFE refuses (409)",
+    ),
+    info(
         "list-holds-extra",
         None,
         "lists hold one item more than was made: a copy of the newest with another id",

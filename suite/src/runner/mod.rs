@@ -498,6 +498,9 @@ impl<'a> TestRun<'a> {
                 );
             }
         }
+        // a fresh kind the endpoint names is made even where its request does not name it
+        // (a newer configuration version, that makes the archived one no longer current)
+        kinds.extend(e.fresh.iter().cloned());
         let mut seen = BTreeSet::new();
         kinds.retain(|k| seen.insert(k.clone()));
         // Fresh kinds first, so that what depends on them is made for this test as well.
