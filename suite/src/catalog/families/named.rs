@@ -137,3 +137,53 @@ fn superseded(family: &Family, model: &Model, item: usize) -> Option<bool> {
     }
     Some(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::Item;
+    use super::*;
+
+    fn item(coll: usize, parent: Option<usize>, state: &str) -> Item {
+        Item {
+            coll,
+            id: format!("i{coll}"),
+            name: None,
+            parent,
+            other: None,
+            deleted: false,
+            expect: Default::default(),
+            state: Some(state.into()),
+            reached: true,
+            seen: None,
+            fields: Default::default(),
+            step: 1,
+        }
+    }
+
+    #[test]
+    fn a_configuration_version_is_archived_once_superseded_and_no_run_may_use_it() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../cases/sequences/workspaces.toml"
+        ))
+        .unwrap();
+        let family = super::super::file::parse("workspaces", &text).unwrap();
+        let (ws, cv, run) = (
+            family.coll_index("workspace").unwrap(),
+            family.coll_index("configuration version").unwrap(),
+            family.coll_index("run").unwrap(),
+        );
+        let mut model = Model::default();
+        model.items.push(item(ws, None, "-"));
+        model.items.push(item(cv, Some(0), "uploaded"));
+        // the workspace's newest version is its current one: refused
+        assert_eq!(superseded(&family, &model, 1), Some(false));
+        model.items.push(item(cv, Some(0), "pending"));
+        assert_eq!(superseded(&family, &model, 1), Some(true));
+        // a run not yet final may use it: the model cannot tell
+        model.items.push(item(run, Some(0), "planned"));
+        assert_eq!(superseded(&family, &model, 1), None);
+        model.items[3].state = Some("discarded".into());
+        assert_eq!(superseded(&family, &model, 1), Some(true));
+    }
+}
