@@ -338,6 +338,11 @@ static CATALOG: &[FaultInfo] = &[
         "registry downloads name a zip archive (`?archive=zip`) but the address serves the gzip tarball",
     ),
     info(
+        "registry-download-json-location",
+        None,
+        "registry downloads answer 200 with a JSON body `{\"location\": <source>}` instead of 204 with X-Terraform-Get: the module registry protocol's other form",
+    ),
+    info(
         "module-consumers-noop",
         None,
         "PATCH /admin/organizations/:name/module-consumers answers 204 but the organization's module consumers stay as they were",

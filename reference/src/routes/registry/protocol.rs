@@ -424,6 +424,9 @@ async fn proto_download(
     } else {
         format!("{}?archive={archive}", ctx.object_url(object))
     };
+    if ctx.state.fault(Kind::RegistryDownloadJsonLocation) {
+        return plain(StatusCode::OK, json!({ "location": url }));
+    }
     let mut res = StatusCode::NO_CONTENT.into_response();
     if let Ok(value) = HeaderValue::from_str(&url) {
         res.headers_mut().insert("x-terraform-get", value);
