@@ -243,6 +243,31 @@ async fn configuration_upload_round_trip() {
     let run = call(&app, Method::POST, "/runs", Some(json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}}))).await;
     assert_eq!(run.json()["data"]["attributes"]["status"], "planned");
     let archive = format!("/configuration-versions/{cv_id}/actions/archive");
+    // the workspace's current version is kept (tfe-api-facts 2.4) ...
+    assert_eq!(
+        call(&app, Method::POST, &archive, None).await.status,
+        StatusCode::CONFLICT
+    );
+    // ... a pending one cannot be archived ...
+    let newer = id(&call(
+        &app,
+        Method::POST,
+        &format!("/workspaces/{ws}/configuration-versions"),
+        Some(json!({"data":{"type":"configuration-versions"}})),
+    )
+    .await);
+    assert_eq!(
+        call(
+            &app,
+            Method::POST,
+            &format!("/configuration-versions/{newer}/actions/archive"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::CONFLICT
+    );
+    // ... and once a newer version exists, the uploaded one is archived
     assert_eq!(
         call(&app, Method::POST, &archive, None).await.status,
         StatusCode::ACCEPTED
@@ -329,6 +354,41 @@ async fn registry_publish_discover_and_download() {
         .status,
         StatusCode::NOT_FOUND
     );
+}
+
+/// A no-code module pins a version its registry module has (TFE's no-code provisioning API,
+/// `version-pin`): a version it lacks is refused with 422, the published one is taken.
+#[tokio::test]
+async fn no_code_module_pins_a_version_of_its_module() {
+    let app = app(Config::default());
+    org(&app, "acme").await;
+    let module = id(&call(&app, Method::POST, "/organizations/acme/registry-modules", Some(json!({"data":{"type":"registry-modules","attributes":{"name":"net","provider":"aws","registry-name":"private"}}}))).await);
+    let body = |pin: &str| json!({"data":{"type":"no-code-modules","attributes":{"version-pin":pin,"enabled":true},"relationships":{"registry-module":{"data":{"type":"registry-modules","id":module}}}}});
+    let refused = call(
+        &app,
+        Method::POST,
+        "/organizations/acme/no-code-modules",
+        Some(body("1.0.0")),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let version = call(
+        &app,
+        Method::POST,
+        "/organizations/acme/registry-modules/private/acme/net/aws/versions",
+        Some(json!({"data":{"type":"registry-module-versions","attributes":{"version":"1.0.0"}}})),
+    )
+    .await;
+    assert_eq!(version.status, StatusCode::CREATED);
+    let made = call(
+        &app,
+        Method::POST,
+        "/organizations/acme/no-code-modules",
+        Some(body("1.0.0")),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED);
+    assert_eq!(made.json()["data"]["attributes"]["version-pin"], "1.0.0");
 }
 
 #[tokio::test]

@@ -343,6 +343,51 @@ static CATALOG: &[FaultInfo] = &[
         "registry downloads point X-Terraform-Get at another origin (https://archive.example.invalid/...), which a client must not be sent the token to",
     ),
     info(
+        "registry-search-query-400",
+        None,
+        "the registry's search answers 400 to the spec's `query` and reads only `q` (as a TFE that knows only `q` may)",
+    ),
+    info(
+        "registry-search-refused",
+        None,
+        "the registry's search answers 400 whether the text is in `query` or in `q`",
+    ),
+    info(
+        "registry-source-zip",
+        None,
+        "registry downloads point X-Terraform-Get at a zip archive of the module (`?archive=zip`), not the gzip tarball uploaded: a source the module registry protocol allows",
+    ),
+    info(
+        "registry-source-misnamed",
+        None,
+        "registry downloads name a zip archive (`?archive=zip`) but the address serves the gzip tarball",
+    ),
+    info(
+        "registry-download-json-location",
+        None,
+        "registry downloads answer 200 with a JSON body `{\"location\": <source>}` instead of 204 with X-Terraform-Get: the module registry protocol's other form",
+    ),
+    info(
+        "module-consumers-noop",
+        None,
+        "PATCH /admin/organizations/:name/module-consumers answers 204 but the organization's module consumers stay as they were",
+    ),
+    info(
+        "users-without-two-factor",
+        None,
+        "users are made without two-factor authentication, as the users a run invites on TFE are: disable_two_factor answers 400 (tfe-api-facts 5)",
+    ),
+    info(
+        "two-factor-disable-refused",
+        None,
+        "POST /admin/users/:id/actions/disable_two_factor answers 400 even for a user with two-factor enabled",
+    ),
+    info(
+        "archive-any-version",
+        None,
+        "POST /configuration-versions/:id/actions/archive archives a pending version and the workspace's current one too, which TFE refuses (409)",
+    ),
+    info(
         "list-holds-extra",
         None,
         "lists hold one item more than was made: a copy of the newest with another id",

@@ -84,6 +84,15 @@ pub(crate) enum Kind {
     RegistryFiltersIgnored,
     RegistryReshaped,
     RegistrySourceElsewhere,
+    RegistrySearchQuery400,
+    RegistrySearchRefused,
+    RegistrySourceZip,
+    RegistrySourceMisnamed,
+    RegistryDownloadJsonLocation,
+    ModuleConsumersNoop,
+    UsersWithoutTwoFactor,
+    TwoFactorDisableRefused,
+    ArchiveAnyVersion,
     ListHoldsExtra,
     AcceptsWrongType,
     AcceptsUnknownType,
@@ -231,6 +240,15 @@ impl FromStr for Fault {
             "registry-filters-ignored" => Kind::RegistryFiltersIgnored,
             "registry-reshaped" => Kind::RegistryReshaped,
             "registry-source-elsewhere" => Kind::RegistrySourceElsewhere,
+            "registry-search-query-400" => Kind::RegistrySearchQuery400,
+            "registry-search-refused" => Kind::RegistrySearchRefused,
+            "registry-source-zip" => Kind::RegistrySourceZip,
+            "registry-source-misnamed" => Kind::RegistrySourceMisnamed,
+            "registry-download-json-location" => Kind::RegistryDownloadJsonLocation,
+            "module-consumers-noop" => Kind::ModuleConsumersNoop,
+            "users-without-two-factor" => Kind::UsersWithoutTwoFactor,
+            "two-factor-disable-refused" => Kind::TwoFactorDisableRefused,
+            "archive-any-version" => Kind::ArchiveAnyVersion,
             "list-holds-extra" => Kind::ListHoldsExtra,
             "accepts-wrong-type" => Kind::AcceptsWrongType,
             "accepts-unknown-type" => Kind::AcceptsUnknownType,
@@ -290,6 +308,7 @@ impl Faults {
                     | Kind::UploadNotApplied
                     | Kind::DeprecatedActsElsewhere
                     | Kind::RelationshipNoop
+                    | Kind::ModuleConsumersNoop
                     | Kind::RunActionNoop
             )
         })

@@ -131,7 +131,10 @@ impl Restore {
                 && at.bare.contains("/actions/"))
             || (faults.has(&Kind::RelationshipNoop)
                 && matches!(at.method, Method::POST | Method::DELETE)
-                && at.bare.contains("/relationships/"));
+                && at.bare.contains("/relationships/"))
+            || (faults.has(&Kind::ModuleConsumersNoop)
+                && at.method == Method::PATCH
+                && at.bare.ends_with("/module-consumers"));
         let exclusive = match faults.restores() {
             true if restore => Some(Exclusive::Write(
                 state.exclusive.clone().write_owned().await,

@@ -394,7 +394,11 @@ async fn user_action(
             .and_then(|t| t.get("enabled"))
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        if !enabled {
+        if !enabled
+            || ctx
+                .state
+                .fault(crate::faults::Kind::TwoFactorDisableRefused)
+        {
             return Err(ApiError::BadRequest(format!("the user is already {word}")));
         }
         user.attributes.insert(

@@ -9,6 +9,7 @@ use axum::Router;
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
+use crate::faults::Kind;
 use crate::jsonapi::Body as JsonBody;
 use crate::jsonapi::{accepted, created, merge, ok, paginate, read_bytes, resource, AppState, Ctx};
 use crate::paths::UPLOAD_LIMIT;
@@ -147,15 +148,33 @@ async fn ingress(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
     }))
 }
 
-// POST /configuration-versions/:configuration_version_id/actions/archive
+// POST /configuration-versions/:configuration_version_id/actions/archive: only an uploaded
+// version that is not its workspace's current one (409 otherwise, tfe-api-facts 2.4).
 async fn archive(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
     let mut store = ctx.state.write();
-    let cv = store.find_mut("configuration-versions", &id)?;
-    if cv.str("status") == "archived" {
+    let cv = store.find("configuration-versions", &id)?;
+    match cv.str("status") {
+        "archived" => {
+            return Err(ApiError::Conflict(
+                "the configuration version is already archived".into(),
+            ))
+        }
+        "uploaded" => {}
+        _ if ctx.state.fault(Kind::ArchiveAnyVersion) => {}
+        _ => return Err(ApiError::Conflict("transition not allowed".into())),
+    }
+    // TFE keeps the workspace's current version (tfe-api-facts 2.4)
+    let current = cv
+        .owner
+        .as_deref()
+        .and_then(|ws| store.get("workspaces", ws))
+        .and_then(|w| w.rel_id("current-configuration-version"));
+    if current == Some(id.as_str()) && !ctx.state.fault(Kind::ArchiveAnyVersion) {
         return Err(ApiError::Conflict(
-            "the configuration version is already archived".into(),
+            "configuration could not be archived because it is current".into(),
         ));
     }
+    let cv = store.find_mut("configuration-versions", &id)?;
     cv.attributes.insert("status".into(), json!("archived"));
     if let Some(Value::Object(ts)) = cv.attributes.get_mut("status-timestamps") {
         ts.insert("archived-at".into(), json!(now()));

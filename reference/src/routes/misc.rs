@@ -240,6 +240,19 @@ async fn create_no_code(ctx: Ctx, Path(o): Path<String>, Body(body): Body) -> Ap
     let mut store = ctx.state.write();
     org(&store, &o)?;
     store.find("registry-modules", &module)?;
+    // TFE pins a version the module has (the no-code provisioning API's `version-pin`)
+    if let Some(pin) = doc.attributes.get("version-pin").and_then(Value::as_str) {
+        let known = store
+            .list("registry-module-versions", Some(&module))
+            .iter()
+            .any(|v| v.str("version") == pin);
+        if !known {
+            return Err(ApiError::attribute(
+                "version-pin",
+                format!("version-pin {pin} is no version of the module"),
+            ));
+        }
+    }
     let attrs = merge(
         json!({"enabled": true, "version-pin": null, "created-at": now(), "updated-at": now()}),
         &doc.attributes,

@@ -264,7 +264,17 @@ async fn invite(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResu
         Some(u) => u.id.clone(),
         None => {
             let username = email.split('@').next().unwrap_or("user").to_string();
-            store.new_user(&username, &email)
+            let user = store.new_user(&username, &email);
+            // `users-without-two-factor`: an invited user has none, as on TFE
+            if ctx.state.fault(crate::faults::Kind::UsersWithoutTwoFactor) {
+                if let Ok(u) = store.find_mut("users", &user) {
+                    u.attributes.insert(
+                        "two-factor".into(),
+                        json!({"enabled": false, "verified": false}),
+                    );
+                }
+            }
+            user
         }
     };
     let id = store.insert(

@@ -277,6 +277,24 @@ pub struct Expect {
     /// Sending the same request again must be refused (the state no longer allows it).
     #[serde(default)]
     pub repeat_refused: bool,
+    /// A refusal TFE documents for a state the run cannot always arrange (two-factor
+    /// disabled on a user without it: 400, facts 5).
+    pub refused_unless: Option<RefusedUnless>,
+}
+
+/// An action TFE refuses unless the resource is in a state (`state`, read once before the
+/// request): where the state does not hold, the documented refusal (`status`, with a TFE
+/// error document) is the right answer, never a failure; where it cannot be read, such an
+/// answer skips the test with the reason. Where it holds, the action must succeed.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefusedUnless {
+    /// The status TFE documents for the refusal.
+    pub status: u16,
+    /// Where TFE documents it (cited in the report).
+    pub source: String,
+    /// The state the action needs.
+    pub state: StateExpect,
 }
 
 /// The attributes an update of something the run did not make changes and then restores:
@@ -312,10 +330,13 @@ pub struct StateExpect {
     pub pointer: String,
     /// The value expected there.
     pub value: serde_json::Value,
-    /// The endpoint (`group::id`) that shows the resource, or the path of a read TFE
-    /// documents that no test of the catalog sends (`/workspaces/:workspace_id/...`, read in
-    /// the canonical form).
+    /// The endpoint (`group::id`) that shows the resource.
     pub show: String,
+    /// A read at another path than the `show` endpoint's, for a state only a read the spec
+    /// does not list shows (TFE's `GET …/relationships/module-consumers`, facts 5): a GET of
+    /// this path (the same parameters as `show`'s, the same token) stands for the show.
+    #[serde(default)]
+    pub path: Option<String>,
     /// Query parameters sent with the show (placeholders allowed), e.g. to narrow a list.
     #[serde(default)]
     pub query: BTreeMap<String, String>,

@@ -134,11 +134,11 @@ checks! {
     REGISTRY_LATEST = "registry.latest", Core, "Registry modules, read endpoints (latest version for one provider, across providers)",
         "`…/:namespace/:name/:provider` answers that module with that provider (no object named like it states another `provider`); `…/:namespace/:name` lists it with its provider";
     REGISTRY_DOWNLOAD_SOURCE = "registry.download-source", Core, "Registry modules, read endpoints (latest source, version source); What the service does, Rule 3",
-        "a download leads to the module's source: the address it gives (`X-Terraform-Get`, relative to the download URL) or its body, fetched on the target's own origin only (elsewhere: not followed, not failed), is the archive the run uploaded (for a `--module` module: a non-empty gzip)";
+        "a download leads to the module's source: the address it gives (`X-Terraform-Get` or a JSON body's `location`, relative to the download URL) or its body, fetched on the target's own origin only (elsewhere: not followed, not failed), is the archive the run uploaded, or an archive of the kind its address names (`archive=`, the file name: zip, tar.gz...; go-getter unpacks any of them), when it is of another kind than the upload (for a `--module` module: a non-empty archive of the kind its address names)";
     REGISTRY_QUERY_ACCEPTED = "registry.query-accepted", Core, "Registry modules, read endpoints (Query column)",
         "the module lists and search accept the parameters the spec's Query column names for them (`offset`, `limit`, `provider`, `verified`) and answer JSON";
     REGISTRY_SEARCH = "registry.search", Core, "Registry modules, read endpoints (search: query (the search text))",
-        "search reads the spec's `query`: `query=<name>` lists the module, a text matching nothing does not. Core: the Query column names `query` as it names `offset` and `limit`, and no gap statement counts it as not shown; where only TFE's `q` works, the finding says this registry reads `q`, not `query`";
+        "search reads the spec's `query`: `query=<name>` lists the module, a text matching nothing does not. Core: the Query column names `query` as it names `offset` and `limit`, and no gap statement counts it as not shown; where only TFE's `q` works, the finding says this registry reads `q`, not `query`; a search answered 400 on `query` is sent again with `q` and judged on that answer (a note says so), and fails only when `q` is refused too";
     NO_SERVER_ERROR = "transport.no-5xx", Core, "Endpoints",
         "a request is never answered with a 5xx";
     ALIAS_EXISTS = "alias.exists", Info, "Endpoints (Agents: \"one listing spells the segment agent-pool\")",

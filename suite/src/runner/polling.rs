@@ -20,20 +20,26 @@ impl TestRun<'_> {
         state: &crate::catalog::StateExpect,
         check: &'static Check,
     ) -> bool {
-        match self.poll_state(state, false).await {
+        match self.poll_state(state, false, false).await {
             Ok(index) => self.check(check, Some(index), Ok(())),
             Err(not) => self.check(check, not.index, Err(not.message)),
         }
     }
 
-    /// Waits for a state: `Ok(index of the answer that shows it)`, or the last answer's index
-    /// with a message naming the value last seen.
+    /// Waits for a state (`once`: reads it once): `Ok(index of the answer that shows it)`, or
+    /// the last answer's index with a message naming the value last seen.
     pub(super) async fn poll_state(
         &mut self,
         state: &crate::catalog::StateExpect,
         canonical: bool,
+        once: bool,
     ) -> Result<usize, NotReached> {
         let (mut url, filled) = self.state_url(state, canonical)?;
+        // a read the spec does not list is named by its own path
+        let read = match &state.path {
+            Some(path) => format!("GET {path}"),
+            None => state.show.clone(),
+        };
         let wanted = match &state.value {
             Value::String(s) => Value::String(
                 self.ctx
@@ -98,7 +104,7 @@ impl TestRun<'_> {
                 self.ex(index).response,
                 Err(crate::target::TransportError::Refused(_))
             );
-            if refused || Instant::now() + delay > deadline {
+            if refused || once || Instant::now() + delay > deadline {
                 let last = seen
                     .map(|v| v.to_string())
                     .unwrap_or_else(|| "nothing".into());
@@ -109,7 +115,7 @@ impl TestRun<'_> {
                         if state.absent { "no longer " } else { "" },
                         wanted,
                         state.pointer,
-                        state.show,
+                        read,
                         self.ctx.poll_budget.as_secs()
                     ),
                     last,
@@ -120,25 +126,16 @@ impl TestRun<'_> {
         }
     }
 
-    /// Where a state is read: the show endpoint `state.show` names (`group::id`) in the
+    /// Where a state is read: the show endpoint `state.show` names (`group::id`), at its own
+    /// path or at `state.path` (a read TFE documents that the spec does not list), in the
     /// canonical form (`canonical`: a precondition, not what the test judges) or in this
-    /// test's own form, or, for a `show` that is a path (`/workspaces/:workspace_id/...`, a
-    /// read TFE documents that the spec's catalog has no test for), that path in the
-    /// canonical form, filled from this test's resources.
+    /// test's own form.
     fn state_url(
         &self,
         state: &crate::catalog::StateExpect,
         canonical: bool,
     ) -> Result<(url::Url, String), NotReached> {
-        if state.show.starts_with('/') {
-            let filled = self
-                .ctx
-                .fixtures
-                .fill_path(&state.show, &self.scope, Some(self.endpoint), None)
-                .map_err(|_| NotReached::harness(format!("cannot fill {}", state.show)))?;
-            return Ok((self.ctx.target.api_url(&filled), filled));
-        }
-        let Some((_, show)) = self
+        let Some((_, mut show)) = self
             .ctx
             .catalog
             .endpoint(&state.show, &self.case.group)
@@ -149,6 +146,10 @@ impl TestRun<'_> {
                 state.show
             )));
         };
+        if let Some(path) = &state.path {
+            // a read the spec does not list, at its own path, with the show's parameters
+            show.path = path.clone();
+        }
         // A precondition is not what the test judges: it is read in the canonical form.
         let (url, filled) = if canonical {
             self.canonical_url(&show).map_err(NotReached::harness)?
@@ -265,7 +266,7 @@ impl TestRun<'_> {
         let Some(state) = self.endpoint.precondition.clone() else {
             return Ok(());
         };
-        match self.poll_state(&state, true).await {
+        match self.poll_state(&state, true, false).await {
             Ok(_) => Ok(()),
             Err(NotReached {
                 index: Some(index),
@@ -286,6 +287,53 @@ impl TestRun<'_> {
                 }))
             }
             Err(not) => Err(Outcome::Error(not.message)),
+        }
+    }
+
+    /// Reads a state once, in the canonical form: `Some(true)` it holds, `Some(false)` it
+    /// does not, `None` it could not be read.
+    pub(super) async fn state_once(&mut self, state: &crate::catalog::StateExpect) -> Option<bool> {
+        match self.poll_state(state, true, true).await {
+            Ok(_) => Some(true),
+            Err(NotReached {
+                index: Some(index),
+                last,
+                ..
+            }) if self.ex(index).is_success() && last != "nothing" => Some(false),
+            Err(_) => None,
+        }
+    }
+
+    /// The main request answered the refusal TFE documents where the state the action needs
+    /// (`holds`, read before it) is not there (`refused_unless`): the right answer, not a
+    /// failure; skipped with the reason when the state could not be read.
+    pub(super) fn documented_refusal(
+        &mut self,
+        main: usize,
+        refusal: &crate::catalog::RefusedUnless,
+        holds: Option<bool>,
+    ) -> Outcome {
+        self.passed.insert(c::ENDPOINT_EXISTS.id);
+        self.error_document(main);
+        let state = &refusal.state;
+        match holds {
+            Some(false) => {
+                let what = format!(
+                    "the action where {} is not {}",
+                    state.pointer, state.value
+                );
+                let result = c::lifecycle::refused(self.ex(main).status(), &what);
+                self.check(&c::TFE_WRONG_STATE, Some(main), result);
+                self.notes.push(format!(
+                    "{} was not {} before the request (read with {}), so {} is the answer {} documents: accepted as right; what the action does could not be observed on this resource",
+                    state.pointer, state.value, state.show, refusal.status, refusal.source
+                ));
+                Outcome::Done
+            }
+            _ => Outcome::Skip(format!(
+                "answered {}, the refusal {} documents where {} is not {}; whether it was could not be read with {}, so nothing could be observed",
+                refusal.status, refusal.source, state.pointer, state.value, state.show
+            )),
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::jsonapi::AppState;
 mod deprecated;
 mod modules;
 mod protocol;
+mod zip;
 
 pub(crate) use modules::{seed_module_version, version_uploaded};
 pub(crate) use protocol::served_object;

@@ -132,8 +132,15 @@ fn under_other_provider(doc: &mut Value) {
 }
 
 /// The bytes `GET /v1/object/<id>` serves for an object of `kind`: what was uploaded, except
-/// that `registry-download-wrong-bytes` serves a module version's archive as other bytes.
+/// that `registry-download-wrong-bytes` serves a module version's archive as other bytes, and
+/// `registry-source-zip` as a zip archive (of a `main.tf`).
 pub(crate) fn served_object(ctx: &Ctx, kind: &str, bytes: Vec<u8>) -> Vec<u8> {
+    if kind == "registry-module-versions" && ctx.state.fault(Kind::RegistrySourceZip) {
+        return super::zip::stored(
+            "main.tf",
+            b"# the module, served by conform-reference as a zip archive\n",
+        );
+    }
     if kind != "registry-module-versions" || !ctx.state.fault(Kind::RegistryDownloadWrongBytes) {
         return bytes;
     }
@@ -252,6 +259,11 @@ async fn proto_list(ctx: Ctx) -> Response {
 }
 
 async fn proto_search(ctx: Ctx) -> Response {
+    if ctx.state.fault(Kind::RegistrySearchRefused)
+        || (ctx.state.fault(Kind::RegistrySearchQuery400) && ctx.q("query").is_some())
+    {
+        return proto_error(StatusCode::BAD_REQUEST, "unknown parameter");
+    }
     let q = if ctx.state.fault(Kind::RegistrySearchQOnly) {
         Some(ctx.q("q").unwrap_or_default().to_string())
     } else {
@@ -404,11 +416,17 @@ async fn proto_download(
     let Some((object, _)) = store.objects.iter().find(|(_, o)| o.target == v.id) else {
         return not_found();
     };
+    let zip =
+        ctx.state.fault(Kind::RegistrySourceZip) || ctx.state.fault(Kind::RegistrySourceMisnamed);
+    let archive = if zip { "zip" } else { "tar.gz" };
     let url = if ctx.state.fault(Kind::RegistrySourceElsewhere) {
-        format!("https://archive.example.invalid/v1/object/{object}?archive=tar.gz")
+        format!("https://archive.example.invalid/v1/object/{object}?archive={archive}")
     } else {
-        format!("{}?archive=tar.gz", ctx.object_url(object))
+        format!("{}?archive={archive}", ctx.object_url(object))
     };
+    if ctx.state.fault(Kind::RegistryDownloadJsonLocation) {
+        return plain(StatusCode::OK, json!({ "location": url }));
+    }
     let mut res = StatusCode::NO_CONTENT.into_response();
     if let Ok(value) = HeaderValue::from_str(&url) {
         res.headers_mut().insert("x-terraform-get", value);

@@ -154,6 +154,8 @@ struct ActionFile {
     transition: Option<String>,
     #[serde(default)]
     allowed_if: Option<String>,
+    #[serde(default)]
+    allowed_when: Option<String>,
 }
 
 /// Reads a family file; `name` is the file's stem, which must be the `family` it declares.
@@ -398,6 +400,14 @@ fn state(s: &StateFile, kinds: &BTreeSet<&str>) -> Result<StateDef, String> {
             refused_elsewhere: a.refused_elsewhere,
             transition,
             allowed_if: a.allowed_if.clone(),
+            allowed_when: match &a.allowed_when {
+                Some(name) => Some(
+                    named::lookup(named::GUARDS, |e| e.0, "guard function", name)
+                        .map_err(at)?
+                        .1,
+                ),
+                None => None,
+            },
         });
     }
     if let Some(p) = s

@@ -75,6 +75,11 @@ pub type ReadFn = fn(&serde_json::Value) -> Option<String>;
 /// family, the model and the item's parent (`None`: not known).
 pub type InitialFn = fn(&Family, &Model, Option<usize>) -> Option<String>;
 
+/// A guard: whether an action the item's state allows is allowed now, from the family, the
+/// model and the item (`Some(false)`: it must be refused; `None`: the model cannot tell, so
+/// any answer is taken and the next read tells the state).
+pub type GuardFn = fn(&Family, &Model, usize) -> Option<bool>;
+
 /// One action of a state machine: allowed from some states, leading to one.
 #[derive(Debug, Clone)]
 pub struct ActionDef {
@@ -98,6 +103,9 @@ pub struct ActionDef {
     /// the model allows it: `false` makes it refused by the item's state (a run that waits for
     /// a runner that never comes cannot be discarded).
     pub allowed_if: Option<String>,
+    /// Where the model allows it by the item's state: a guard on the rest of the model (a
+    /// configuration version TFE archives only once a newer one exists), see [`GuardFn`].
+    pub allowed_when: Option<GuardFn>,
 }
 
 /// The state a new item starts in.

@@ -1,10 +1,11 @@
 //! The logic a family file names: functions a table cannot say. A file names them by
-//! string (`initial_from = "run"`, `read = "user"`, `transition = "suspend"`); an unknown
+//! string (`initial_from = "run"`, `read = "user"`, `transition = "suspend"`,
+//! `allowed_when = "superseded"`); an unknown
 //! name is an error listing these.
 
 use serde_json::Value;
 
-use super::model::{Family, InitialFn, Model, ReadFn, TransitionFn};
+use super::model::{Family, GuardFn, InitialFn, Model, ReadFn, TransitionFn};
 
 /// Initial-state functions (`state.initial_from`), with the collection kinds of the same
 /// family each one reads.
@@ -20,6 +21,9 @@ pub const TRANSITIONS: &[(&str, TransitionFn)] = &[
     ("grant_admin", grant_admin),
     ("revoke_admin", revoke_admin),
 ];
+
+/// Guards (`allowed_when` of an action).
+pub const GUARDS: &[(&str, GuardFn)] = &[("superseded", superseded)];
 
 /// The entry of `table` named `name`, or an error listing the valid names.
 pub fn lookup<T: Copy>(
@@ -99,5 +103,87 @@ fn revoke_admin(s: &str) -> Option<&'static str> {
         "admin" => Some("active"),
         "suspended admin" => Some("suspended"),
         _ => None,
+    }
+}
+
+/// A configuration version TFE archives (tfe-api-facts 2.4): not its workspace's current one
+/// (the newest: "could not be archived because it is current", 409, until a newer version
+/// exists); and not one a run may still use: while a run of the workspace is not in a final
+/// state, the model cannot tell which version it runs (`None`).
+fn superseded(family: &Family, model: &Model, item: usize) -> Option<bool> {
+    let it = &model.items[item];
+    let workspace = it.parent?;
+    if model.newest_under(it.coll, workspace) == Some(item) {
+        return Some(false);
+    }
+    if let Some(runs) = family.coll_index("run") {
+        const FINAL: [&str; 5] = [
+            "applied",
+            "discarded",
+            "canceled",
+            "force_canceled",
+            "errored",
+        ];
+        let active = model.of(runs).into_iter().any(|r| {
+            model.items[r].parent == Some(workspace)
+                && model.live(r)
+                && !model.items[r]
+                    .current_state()
+                    .is_some_and(|s| FINAL.contains(&s))
+        });
+        if active {
+            return None;
+        }
+    }
+    Some(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::Item;
+    use super::*;
+
+    fn item(coll: usize, parent: Option<usize>, state: &str) -> Item {
+        Item {
+            coll,
+            id: format!("i{coll}"),
+            name: None,
+            parent,
+            other: None,
+            deleted: false,
+            expect: Default::default(),
+            state: Some(state.into()),
+            reached: true,
+            seen: None,
+            fields: Default::default(),
+            step: 1,
+        }
+    }
+
+    #[test]
+    fn a_configuration_version_is_archived_once_superseded_and_no_run_may_use_it() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../cases/sequences/workspaces.toml"
+        ))
+        .unwrap();
+        let family = super::super::file::parse("workspaces", &text).unwrap();
+        let (ws, cv, run) = (
+            family.coll_index("workspace").unwrap(),
+            family.coll_index("configuration version").unwrap(),
+            family.coll_index("run").unwrap(),
+        );
+        let mut model = Model::default();
+        model.items.push(item(ws, None, "-"));
+        model.items.push(item(cv, Some(0), "uploaded"));
+        // the workspace's newest version is its current one: refused
+        assert_eq!(superseded(&family, &model, 1), Some(false));
+        model.items.push(item(cv, Some(0), "pending"));
+        assert_eq!(superseded(&family, &model, 1), Some(true));
+        // a run not yet final may use it: the model cannot tell
+        model.items.push(item(run, Some(0), "planned"));
+        assert_eq!(superseded(&family, &model, 1), None);
+        model.items[3].state = Some("discarded".into());
+        assert_eq!(superseded(&family, &model, 1), Some(true));
     }
 }

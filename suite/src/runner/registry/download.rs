@@ -58,15 +58,17 @@ pub fn source_url(download: &Url, value: &str) -> Result<Url, String> {
     Ok(url)
 }
 
-/// `registry.download-source`: follow the source (only on the target's origin) and compare.
+/// `registry.download-source`: follow the source (only on the target's origin) and judge it:
+/// the address is `X-Terraform-Get` or a JSON body's `location`
+/// ([`c::registry_source_address`]); a body that is neither is the archive itself.
 async fn source(p: &mut Probe<'_>, subject: &Subject, index: usize) {
     let ex = p.ex(index);
-    let header = ex.header("x-terraform-get").map(str::to_string);
+    let address = c::registry_source_address(ex);
     let has_body = !ex.body().is_empty();
     let Ok(download) = Url::parse(&ex.request.url) else {
         return;
     };
-    let fetched = match header {
+    let (fetched, named) = match address {
         Some(value) => {
             let url = match source_url(&download, &value) {
                 Ok(url) => url,
@@ -78,12 +80,12 @@ async fn source(p: &mut Probe<'_>, subject: &Subject, index: usize) {
                 }
             };
             match follow(p, url).await {
-                Some(i) => i,
+                Some(i) => (i, c::archive_named(&value)),
                 None => return,
             }
         }
         // A download that answers the archive itself gives its source in the body.
-        None if has_body => index,
+        None if has_body => (index, None),
         None => {
             let result = c::registry_source_offered(false, p.ex(index));
             p.check(&c::REGISTRY_DOWNLOAD_SOURCE, Some(index), result);
@@ -94,14 +96,26 @@ async fn source(p: &mut Probe<'_>, subject: &Subject, index: usize) {
         p.ex(fetched),
         &subject.module.to_string(),
         subject.uploaded.as_deref(),
+        named,
     );
-    if result.is_ok() && subject.uploaded.is_none() {
+    if let Ok(c::SourceSeen::ArchiveOfItsKind(kind)) = result {
+        let why = if subject.uploaded.is_none() {
+            "was given with --module, not uploaded by this run"
+        } else {
+            "is served as another kind of archive than the gzip tarball the run uploaded"
+        };
         p.notes.push(format!(
-            "registry.download-source: `{}` was given with --module, not uploaded by this run, so its source was checked to be a non-empty gzip, not compared byte for byte",
-            subject.module
+            "registry.download-source: `{}` {why}, so its source was checked to be a non-empty {} archive{}, not compared byte for byte",
+            subject.module,
+            kind.word(),
+            if named.is_some() { ", as its address names" } else { "" }
         ));
     }
-    p.check(&c::REGISTRY_DOWNLOAD_SOURCE, Some(fetched), result);
+    p.check(
+        &c::REGISTRY_DOWNLOAD_SOURCE,
+        Some(fetched),
+        result.map(|_| ()),
+    );
 }
 
 /// GETs a source on the target's origin, following redirects there; `None` (with a note)

@@ -25,6 +25,7 @@ mod download;
 mod query;
 
 pub use download::after_download;
+pub use query::q_instead;
 use query::{query_column, search};
 
 /// Pages of a registry list read at most when looking for the module.

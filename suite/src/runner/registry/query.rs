@@ -9,8 +9,28 @@ use crate::checks::{self as c, ModuleRef};
 
 /// `registry.search`: the spec's `query` finds the module and a text that matches nothing
 /// does not list it; when that fails, `q` (TFE's name) is tried, to say which one the
-/// registry reads.
+/// registry reads. When the main request's `query` was refused with 400 and the test went on
+/// with `q` instead ([`q_instead`]), the search is judged on `q`, and a note says so.
 pub(super) async fn search(p: &mut Probe<'_>, main: usize, doc: &Value, m: &ModuleRef, base: &Url) {
+    let sent_q =
+        base.query_pairs().any(|(k, _)| k == "q") && !base.query_pairs().any(|(k, _)| k == "query");
+    if sent_q {
+        match search_with(p, "q", Some((main, doc)), m, base).await {
+            Ok(index) => {
+                p.notes.push(format!(
+                    "registry.search judged with `q`: `q={}` lists the module, `q={NO_MATCH}` does not",
+                    m.name
+                ));
+                p.check(&c::REGISTRY_SEARCH, Some(index), Ok(()));
+            }
+            Err((index, why)) => {
+                let message =
+                    format!("the spec's `query` was refused with 400, and with `q` instead: {why}");
+                p.check(&c::REGISTRY_SEARCH, index, Err(message));
+            }
+        }
+        return;
+    }
     match search_with(p, "query", Some((main, doc)), m, base).await {
         Ok(index) => {
             p.check(&c::REGISTRY_SEARCH, Some(index), Ok(()));
@@ -21,6 +41,35 @@ pub(super) async fn search(p: &mut Probe<'_>, main: usize, doc: &Value, m: &Modu
             let message = c::registry_search_with_q(&why, q, m, NO_MATCH);
             p.check(&c::REGISTRY_SEARCH, index, Err(message));
         }
+    }
+}
+
+/// A registry search whose `query` was refused with 400 (`main`): the same request with the
+/// text in `q` (TFE's name) instead. `Some(index)` of that answer when it succeeded, for the
+/// test to be judged on; `None` when the request was no such search, or `q` was refused too
+/// (the test is then judged on the refusal of `query`).
+pub async fn q_instead(
+    p: &mut Probe<'_>,
+    endpoint: &crate::catalog::Endpoint,
+    main: usize,
+) -> Option<usize> {
+    if super::form(&endpoint.path) != super::Form::Search || p.ex(main).status() != Some(400) {
+        return None;
+    }
+    let url = Url::parse(&p.ex(main).request.url).ok()?;
+    let text = url
+        .query_pairs()
+        .find(|(k, _)| k == "query")
+        .map(|(_, v)| v.into_owned())?;
+    let retry = with_params(&without_params(&url, &["query"]), &[("q", text)]);
+    let index = p.get(retry).await;
+    if p.ex(index).is_success() {
+        p.notes.push(
+            "the search with the spec's `query` answered 400; it was sent again with `q`, TFE's name for the search text, and the test is judged on that answer".into(),
+        );
+        Some(index)
+    } else {
+        None
     }
 }
 

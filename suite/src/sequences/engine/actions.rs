@@ -18,12 +18,17 @@ impl<'a> Run<'a> {
         // What the item's state allows now: the state the model expects, once the service has
         // got it there (polled for), and the service's own word where the action has one.
         let mut allowed_now = None;
+        // the model's own guard beyond the state (`None` inside: it cannot tell)
+        let mut guard = None;
         if self.model.live(item) {
             let object = self.settle(op, item).await?;
             let current = self.model.items[item].current_state().map(str::to_string);
             let model_allows = current
                 .as_deref()
                 .is_some_and(|s| leads_to(action, s).is_some());
+            if let Some(allowed_when) = action.allowed_when.filter(|_| model_allows) {
+                guard = Some(allowed_when(self.family, &self.model, item));
+            }
             if let Some(pointer) = action.allowed_if.as_deref().filter(|_| model_allows) {
                 let object = match object {
                     Some(object) => Some(object),
@@ -55,10 +60,14 @@ impl<'a> Run<'a> {
         }
         let success = self.ex(index).is_success();
         let current = self.model.items[item].current_state().map(str::to_string);
-        let vetoed = allowed_now == Some(false);
-        let next = current
-            .as_deref()
-            .map(|s| leads_to(action, s).filter(|_| !vetoed));
+        let vetoed = allowed_now == Some(false) || guard == Some(Some(false));
+        let next = match guard {
+            // the model cannot tell: any answer, the next read tells the state
+            Some(None) => None,
+            _ => current
+                .as_deref()
+                .map(|s| leads_to(action, s).filter(|_| !vetoed)),
+        };
         match next {
             Some(Some(to)) => {
                 self.expect_success(
@@ -78,7 +87,12 @@ impl<'a> Run<'a> {
             Some(None) if action.refused_elsewhere => {
                 let status = self.ex(index).status();
                 let why = match (vetoed, action.allowed_if.as_deref()) {
-                    (true, Some(pointer)) => format!(" (where {pointer} is false)"),
+                    (true, Some(pointer)) if allowed_now == Some(false) => {
+                        format!(" (where {pointer} is false)")
+                    }
+                    (true, _) if guard == Some(Some(false)) => {
+                        " (its `allowed_when` guard refuses it now)".to_string()
+                    }
                     _ => String::new(),
                 };
                 let what = format!(
