@@ -473,6 +473,7 @@ impl Settings {
             rate: self.rate,
             max_retries: crate::target::MAX_RETRIES,
             forms: PathForms::default(),
+            served_at_tfe_path: Vec::new(),
         }
     }
 

@@ -268,3 +268,30 @@ fn what_no_run_can_see_is_skipped_when_answered_well_and_fails_when_not() {
     assert_eq!(results[0].verdict, Verdict::Fail, "{:?}", results[0].reason);
     assert!(support::failed_checks(&results, filter[0]).contains(&"endpoint.exists"));
 }
+
+#[test]
+fn a_group_served_only_at_tfes_path_is_judged_there() {
+    // engine versions only at /admin/terraform-versions: the spec's path fails
+    // endpoint.exists, and the behaviour is judged where TFE serves it, so a delete that
+    // deletes nothing there fails delete.then-gone as well.
+    let filter = ["admin_engine_versions::delete::api-v2"];
+    let shape = ["--reference-shape", "tfe-paths"];
+    let results = support::run(&[], &filter, &shape);
+    assert_eq!(
+        support::failed_checks(&results, filter[0]),
+        ["endpoint.exists"],
+        "{}",
+        results[0].failure_text()
+    );
+    assert!(
+        results[0]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("/api/v2/admin/terraform-versions")),
+        "{:?}",
+        results[0].reason
+    );
+    let results = support::run(&["delete-noop"], &filter, &shape);
+    let failed = support::failed_checks(&results, filter[0]);
+    assert!(failed.contains(&"delete.then-gone"), "{failed:?}");
+}

@@ -6,6 +6,7 @@ use serde_json::Value;
 use url::Url;
 
 use crate::catalog::Organizations;
+use crate::fixtures::auth_for;
 use crate::settings::{ConfigError, Settings};
 use crate::target::{join, Auth, PathForms, Request, Target};
 
@@ -215,6 +216,43 @@ async fn registry_proof(target: &Target, settings: &Settings) -> Option<String> 
         .await;
     (ex.is_success() && ex.json().is_ok_and(|doc| doc.is_object()))
         .then(|| format!("--registry-url {registry} answers JSON"))
+}
+
+/// The groups served only at TFE's path (`tfe_path` in `cases/`): for each, the spec's path
+/// and TFE's, where a GET of the spec's path (in the served form `forms`) answers 404 and a
+/// GET of TFE's answers success. Fixtures and tests of such a group then reach it where it
+/// is served ([`crate::target::Target::api_url`]), and its tests still fail `endpoint.exists`
+/// at the spec's path.
+pub async fn served_at_tfe_paths(
+    target: &Target,
+    catalog: &crate::catalog::Catalog,
+    forms: PathForms,
+) -> Vec<(String, String)> {
+    let mut served = Vec::new();
+    for tfe_path in catalog.groups.iter().filter_map(|g| g.tfe_path.as_ref()) {
+        let spec = format!("{}{}", forms.canonical(), tfe_path.spec);
+        let at_spec = target
+            .send(Request::new(
+                Method::GET,
+                target.url(&spec),
+                auth_for(&spec),
+            ))
+            .await;
+        if at_spec.status() != Some(404) {
+            continue;
+        }
+        let at_tfe = target
+            .send(Request::new(
+                Method::GET,
+                target.url(&tfe_path.tfe),
+                auth_for(&tfe_path.tfe),
+            ))
+            .await;
+        if at_tfe.is_success() {
+            served.push((tfe_path.spec.clone(), tfe_path.tfe.clone()));
+        }
+    }
+    served
 }
 
 /// Service discovery: `/.well-known/terraform.json`, key `modules.v1`; else the TFE default.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use url::Url;
 
 use super::cancel::{self, Cancel, Interrupt};
-use super::preflight::{discover_registry, preflight, with_trailing_slash};
+use super::preflight::{discover_registry, preflight, served_at_tfe_paths, with_trailing_slash};
 use crate::fixtures::Fixtures;
 use crate::plan::{Item, Plan};
 use crate::report::{Figures, RunInfo};
@@ -85,6 +85,11 @@ impl Session {
             plan.catalog.admin_read().as_deref(),
         ))?;
         target_config.forms = learned.forms;
+        target_config.served_at_tfe_path = runtime.block_on(served_at_tfe_paths(
+            &probe_target,
+            &plan.catalog,
+            learned.forms,
+        ));
         target_config.registry = match &settings.registry_url {
             Some(url) => with_trailing_slash(url.clone()),
             None => runtime.block_on(discover_registry(&probe_target)),

@@ -124,6 +124,9 @@ struct TestRun<'a> {
     restore_values: Option<serde_json::Map<String, Value>>,
     /// Said in the result's reason besides the checks (a registry source not followed).
     notes: Vec<String>,
+    /// The group is judged at TFE's path (served only there): the test's own requests after
+    /// the first go there.
+    at_tfe: bool,
 }
 
 impl<'a> TestRun<'a> {
@@ -153,6 +156,7 @@ impl<'a> TestRun<'a> {
             new_values: None,
             restore_values: None,
             notes: Vec::new(),
+            at_tfe: false,
         }
     }
 
@@ -380,19 +384,17 @@ impl<'a> TestRun<'a> {
                 _ => &c::ENDPOINT_EXISTS,
             };
             self.check(check, Some(main), result);
-            return match self.group_absent().await {
-                Some(why) => Outcome::Unsupported(why),
-                None => {
-                    if let Some((spec, tfe)) = self.ctx.served_at_tfe_path(&self.case.group).await {
-                        self.notes.push(format!(
-                            "the group is served at TFE's path {tfe}, not at the spec's {spec}"
-                        ));
-                    }
-                    Outcome::Done
-                }
-            };
+            if let Some(why) = self.group_absent().await {
+                return Outcome::Unsupported(why);
+            }
+            // a group served at TFE's path is judged there as well
+            match self.at_tfe_path().await {
+                Some(at_tfe) => main = at_tfe,
+                None => return Outcome::Done,
+            }
+        } else {
+            self.passed.insert(c::ENDPOINT_EXISTS.id);
         }
-        self.passed.insert(c::ENDPOINT_EXISTS.id);
         let result = c::no_server_error(self.ex(main));
         self.check(&c::NO_SERVER_ERROR, Some(main), result);
         let success = self.ex(main).is_success()

@@ -18,6 +18,25 @@ impl TestRun<'_> {
         }
     }
 
+    /// When this test's group is served only at TFE's path (its main request found no route
+    /// at the spec's): notes both paths, and sends the main request again at TFE's path, to be
+    /// judged there. The index of that answer, unless it too finds no route (or the request
+    /// cannot be made).
+    pub(super) async fn at_tfe_path(&mut self) -> Option<usize> {
+        let (spec, tfe) = self.ctx.served_at_tfe_path(&self.case.group)?;
+        self.notes.push(format!(
+            "the group is served at TFE's path {tfe}, not at the spec's {spec}; judged there"
+        ));
+        self.at_tfe = true;
+        let request = self
+            .main_request(&self.case.path, &self.case.method, true)
+            .ok()?;
+        let index = self.send(request).await;
+        let routed =
+            self.ex(index).response.is_ok() && crate::checks::route_exists(self.ex(index)).is_ok();
+        routed.then_some(index)
+    }
+
     /// The path template of another endpoint under the same prefix choice as this test.
     pub(super) fn sibling_path(&self, endpoint: &Endpoint) -> String {
         if let Some(rest) = endpoint.path.strip_prefix(crate::catalog::REGISTRY) {
@@ -59,6 +78,9 @@ impl TestRun<'_> {
     pub(super) fn sibling_url(&self, endpoint: &Endpoint, path: &str) -> url::Url {
         if endpoint.path.starts_with(crate::catalog::REGISTRY) {
             self.ctx.target.registry_url(path)
+        } else if let Some(at_tfe) = self.ctx.target.at_tfe_path(path) {
+            // what a test reads after its request, where the group is served
+            self.ctx.target.url(&at_tfe)
         } else {
             self.ctx.target.url(path)
         }
@@ -72,6 +94,11 @@ impl TestRun<'_> {
     ) -> Result<Request, FixtureError> {
         let e = self.endpoint;
         let fixtures = &self.ctx.fixtures;
+        let at_tfe = self
+            .at_tfe
+            .then(|| self.ctx.target.at_tfe_path(template))
+            .flatten();
+        let template = at_tfe.as_deref().unwrap_or(template);
         let path = fixtures.fill_path(template, &self.scope, Some(e), None)?;
         let mut url = self.url_for(&path);
         {

@@ -136,6 +136,9 @@ pub struct TargetConfig {
     pub max_retries: u32,
     /// The path forms the target serves (learned by preflight).
     pub forms: PathForms,
+    /// Groups served only at TFE's path: the spec's path and TFE's (learned after
+    /// preflight); [`Target::api_url`] reaches such a group where it is served.
+    pub served_at_tfe_path: Vec<(String, String)>,
 }
 
 /// Which path forms of the API a target answers (Versioning 1): the bare paths, the
@@ -279,8 +282,39 @@ impl Target {
         if path_and_query.starts_with("/api/") {
             return self.url(path_and_query);
         }
+        if let Some(at_tfe) = self.at_tfe_path(path_and_query) {
+            return self.url(&at_tfe);
+        }
         let prefix = self.config.forms.canonical();
         self.url(&format!("{prefix}{path_and_query}"))
+    }
+
+    /// `path` (bare, or with `/api/v2`) where its group is served when that is only TFE's
+    /// path (`served_at_tfe_path`): `/admin/engine-versions/7` as
+    /// `/api/v2/admin/terraform-versions/7`. `None` for every other path.
+    pub fn at_tfe_path(&self, path: &str) -> Option<String> {
+        let bare = path.strip_prefix("/api/v2").unwrap_or(path);
+        self.config
+            .served_at_tfe_path
+            .iter()
+            .find_map(|(spec, tfe)| {
+                let rest = bare.strip_prefix(spec.as_str())?;
+                let boundary = rest.is_empty() || rest.starts_with(['/', '?']);
+                boundary.then(|| format!("{tfe}{rest}"))
+            })
+    }
+
+    /// The other way round from [`Target::at_tfe_path`]: a path at TFE's path of a group served
+    /// only there, as the spec's (bare) path.
+    fn at_spec_path(&self, path: &str) -> Option<String> {
+        self.config
+            .served_at_tfe_path
+            .iter()
+            .find_map(|(spec, tfe)| {
+                let rest = path.strip_prefix(tfe.as_str())?;
+                let boundary = rest.is_empty() || rest.starts_with(['/', '?']);
+                boundary.then(|| format!("{spec}{rest}"))
+            })
     }
 
     /// The URL of `path` under the registry read address.
@@ -395,6 +429,9 @@ impl Target {
             .strip_prefix(self.config.root.path().trim_end_matches('/'))
             .filter(|_| self.same_origin(&request.url))
             .unwrap_or(request.url.path());
+        // the guard knows the spec's paths: a group served at TFE's is guarded as the spec's
+        let spec_form = self.at_spec_path(relative);
+        let relative = spec_form.as_deref().unwrap_or(relative);
         let checked =
             self.guard
                 .check(&request.method, relative)
