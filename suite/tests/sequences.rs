@@ -14,6 +14,32 @@ fn not_passing(results: &[TestResult]) -> Vec<String> {
         .collect()
 }
 
+/// The failing results, at least one, each failing first on `check` (under `fault`).
+fn failing_first_on<'a>(
+    results: &'a [TestResult],
+    fault: &str,
+    check: &str,
+) -> Vec<&'a TestResult> {
+    let caught: Vec<&TestResult> = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .collect();
+    assert!(
+        !caught.is_empty(),
+        "{fault}: {}",
+        not_passing(results).join("\n")
+    );
+    for r in &caught {
+        assert_eq!(
+            r.findings[0].check.id,
+            check,
+            "{fault}: {}",
+            r.failure_text()
+        );
+    }
+    caught
+}
+
 /// The length of the reported minimal sequence.
 fn minimal_length(result: &TestResult) -> usize {
     result
@@ -689,24 +715,7 @@ fn inside_a_given_organization_page_walks_that_drop_or_repeat_an_item_are_still_
             Duration::from_secs(2),
         );
         assert_eq!(run.results.len(), 3, "{fault}");
-        let caught: Vec<&TestResult> = run
-            .results
-            .iter()
-            .filter(|r| r.verdict == Verdict::Fail)
-            .collect();
-        assert!(
-            !caught.is_empty(),
-            "{fault}: {}",
-            not_passing(&run.results).join("\n")
-        );
-        for r in caught {
-            assert_eq!(
-                r.findings[0].check.id,
-                "tfe.page-size",
-                "{fault}: {}",
-                r.failure_text()
-            );
-        }
+        failing_first_on(&run.results, fault, "tfe.page-size");
         assert!(
             run.left.is_empty(),
             "{fault}: left for teardown: {:?}",
@@ -778,23 +787,7 @@ fn inside_a_given_organization_a_server_without_name_filters_is_walked_whole_and
                 }
             }
             Some(fault) => {
-                let caught: Vec<&TestResult> = run
-                    .results
-                    .iter()
-                    .filter(|r| r.verdict == Verdict::Fail)
-                    .collect();
-                assert!(
-                    !caught.is_empty(),
-                    "{fault}: {}",
-                    not_passing(&run.results).join("\n")
-                );
-                for r in caught {
-                    assert_eq!(
-                        r.findings[0].check.id,
-                        "tfe.page-size",
-                        "{fault}: {}",
-                        r.failure_text()
-                    );
+                for r in failing_first_on(&run.results, fault, "tfe.page-size") {
                     let text = r.reason.clone().unwrap_or_default();
                     assert!(
                         text.contains("while the list stood still"),

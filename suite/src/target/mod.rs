@@ -297,11 +297,7 @@ impl Target {
         self.config
             .served_at_tfe_path
             .iter()
-            .find_map(|(spec, tfe)| {
-                let rest = bare.strip_prefix(spec.as_str())?;
-                let boundary = rest.is_empty() || rest.starts_with(['/', '?']);
-                boundary.then(|| format!("{tfe}{rest}"))
-            })
+            .find_map(|(spec, tfe)| moved(bare, spec, tfe))
     }
 
     /// The other way round from [`Target::at_tfe_path`]: a path at TFE's path of a group served
@@ -310,11 +306,7 @@ impl Target {
         self.config
             .served_at_tfe_path
             .iter()
-            .find_map(|(spec, tfe)| {
-                let rest = path.strip_prefix(tfe.as_str())?;
-                let boundary = rest.is_empty() || rest.starts_with(['/', '?']);
-                boundary.then(|| format!("{spec}{rest}"))
-            })
+            .find_map(|(spec, tfe)| moved(path, tfe, spec))
     }
 
     /// The URL of `path` under the registry read address.
@@ -656,6 +648,13 @@ pub fn join(base: &Url, path_and_query: &str) -> Url {
     url.set_path(&joined);
     url.set_query(query);
     url
+}
+
+/// `path` with its leading `from` (whole segments only) replaced by `to`.
+fn moved(path: &str, from: &str, to: &str) -> Option<String> {
+    let rest = path.strip_prefix(from)?;
+    let boundary = rest.is_empty() || rest.starts_with(['/', '?']);
+    boundary.then(|| format!("{to}{rest}"))
 }
 
 #[cfg(test)]
