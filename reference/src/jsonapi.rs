@@ -65,6 +65,19 @@ impl AppState {
 #[derive(Clone)]
 pub(crate) struct OriginalPath(pub String);
 
+/// The lists' name filters, which the `list-filters-ignored` fault takes away.
+const NAME_FILTERS: &[&str] = &[
+    "q",
+    "q[name]",
+    "search[name]",
+    "search[version]",
+    "filter[names]",
+    "filter[version]",
+];
+
+/// Where the registry read protocol is served: its `q` is the search's, never a list filter.
+const REGISTRY_PROTOCOL: &str = "/api/registry/";
+
 /// What most handlers need: the state, the root URL, the original path and the query.
 pub(crate) struct Ctx {
     pub state: AppState,
@@ -108,9 +121,12 @@ impl FromRequestParts<AppState> for Ctx {
             .get::<OriginalPath>()
             .map(|p| p.0.clone())
             .unwrap_or_else(|| parts.uri.path().to_string());
-        let query = Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
+        let mut query = Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
             .map(|q| q.0)
             .unwrap_or_default();
+        if state.fault(Kind::ListFiltersIgnored) && !path.starts_with(REGISTRY_PROTOCOL) {
+            query.retain(|name, _| !NAME_FILTERS.contains(&name.as_str()));
+        }
         Ok(Ctx {
             state: state.clone(),
             root,

@@ -43,8 +43,20 @@ fn run_in(served: &Served, token: &str, organization: &str) -> Value {
     )
 }
 
-/// `conform` inside `organization` with `args`: its results.
+/// `conform` inside `organization` with `args`, which must succeed: its results.
 fn run_with(served: &Served, token: &str, organization: &str, args: &[&str]) -> Value {
+    let (out, results) = run_raw(served, token, organization, args);
+    assert!(out.status.success(), "{}", text(&out));
+    results
+}
+
+/// `conform` inside `organization` with `args`: how it ended, and its results.
+fn run_raw(
+    served: &Served,
+    token: &str,
+    organization: &str,
+    args: &[&str],
+) -> (std::process::Output, Value) {
     let dir = scratch(
         "shared-lists",
         &format!("{organization}-{}", args.join("-")),
@@ -59,8 +71,9 @@ fn run_with(served: &Served, token: &str, organization: &str, args: &[&str]) -> 
         .env_remove("CONFORM_ADMIN_TOKEN")
         .output()
         .expect("conform runs");
-    assert!(out.status.success(), "{}", text(&out));
-    serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap()
+    let results = std::fs::read(dir.join("results.json"))
+        .unwrap_or_else(|_| panic!("no results.json: {}", text(&out)));
+    (out, serde_json::from_slice(&results).unwrap())
 }
 
 #[test]
@@ -118,4 +131,38 @@ fn the_team_sequences_in_a_large_organization_read_their_own_teams_by_filter() {
         requests(&large),
         requests(&small)
     );
+}
+
+#[test]
+fn a_list_too_long_to_walk_without_its_filter_is_not_observed_never_failed() {
+    // A server whose lists ignore their name filters, with more teams than the walk reads
+    // (50 pages of 20): whether the run's own team is listed cannot be seen, so the list
+    // test is skipped with the reason; with fewer teams the walk finds it and the test passes.
+    let token = "shared-user";
+    let args = ["--token", token, "--admin-token", "shared-admin"];
+    let unfiltered = [&args[..], &["--fault", "list-filters-ignored"]].concat();
+    let long = Served::with_args(&[&unfiltered[..], &["--seed-organization", "long"]].concat());
+    let short = Served::with_args(&[&unfiltered[..], &["--seed-organization", "short"]].concat());
+    seed_teams(&long.url, token, "long", 50 * 20 + 20);
+    seed_teams(&short.url, token, "short", OTHERS_TEAMS);
+    let only = ["teams::list::api-v2", "--skip", "sequences::"];
+    let verdict_of = |results: &Value| -> (String, String) {
+        let test = results["tests"]
+            .as_array()
+            .and_then(|r| r.iter().find(|t| t["name"] == "teams::list::api-v2"))
+            .cloned()
+            .unwrap_or_else(|| panic!("no teams::list::api-v2 in {results}"));
+        (
+            test["verdict"].as_str().unwrap_or_default().to_string(),
+            test["reason"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    // nothing else is selected: the run judged nothing, and says so (exit code 3)
+    let (out, long_results) = run_raw(&long, token, "long", &only);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let (verdict, reason) = verdict_of(&long_results);
+    assert_eq!(verdict, "skipped", "{reason}");
+    assert!(reason.contains("not looked for past page 50"), "{reason}");
+    let (verdict, reason) = verdict_of(&run_with(&short, token, "short", &only));
+    assert_eq!(verdict, "pass", "{reason}");
 }

@@ -121,3 +121,51 @@ fn a_refused_admin_token_stops_a_target_run_before_any_test() {
     );
     assert!(!said.contains("wrong-user-6"), "a token was printed");
 }
+
+#[test]
+fn a_token_delete_whose_create_answered_no_secret_is_blocked_by_that_create() {
+    // Without the secret there is no token to try before and after the delete: its effect
+    // cannot be seen, so at tfe the delete is blocked by the create (which fails on the
+    // missing secret), never passed.
+    let results = support::run(
+        &["token-secret-withheld"],
+        &[
+            "organization_tags_and_tokens::create_token::api-v2",
+            "organization_tags_and_tokens::delete_token::api-v2",
+        ],
+        &["--profile", "tfe"],
+    );
+    let create = support::failed_checks(
+        &results,
+        "organization_tags_and_tokens::create_token::api-v2",
+    );
+    assert_eq!(create, ["tfe.token-secret"]);
+    let delete = results
+        .iter()
+        .find(|r| r.name == "organization_tags_and_tokens::delete_token::api-v2")
+        .expect("the delete ran");
+    assert_eq!(
+        delete.verdict,
+        conform::verdict::Verdict::Blocked,
+        "{:?}",
+        delete.reason
+    );
+    let blocker = delete.blocked_by.as_ref().expect("a blocker");
+    assert_eq!(
+        blocker.see.as_deref(),
+        Some("organization_tags_and_tokens::create_token::api-v2")
+    );
+    // unbroken, the delete passes on what it saw: the token authenticated, then no longer
+    let results = support::run(
+        &[],
+        &["organization_tags_and_tokens::delete_token::api-v2"],
+        &["--profile", "tfe"],
+    );
+    assert_eq!(
+        results[0].verdict,
+        conform::verdict::Verdict::Pass,
+        "{:?}",
+        results[0].reason
+    );
+    assert!(results[0].observed().contains(&"tfe.token-authenticates"));
+}

@@ -193,6 +193,16 @@ static CATALOG: &[FaultInfo] = &[
         "the page number is ignored: always page 1",
     ),
     info(
+        "token-secret-withheld",
+        None,
+        "organization and agent token creates answer no secret (`token` null)",
+    ),
+    info(
+        "list-filters-ignored",
+        None,
+        "the API's lists ignore their name filters (`q`, `q[name]`, `search[name]`, `search[version]`, `filter[names]`, `filter[version]`): the whole list answers",
+    ),
+    info(
         "page-size-ignored",
         None,
         "the page size is ignored: everything on one page",

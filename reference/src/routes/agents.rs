@@ -203,7 +203,11 @@ async fn create_token(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> Api
     t.set_rel("created-by", "users", &user);
     t.set_rel("agent-pool", "agent-pools", &id);
     let mut doc = t.render();
-    doc["attributes"]["token"] = json!(secret);
+    doc["attributes"]["token"] = if ctx.state.fault(Kind::TokenSecretWithheld) {
+        Value::Null
+    } else {
+        json!(secret)
+    };
     created(doc)
 }
 

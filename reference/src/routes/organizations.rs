@@ -523,7 +523,11 @@ async fn create_token(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> A
     );
     store.tokens.insert(secret.clone(), name.clone());
     let mut doc = store.find("authentication-tokens", &id)?.render();
-    doc["attributes"]["token"] = json!(secret);
+    doc["attributes"]["token"] = if ctx.state.fault(Kind::TokenSecretWithheld) {
+        Value::Null
+    } else {
+        json!(secret)
+    };
     created(doc)
 }
 

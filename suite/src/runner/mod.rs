@@ -124,6 +124,9 @@ struct TestRun<'a> {
     restore_values: Option<serde_json::Map<String, Value>>,
     /// Said in the result's reason besides the checks (a registry source not followed).
     notes: Vec<String>,
+    /// Effects this run set out to observe and could not (a list that runs past the walk's
+    /// bound): a test that fails nothing is then `skipped` with these, never `pass`.
+    unobserved: Vec<String>,
     /// The group is judged at TFE's path (served only there): the test's own requests after
     /// the first go there.
     at_tfe: bool,
@@ -156,6 +159,7 @@ impl<'a> TestRun<'a> {
             new_values: None,
             restore_values: None,
             notes: Vec::new(),
+            unobserved: Vec::new(),
             at_tfe: false,
         }
     }
@@ -186,6 +190,13 @@ impl<'a> TestRun<'a> {
                         .unobservable
                         .as_ref()
                         .map(|why| format!("{}: {why}", crate::verdict::UNOBSERVABLE)),
+                ),
+                (Verdict::Pass, _) if !self.unobserved.is_empty() => (
+                    Verdict::Skipped,
+                    Some(format!(
+                        "answered as documented, but not observed: {}",
+                        self.unobserved.join("; ")
+                    )),
                 ),
                 (verdict, _) => (
                     verdict,
@@ -328,7 +339,9 @@ impl<'a> TestRun<'a> {
         }
         if e.kind == Kind::Delete {
             // what the delete removes must be seen first, or its absence after proves nothing
-            self.token_around_delete(true).await;
+            if let Err(outcome) = self.token_before_delete().await {
+                return outcome;
+            }
             self.listed_before_delete().await;
         }
         if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {

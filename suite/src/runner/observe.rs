@@ -127,14 +127,15 @@ impl TestRun<'_> {
     }
 
     /// Sends `request` (a list's first page) and follows its pages to the item `id`.
-    /// `None` when the list does not answer a document.
+    /// `None` when the list does not answer a document, or runs past the walk's bound
+    /// without the item (`unobserved` says so).
     async fn look_in_list(&mut self, request: Request, id: &str) -> Option<Listed> {
         let first = self.send(request).await;
         if !self.ex(first).is_success() {
             return None;
         }
         let doc = self.ex(first).json().ok()?;
-        let (ids, last) = self.find_in_list(first, &doc, id).await;
+        let (ids, last) = self.find_in_list(first, &doc, id).await?;
         if !ids.iter().any(|i| i == id) {
             return Some((last, None));
         }

@@ -4,10 +4,12 @@
 use reqwest::Method;
 use serde_json::Value;
 
-use super::TestRun;
+use super::{Outcome, TestRun};
+use crate::catalog::Kind;
 use crate::checks::{self as c};
 use crate::fixtures::auth_for;
 use crate::target::{Request, Secret};
+use crate::verdict::{Blocker, Profile};
 
 impl TestRun<'_> {
     /// After a token's create (`main`, answering `doc`; `shown`: a show of it, if sent).
@@ -32,27 +34,80 @@ impl TestRun<'_> {
         }
     }
 
-    /// Around a token's delete: the read it is meant for (with the secret its create answered,
-    /// kept in the fixture) is authenticated before the delete (`before`; a token that never
-    /// worked proves nothing by failing afterwards) and refused after it.
-    pub(super) async fn token_around_delete(&mut self, before: bool) {
-        let (Some(secret), Some(kind)) = (
-            self.endpoint.expect.secret.clone(),
-            self.endpoint.resource.clone(),
-        ) else {
+    /// Before a token's delete: the read it is meant for (with the secret its create answered,
+    /// kept in the fixture) is authenticated (a token that never worked proves nothing by
+    /// failing afterwards). At tfe, a create that answered no secret blocks the delete: its
+    /// effect cannot be seen, and the create's own test fails on the missing secret.
+    pub(super) async fn token_before_delete(&mut self) -> Result<(), Outcome> {
+        let Some((reads, pointer)) = self.token_read() else {
+            return Ok(());
+        };
+        match self.issued_token(&pointer) {
+            Some(token) => {
+                self.token_reads(&reads, token, true).await;
+                Ok(())
+            }
+            None if self.ctx.profile == Profile::Tfe => {
+                let (request, see) = self.own_create().unzip();
+                Err(Outcome::Blocked(Blocker {
+                    needed: "the token's secret, to see the delete revoke it".to_string(),
+                    request: request.unwrap_or_else(|| "the token's create".to_string()),
+                    answer: format!("without a secret at {pointer}"),
+                    see,
+                }))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// After a token's delete: the read it was meant for is refused.
+    pub(super) async fn token_after_delete(&mut self) {
+        let Some((reads, pointer)) = self.token_read() else {
             return;
         };
-        let Some(reads) = secret.reads else { return };
-        let token = self
-            .scope
-            .get(&kind)
-            .and_then(|made| c::lifecycle::issued_secret(&made.document, &secret.pointer).ok());
-        let Some(token) = token else { return };
-        if let Some(index) = self.read_with(&reads, token).await {
+        if let Some(token) = self.issued_token(&pointer) {
+            self.token_reads(&reads, token, false).await;
+        }
+    }
+
+    /// The read a token of this endpoint is meant for, and where its create answers its secret.
+    fn token_read(&self) -> Option<(String, String)> {
+        let secret = self.endpoint.expect.secret.as_ref()?;
+        Some((secret.reads.clone()?, secret.pointer.clone()))
+    }
+
+    /// The secret the fixture's create answered at `pointer`.
+    fn issued_token(&self, pointer: &str) -> Option<String> {
+        let kind = self.endpoint.resource.as_deref()?;
+        let made = self.scope.get(kind)?;
+        c::lifecycle::issued_secret(&made.document, pointer).ok()
+    }
+
+    /// Whether GET `reads` with `token` is authenticated as `expected` (`tfe.token-authenticates`).
+    async fn token_reads(&mut self, reads: &str, token: String, expected: bool) {
+        if let Some(index) = self.read_with(reads, token).await {
             let what = format!("GET {reads}");
-            let result = c::lifecycle::authenticates(self.ex(index).status(), before, &what);
+            let result = c::lifecycle::authenticates(self.ex(index).status(), expected, &what);
             self.check(&c::TFE_TOKEN_AUTHENTICATES, Some(index), result);
         }
+    }
+
+    /// The create of this group that makes this endpoint's resource: its request line and
+    /// its test, in this test's form.
+    fn own_create(&self) -> Option<(String, String)> {
+        let kind = self.endpoint.resource.as_deref()?;
+        let (group, create) = self.ctx.catalog.endpoints().find(|(g, e)| {
+            g.group == self.case.group
+                && e.kind == Kind::Create
+                && e.resource.as_deref() == Some(kind)
+        })?;
+        let test = format!(
+            "{}::{}::{}",
+            group.group,
+            create.id,
+            self.case.variant.as_str()
+        );
+        Some((format!("{} {}", create.method, create.path), test))
     }
 
     /// Sends GET `reads` (canonical form) with an issued token.

@@ -58,8 +58,11 @@ pub enum Foreign {
     /// Every item must be one the sequence made (a fresh organization holds nothing else).
     #[default]
     Fail,
-    /// Items whose id does not start with the sequence's name prefix belong to others.
-    OutsidePrefix,
+    /// The installation's list (organizations, administrator users), narrowed to the
+    /// sequence's name prefix where the server serves the filter its path carries: an item
+    /// whose name (at `name_pointer`) does not start with the prefix belongs to others, and
+    /// the list is walked as a shared one (only the sequence's own items are judged).
+    Installation,
     /// Items whose `attributes.name` is this value come with the parent (the `owners` team).
     Named(String),
 }

@@ -5,9 +5,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::lists::SHARED_WALK_CAP;
 use super::{Env, Op, Run, StepResult, Stop};
 use crate::catalog::families::model::{Item, Route};
 use crate::checks::{self as c};
+use crate::pages;
 
 impl<'a> Run<'a> {
     /// A new item of `coll`, made in this step under `parent` (and, for a relationship, with
@@ -243,7 +245,10 @@ impl<'a> Run<'a> {
     }
 
     /// A show that is a search: the list holds the item (and nothing else), or, once the
-    /// item is deleted, does not hold it.
+    /// item is deleted, does not hold it. An installation's list whose answer holds others'
+    /// items did not serve the search: the whole list is read for the item (others' items
+    /// are not judged), twice before a live item counts as absent, and a walk stopped at its
+    /// bound without it judges nothing.
     pub(super) async fn show_in_list(
         &mut self,
         op: &Op,
@@ -256,11 +261,29 @@ impl<'a> Run<'a> {
         let want = self.model.items[item].id.clone();
         self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &format!("search {label}"))?;
         let doc = self.list_doc(index)?;
-        let items = doc
-            .get("data")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let coll = self.coll(op.coll);
+        let mut items = pages::items(&doc);
+        let holds = |items: &[Value]| {
+            items
+                .iter()
+                .any(|o| o.get("id").and_then(Value::as_str) == Some(want.as_str()))
+        };
+        let served = !self.shared_list(coll, None) || self.narrowed(op.coll, &items);
+        let mut index = index;
+        if !served {
+            // the search is not served: the whole list, where only the sequence's own items
+            // are judged; read twice before the item counts as absent (others change it)
+            let Some(mut seen) = self.own_in_whole_list(op, show, env, &want).await? else {
+                return Ok(());
+            };
+            if self.model.live(item) && !holds(&seen.1) {
+                let Some(again) = self.own_in_whole_list(op, show, env, &want).await? else {
+                    return Ok(());
+                };
+                seen = again;
+            }
+            (index, items) = seen;
+        }
         let found = items
             .iter()
             .find(|o| o.get("id").and_then(Value::as_str) == Some(want.as_str()))
@@ -282,6 +305,10 @@ impl<'a> Run<'a> {
                 self.compare(index, item, &object, "the search")?;
             }
         }
+        if !served {
+            // the whole list answered: what else it holds says nothing of the search
+            return Ok(());
+        }
         let extra = ids.iter().find(|id| **id != want).map(String::as_str);
         let place = format!("the search for {label}");
         self.check(
@@ -298,6 +325,39 @@ impl<'a> Run<'a> {
         let result = c::documents_agree(&doc, &doc2, Some(&want))
             .map_err(|e| format!("the search for {label} with and without /api/v2: {e}"));
         self.check(&c::VARIANTS_AGREE, Some(other), result)
+    }
+
+    /// The whole list a search reads where the search is not served, in pages of 100 up to
+    /// the item `want`: the last page read and the sequence's own items seen. `None` when the
+    /// walk stopped at its bound without the item (nothing is judged then).
+    async fn own_in_whole_list(
+        &mut self,
+        op: &Op,
+        show: &Route,
+        env: &Env,
+        want: &str,
+    ) -> Result<Option<(usize, Vec<Value>)>, Stop> {
+        let query = pages::Paging::of(self.profile).query(1, 100);
+        let mut last = self.send_route(show, env, op.api_v2, &query).await?;
+        let mut own = Vec::new();
+        for _ in 0..SHARED_WALK_CAP {
+            self.expect_success(&c::ENDPOINT_SUCCEEDS, last, "the whole list")?;
+            let page = self.list_doc(last)?;
+            self.out.exchanges[last].keep_evidence();
+            own.extend(
+                pages::items(&page)
+                    .into_iter()
+                    .filter(|o| self.narrowed(op.coll, std::slice::from_ref(o))),
+            );
+            let found = own
+                .iter()
+                .any(|o| o.get("id").and_then(Value::as_str) == Some(want));
+            match self.next_page(&page) {
+                Some(next) if !found => last = self.send(next).await?,
+                _ => return Ok(Some((last, own))),
+            }
+        }
+        Ok(None)
     }
 
     pub(super) async fn show_unknown(&mut self, op: &Op) -> StepResult {

@@ -21,7 +21,7 @@ const SHARED_WALK_PAGES: usize = 20;
 
 /// The most pages a walk over a given organization's list takes when the list does not say
 /// how long it is (`meta.pagination.total-count`); a walk stopped there is incomplete.
-const SHARED_WALK_CAP: usize = 200;
+pub(super) const SHARED_WALK_CAP: usize = 200;
 
 impl<'a> Run<'a> {
     /// Checks the ids a list (or a whole walk) holds against the model.
@@ -76,7 +76,7 @@ impl<'a> Run<'a> {
             } else {
                 match &coll.foreign {
                     Foreign::Fail => false,
-                    Foreign::OutsidePrefix => !id.starts_with(&self.ns),
+                    Foreign::Installation => !self.own_named(coll, object),
                     Foreign::Named(name) => {
                         object.pointer("/attributes/name").and_then(Value::as_str)
                             == Some(name.as_str())

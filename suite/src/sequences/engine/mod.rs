@@ -279,13 +279,17 @@ impl<'a> Run<'a> {
     }
 
     /// Whether a list of the collection holds others' items as well as the sequence's: a list
-    /// of the given organization's own items (its path names `{org}`).
+    /// of the given organization's own items (its path names `{org}`), or an installation's
+    /// list (`foreign = "installation"`), which holds them wherever its filter is not served.
     fn shared_list(
         &self,
         coll: &crate::catalog::families::model::Coll,
         parent: Option<usize>,
     ) -> bool {
-        self.given && parent.is_none() && coll.list.as_deref().is_some_and(|l| l.contains("{org}"))
+        let organization_list = self.given
+            && parent.is_none()
+            && coll.list.as_deref().is_some_and(|l| l.contains("{org}"));
+        organization_list || coll.foreign == crate::catalog::families::model::Foreign::Installation
     }
 
     /// Whether a list item carries a name the sequence gives (`{ns}-…`, at the collection's
@@ -397,6 +401,17 @@ impl<'a> Run<'a> {
             request = request.with_body(Body::Json(value));
         }
         self.send(request).await
+    }
+
+    /// The request for the page after `doc` (its `links.next`, on the target's origin).
+    fn next_page(&self, doc: &Value) -> Option<Request> {
+        let next = crate::pages::next_link(doc)?;
+        let url = url::Url::parse(next).unwrap_or_else(|_| self.ctx.target.url(next));
+        if !self.ctx.target.same_origin(&url) {
+            return None;
+        }
+        let auth = if self.admin { Auth::Admin } else { Auth::User };
+        Some(Request::new(Method::GET, url, auth))
     }
 
     fn ex(&self, index: usize) -> &Exchange {
