@@ -493,6 +493,9 @@ fn number(ctx: &Ctx, names: &[&str], default: usize) -> usize {
 /// A paged list answer (`meta.pagination` and `links`), applying the paging faults.
 pub(crate) fn paginate(ctx: &Ctx, mut items: Vec<Value>) -> ApiResult<Response> {
     let state = &ctx.state;
+    if state.fault(Kind::ListsNewestFirst) {
+        items.reverse();
+    }
     if state.fault(Kind::ListOmitsNewest) {
         items.pop();
     }

@@ -198,6 +198,11 @@ static CATALOG: &[FaultInfo] = &[
         "organization and agent token creates answer no secret (`token` null)",
     ),
     info(
+        "lists-newest-first",
+        None,
+        "the API's lists answer their items newest first",
+    ),
+    info(
         "list-filters-ignored",
         None,
         "the API's lists ignore their name filters (`q`, `q[name]`, `search[name]`, `search[version]`, `filter[names]`, `filter[version]`): the whole list answers",
