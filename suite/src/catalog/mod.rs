@@ -416,6 +416,7 @@ impl Catalog {
                 let mut used: Vec<&String> = e.fresh.iter().collect();
                 used.extend(e.resource.iter());
                 used.extend(e.expect.contains.iter());
+                used.extend(e.expect.shows.iter());
                 for kind in used {
                     if !kinds.contains(kind.as_str()) {
                         return Err(at(format!("unknown resource kind `{kind}`")));

@@ -257,6 +257,10 @@ pub struct QueryParam {
 pub struct Expect {
     /// A list holds this fixture kind's instance.
     pub contains: Option<String>,
+    /// A show whose path does not name what it answers answers this fixture kind's instance
+    /// (a workspace's current state version, where the run made its only one): its id, and
+    /// what its create sent read back.
+    pub shows: Option<String>,
     /// After the request, the resource shows this value at this pointer.
     pub state: Option<StateExpect>,
     /// A relationship change (TFE level: the spec shows no relationship): after it, the

@@ -155,13 +155,28 @@ impl TestRun<'_> {
     }
 
     /// `read-back` on a show of a resource the run made: the attributes its create sent and
-    /// answered, and its type (nothing to compare for what the run found or was given).
+    /// answered, and its type (nothing to compare for what the run found or was given). A
+    /// show that names no id answers the instance `expect.shows` names (`show.same-id`).
     fn shows_as_made(&mut self, main: usize, doc: &Value) {
+        if let Some(made) = self
+            .endpoint
+            .expect
+            .shows
+            .as_deref()
+            .and_then(|kind| self.scope.get(kind))
+        {
+            let result = c::lifecycle::same_id(doc, &made.id, "the answer");
+            if !self.check(&c::SHOW_SAME_ID, Some(main), result) {
+                return;
+            }
+        }
         let Some(made) = self
             .endpoint
             .resource
             .as_deref()
-            .filter(|kind| self.path_names(kind))
+            .filter(|kind| {
+                self.path_names(kind) || self.endpoint.expect.shows.as_deref() == Some(kind)
+            })
             .and_then(|kind| self.scope.get(kind))
             .filter(|made| !made.known.is_empty())
             .cloned()
