@@ -4,12 +4,16 @@
 //! reports and the ledger (nothing created unrecorded, never exit 0), and `--test-timeout` with
 //! the progress line naming the tests running longest.
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use support::processes::Served;
 
 const TOKEN: &str = "early-ends-token";
 const ADMIN_TOKEN: &str = "early-ends-admin-token";
@@ -34,43 +38,9 @@ fn conform() -> Command {
     command
 }
 
-/// A standalone `conform serve` on loopback, killed when dropped.
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `conform serve --port 0` (with `faults`) and waits for its address.
-fn serve(faults: &[&str]) -> Served {
-    let mut command = conform();
-    command.args(["serve", "--port", "0"]);
-    for fault in faults {
-        command.args(["--fault", fault]);
-    }
-    let mut child = command
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("conform serve starts");
-    let stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(url) = line.trim().strip_prefix("reference service at") {
-                let _ = tx.send(url.trim().to_string());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("conform serve prints its address");
-    Served { child, url }
+/// A standalone `conform serve` on loopback with the tokens of the runs, killed when dropped.
+fn serve() -> Served {
+    Served::start(TOKEN, ADMIN_TOKEN, &[])
 }
 
 /// A running `conform` whose stdout and stderr lines are collected; `first_test` fires at the
@@ -198,7 +168,7 @@ fn sweep_leaves_nothing(url: &str, ledger: &Path) {
 
 #[test]
 fn sigint_stops_gracefully_with_teardown_reports_and_exit_130() {
-    let served = serve(&[]);
+    let served = serve();
     let reports = scratch("sigint");
     let mut run = Run::start(run_against(
         &served.url,
@@ -274,7 +244,7 @@ fn sigint_stops_an_embedded_run_gracefully_with_exit_130() {
 
 #[test]
 fn a_second_sigterm_stops_at_once_with_the_ledger_whole_and_exit_143() {
-    let served = serve(&[]);
+    let served = serve();
     let reports = scratch("sigterm");
     let mut run = Run::start(run_against(
         &served.url,
@@ -412,7 +382,7 @@ fn a_full_disk_creates_nothing_unrecorded_and_never_exits_0() {
             return;
         }
     };
-    let served = serve(&[]);
+    let served = serve();
     let (status, out) = Run::start(run_against(
         &served.url,
         &disk.0,
@@ -439,7 +409,7 @@ fn a_full_disk_creates_nothing_unrecorded_and_never_exits_0() {
 fn a_ledger_or_report_that_cannot_be_written_never_passes_silently() {
     // what any machine can do without root: the ledger on /dev/full (every write fails with
     // "no space left"), and a report whose path is taken by a folder
-    let served = serve(&[]);
+    let served = serve();
     let reports = scratch("unwritable");
     std::fs::create_dir_all(reports.join("junit.xml")).expect("a folder in the way");
     let (status, out) = Run::start(run_against(

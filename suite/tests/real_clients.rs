@@ -8,12 +8,14 @@
 //! `.venv` makes the test say that it skipped; in CI it is a failure.
 
 mod harness;
+mod support;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use support::processes::Served;
 
 /// The project root (the workspace that holds `clients/` and `.venv`).
 fn root() -> PathBuf {
@@ -46,34 +48,35 @@ fn python() -> Result<PathBuf, String> {
     ))
 }
 
-/// A `conform serve --tls --compat tfe` child, killed when dropped.
+/// A `conform serve --tls --compat tfe` child (killed when dropped) and its tokens.
 struct Service {
-    child: Child,
+    served: Served,
+    /// Its root URL, with the host name `localhost`.
     url: String,
-    ca: String,
+    /// The file to trust that its banner names.
+    ca: PathBuf,
     token: String,
     admin_token: String,
-    /// The seeded assessment result the banner names.
-    assessment_result: String,
-    /// The organization and workspace seeded by `--seed-organization`/`--seed-workspace`,
-    /// as the banner's `terraform:` line names them (empty when not seeded).
-    seeded_names: (String, String),
 }
 
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        // The folder conform serve --tls wrote the authority to (conform-serve-PID).
-        if let Some(dir) = std::path::Path::new(self.ca.as_str()).parent() {
-            let ours = dir
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("conform-serve-"));
-            if ours {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-        }
+impl Service {
+    /// The seeded assessment result the banner names.
+    fn assessment_result(&self) -> &str {
+        self.served
+            .line("seeded assessment_result:")
+            .unwrap_or_default()
+    }
+
+    /// The organization and workspace seeded by `--seed-organization`/`--seed-workspace`,
+    /// as the banner's `terraform:` line names them (empty when not seeded).
+    fn seeded_names(&self) -> (&str, &str) {
+        // cloud { hostname = "H" organization = "O" workspaces { name = "W" } }
+        let block = self.served.line("terraform:").unwrap_or_default();
+        let quoted: Vec<&str> = block.split('"').skip(1).step_by(2).collect();
+        (
+            quoted.get(1).copied().unwrap_or_default(),
+            quoted.get(2).copied().unwrap_or_default(),
+        )
     }
 }
 
@@ -114,56 +117,22 @@ const SERVE_ARGS: [&str; 5] = ["--tls", "--compat", "tfe", "--port", "0"];
 fn start_service(serve_args: &[String]) -> Service {
     let token = random_token("client-token");
     let admin_token = random_token("client-admin");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
-        .arg("serve")
-        .args(serve_args)
-        .args(["--token", &token, "--admin-token", &admin_token])
-        .env_remove("CONFORM_TOKEN")
-        .env_remove("CONFORM_ADMIN_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("conform serve starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let (mut url, mut seeded, mut names) =
-            (None, String::new(), (String::new(), String::new()));
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(rest) = line.strip_prefix("reference service at ") {
-                url = Some(rest.trim().to_string());
-            }
-            if let Some(id) = line.trim().strip_prefix("seeded assessment_result: ") {
-                seeded = id.to_string();
-            }
-            if let Some(block) = line.trim().strip_prefix("terraform: ") {
-                // cloud { hostname = "H" organization = "O" workspaces { name = "W" } }
-                let quoted: Vec<&str> = block.split('"').skip(1).step_by(2).collect();
-                names = (
-                    quoted.get(1).unwrap_or(&"").to_string(),
-                    quoted.get(2).unwrap_or(&"").to_string(),
-                );
-            }
-            if let Some(file) = line.trim().strip_prefix("trust this file: ") {
-                let _ = tx.send((url.clone(), file.to_string(), seeded.clone(), names.clone()));
-            }
-        }
-    });
-    let (url, ca, assessment_result, seeded_names) = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("conform serve --tls prints its address and the file to trust");
-    let url = url.expect("the banner names the address");
+    let mut args: Vec<&str> = serve_args.iter().map(String::as_str).collect();
+    args.extend(["--token", &token, "--admin-token", &admin_token]);
+    let served = Served::with_args(&args);
     // The certificate names localhost as well as 127.0.0.1; terraform's credentials and the
     // cloud block take a host name.
-    let url = url.replace("://127.0.0.1:", "://localhost:");
+    let url = served.url.replace("://127.0.0.1:", "://localhost:");
+    let ca = served
+        .trust_file()
+        .expect("conform serve --tls prints the file to trust")
+        .to_path_buf();
     Service {
-        child,
+        served,
         url,
         ca,
         token,
         admin_token,
-        assessment_result,
-        seeded_names,
     }
 }
 
@@ -179,9 +148,9 @@ fn run_client(python: PathBuf, script: &str, limit: Duration, serve_args: &[Stri
         .env("CONFORM_TOKEN", &service.token)
         .env("CONFORM_ADMIN_TOKEN", &service.admin_token)
         .env("CONFORM_CA", &service.ca)
-        .env("CONFORM_ASSESSMENT_RESULT", &service.assessment_result)
-        .env("CONFORM_SEED_ORGANIZATION", &service.seeded_names.0)
-        .env("CONFORM_SEED_WORKSPACE", &service.seeded_names.1)
+        .env("CONFORM_ASSESSMENT_RESULT", service.assessment_result())
+        .env("CONFORM_SEED_ORGANIZATION", service.seeded_names().0)
+        .env("CONFORM_SEED_WORKSPACE", service.seeded_names().1)
         .env("PYTHONUNBUFFERED", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -4,60 +4,32 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::Command;
 
-/// Starts `conform serve --port 0` with the tokens in the environment and returns the child
-/// and its banner lines (up to the last, `compat:`).
-fn serve_with_env() -> (std::process::Child, Vec<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
-        .args(["serve", "--port", "0"])
-        .env("CONFORM_TOKEN", "banner-token")
-        .env("CONFORM_ADMIN_TOKEN", "banner-admin-token")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("conform serve starts");
-    let stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = Vec::new();
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let last = line.trim().starts_with("compat:");
-            lines.push(line);
-            if last {
-                let _ = tx.send(lines.clone());
-            }
-        }
-    });
-    let lines = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the banner");
-    (child, lines)
-}
-
-fn value<'a>(lines: &'a [String], key: &str) -> &'a str {
-    lines
-        .iter()
-        .find_map(|l| l.trim().strip_prefix(key))
-        .map(str::trim)
-        .unwrap_or_else(|| panic!("no {key} in {lines:?}"))
-}
+use support::processes::Served;
 
 #[test]
 fn a_run_against_a_standalone_service_skips_only_the_unobservable_with_what_its_banner_prints() {
-    let (mut child, lines) = serve_with_env();
-    let url = value(&lines, "reference service at").to_string();
+    // the tokens in the environment
+    let served = Served::with_env(
+        &[],
+        &[
+            ("CONFORM_TOKEN", "banner-token"),
+            ("CONFORM_ADMIN_TOKEN", "banner-admin-token"),
+        ],
+    );
+    let url = served.url.clone();
     assert_eq!(
-        value(&lines, "token:"),
+        served.value("token:"),
         "banner-token",
         "CONFORM_TOKEN is taken"
     );
-    assert_eq!(value(&lines, "admin token:"), "banner-admin-token");
-    let password = value(&lines, "password:").to_string();
-    let result = value(&lines, "seeded assessment_result:").to_string();
-    assert!(value(&lines, "seeded vcs_installation:").starts_with("ghain-"));
+    assert_eq!(served.value("admin token:"), "banner-admin-token");
+    let password = served.value("password:").to_string();
+    let result = served.value("seeded assessment_result:").to_string();
+    assert!(served
+        .value("seeded vcs_installation:")
+        .starts_with("ghain-"));
     let dir = std::env::temp_dir().join(format!("conform-banner-{}", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_conform"))
         .args(["--target", &url, "--profile", "tfe"])
@@ -65,7 +37,8 @@ fn a_run_against_a_standalone_service_skips_only_the_unobservable_with_what_its_
         .args(["--fixture", &format!("account_password={password}")])
         .args(["--notification-url", "https://hook.example.test/conform"])
         .args(
-            value(&lines, "settings:")
+            served
+                .value("settings:")
                 .contains("--allow-instance-changes")
                 .then_some("--allow-instance-changes"),
         )
@@ -74,8 +47,7 @@ fn a_run_against_a_standalone_service_skips_only_the_unobservable_with_what_its_
         .env("CONFORM_ADMIN_TOKEN", "banner-admin-token")
         .output()
         .expect("conform runs");
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(served);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let total = stdout
         .lines()
@@ -108,12 +80,7 @@ fn a_run_against_a_standalone_service_skips_only_the_unobservable_with_what_its_
 /// execution mode. A name the API would refuse is a usage error.
 #[test]
 fn seed_flags_make_an_organization_and_a_local_workspace_the_banner_names() {
-    let served = support::processes::Served::with_args(&[
-        "--seed-organization",
-        "example",
-        "--seed-workspace",
-        "app",
-    ]);
+    let served = Served::with_args(&["--seed-organization", "example", "--seed-workspace", "app"]);
     let banner = served.banner.join("\n");
     assert!(banner.contains("seeded organization: example"), "{banner}");
     assert!(banner.contains("seeded workspace: ws-"), "{banner}");

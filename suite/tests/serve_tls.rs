@@ -2,74 +2,17 @@
 //! is printed, or the user's own PEM files; absolute URLs use the scheme and host the client
 //! used. Each test starts its own `conform serve` child on loopback and kills it at the end.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+mod support;
+
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-struct Service {
-    child: Child,
-    port: u16,
-    ca: Option<String>,
-}
+use support::processes::Served;
 
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        // The folder conform serve --tls wrote the authority to (conform-serve-PID).
-        if let Some(dir) = std::path::Path::new(self.ca.as_deref().unwrap_or("")).parent() {
-            let ours = dir
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("conform-serve-"));
-            if ours {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-        }
-    }
-}
-
-/// Starts `conform serve ARGS --port 0` and reads its banner: the port and the file to trust.
-fn serve(args: &[&str]) -> Service {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
-        .arg("serve")
-        .args(args)
-        .args(["--port", "0", "--token", "tls-test-token"])
-        .env_remove("CONFORM_TOKEN")
-        .env_remove("CONFORM_ADMIN_TOKEN")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("conform serve starts");
-    let stdout = child.stdout.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let (mut port, mut ca) = (None, None);
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(rest) = line.strip_prefix("reference service at ") {
-                port = rest
-                    .rsplit(':')
-                    .next()
-                    .and_then(|p| p.trim().parse::<u16>().ok());
-            }
-            if let Some(file) = line.trim().strip_prefix("trust this file: ") {
-                ca = Some(file.to_string());
-            }
-            if line.trim().starts_with("compat:") {
-                let _ = tx.send((port, ca.clone()));
-            }
-        }
-    });
-    let (port, ca) = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the banner");
-    Service {
-        child,
-        port: port.expect("a port"),
-        ca,
-    }
+/// Starts `conform serve ARGS --port 0` with a token of the tests'.
+fn serve(args: &[&str]) -> Served {
+    Served::with_args(&[args, &["--token", "tls-test-token"]].concat())
 }
 
 fn client(ca_pem: &[u8]) -> reqwest::Client {
@@ -96,9 +39,9 @@ async fn get(client: &reqwest::Client, url: &str, headers: &[(&str, &str)]) -> V
 #[tokio::test]
 async fn a_certificate_made_at_start_is_trusted_through_the_printed_file() {
     let service = serve(&["--tls"]);
-    let ca = std::fs::read(service.ca.as_deref().expect("trust this file")).expect("the file");
+    let ca = std::fs::read(service.trust_file().expect("trust this file")).expect("the file");
     let client = client(&ca);
-    let root = format!("https://localhost:{}", service.port);
+    let root = format!("https://localhost:{}", service.port());
     let created = client
         .post(format!("{root}/api/v2/organizations"))
         .bearer_auth("tls-test-token")
@@ -127,7 +70,7 @@ async fn a_certificate_made_at_start_is_trusted_through_the_printed_file() {
         "{link}"
     );
     // 127.0.0.1 is in the certificate too.
-    let by_ip = format!("https://127.0.0.1:{}/api/v2/ping", service.port);
+    let by_ip = format!("https://127.0.0.1:{}/api/v2/ping", service.port());
     let ping = client.get(by_ip).bearer_auth("tls-test-token").send().await;
     assert!(ping.is_ok_and(|r| r.status().is_success()));
 }
@@ -149,13 +92,13 @@ async fn a_users_own_certificate_is_served() {
         "https://tfe.example.test",
     ]);
     assert!(
-        service.ca.is_none(),
+        service.trust_file().is_none(),
         "no file to trust is made for the user's own"
     );
     let client = client(made.ca_pem.as_bytes());
     let list = get(
         &client,
-        &format!("https://localhost:{}/api/v2/organizations", service.port),
+        &format!("https://localhost:{}/api/v2/organizations", service.port()),
         &[],
     )
     .await;

@@ -4,6 +4,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// A fresh scratch folder under the target directory, named after the test file (`area`) and
@@ -73,12 +74,18 @@ pub fn stop_proxy(mut child: Child) -> String {
     err
 }
 
-/// `conform serve` in its own process on a free loopback port; killed when dropped.
+/// How long `conform serve` may take to print its banner.
+const BANNER_WITHIN: Duration = Duration::from_secs(30);
+
+/// `conform serve` in its own process on a free loopback port; killed when dropped (and the
+/// folder it wrote its certificate authority to, with `--tls`, removed).
 pub struct Served {
     child: Child,
-    /// Its root URL, from the banner's first line.
+    /// Its root URL, from the banner's first line (`http://127.0.0.1:PORT`, or `https://`
+    /// with `--tls`).
     pub url: String,
-    /// The banner's lines (the address, the tokens, what it seeded, ...).
+    /// The banner's lines (the address, the tokens, what it seeded, ...), up to the last,
+    /// `compat:`.
     pub banner: Vec<String>,
 }
 
@@ -92,36 +99,109 @@ impl Served {
         Self::with_args(&args)
     }
 
-    /// A service started with these `conform serve` arguments (besides `--port 0`).
+    /// A service started with these `conform serve` arguments (and `--port 0` unless they
+    /// name a port), `CONFORM_TOKEN` and `CONFORM_ADMIN_TOKEN` removed from its environment.
     pub fn with_args(args: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
-            .args(["serve", "--port", "0"])
+        Self::with_env(args, &[])
+    }
+
+    /// Like [`Served::with_args`], with these environment variables set (after
+    /// `CONFORM_TOKEN` and `CONFORM_ADMIN_TOKEN` are removed, so they can be set here):
+    /// the tokens given the way an operator may give them.
+    pub fn with_env(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_conform"));
+        command.arg("serve");
+        if !args.contains(&"--port") {
+            command.args(["--port", "0"]);
+        }
+        let mut child = command
             .args(args)
             .env_remove("CONFORM_TOKEN")
             .env_remove("CONFORM_ADMIN_TOKEN")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("conform serve starts");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        // Both streams are read on threads of their own, to the end, so that it never blocks
+        // on a full pipe; stderr is only shown when no banner comes.
+        let stdout = child.stdout.take().expect("stdout");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let errors = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        let deadline = Instant::now() + BANNER_WITHIN;
         let mut banner = Vec::new();
-        for line in lines.by_ref() {
-            let line = line.expect("readable");
-            let last = line.trim_start().starts_with("compat:");
-            banner.push(line);
-            if last {
-                break;
+        let whole = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) => {
+                    let last = line.trim_start().starts_with("compat:");
+                    banner.push(line);
+                    if last {
+                        break true;
+                    }
+                }
+                Err(_) => break false,
+            }
+        };
+        let url = banner
+            .first()
+            .and_then(|first| first.strip_prefix("reference service at "))
+            .map(|url| url.trim().to_string());
+        match url {
+            Some(url) if whole => Served { child, url, banner },
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let errors = errors.join().unwrap_or_default();
+                panic!(
+                    "no whole banner from conform serve {args:?} within {BANNER_WITHIN:?}: \
+                     {banner:?}\n{errors}"
+                );
             }
         }
-        let first = banner.first().cloned().unwrap_or_default();
-        let url = first
-            .strip_prefix("reference service at ")
-            .unwrap_or_else(|| panic!("unexpected banner: {banner:?}"))
-            .trim()
-            .to_string();
-        // keep draining its output so it never blocks
-        std::thread::spawn(move || for _ in lines {});
-        Served { child, url, banner }
+    }
+
+    /// The value of the banner's first line that starts (leading blanks aside) with `prefix`,
+    /// trimmed: `line("admin token:")`, `line("seeded assessment_result:")`,
+    /// `line("terraform:")`, `line("trust this file:")`; `None` when no line does.
+    pub fn line(&self, prefix: &str) -> Option<&str> {
+        self.banner
+            .iter()
+            .find_map(|l| l.trim().strip_prefix(prefix))
+            .map(str::trim)
+    }
+
+    /// Like [`Served::line`], for a line the banner must have: panics, showing the banner,
+    /// when it has none.
+    pub fn value(&self, prefix: &str) -> &str {
+        self.line(prefix)
+            .unwrap_or_else(|| panic!("no {prefix} in {:?}", self.banner))
+    }
+
+    /// The port it listens on, from its URL.
+    pub fn port(&self) -> u16 {
+        self.url
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.trim_end_matches('/').parse().ok())
+            .unwrap_or_else(|| panic!("no port in {}", self.url))
+    }
+
+    /// The file holding the certificate authority to trust, which `conform serve --tls`
+    /// makes at start and prints (`trust this file:`); `None` without `--tls`, or with the
+    /// user's own certificate (`--tls-cert`/`--tls-key`).
+    pub fn trust_file(&self) -> Option<&Path> {
+        self.line("trust this file:").map(Path::new)
     }
 }
 
@@ -129,5 +209,15 @@ impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // The folder `conform serve --tls` wrote the authority to (`conform-serve-PID`).
+        if let Some(dir) = self.trust_file().and_then(Path::parent) {
+            let ours = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("conform-serve-"));
+            if ours {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
     }
 }
