@@ -198,6 +198,11 @@ static CATALOG: &[FaultInfo] = &[
         "organization and agent token creates answer no secret (`token` null)",
     ),
     info(
+        "show-relinks",
+        None,
+        "a single resource's GET answers its to-one relationships pointing at another id",
+    ),
+    info(
         "lists-newest-first",
         None,
         "the API's lists answer their items newest first",

@@ -157,6 +157,7 @@ async fn rewrite_body(state: &AppState, method: &Method, bare: &str, res: Respon
             || faults.has(&Kind::NoData)
             || faults.has(&Kind::ShowWrongId)
             || faults.has(&Kind::ShowForgetsAttributes)
+            || faults.has(&Kind::ShowRelinks)
             || faults.has(&Kind::ShowAltersAttributes)
             || faults.has(&Kind::DropsPermissions)
             || faults.has(&Kind::NoDefaultProject)
@@ -332,6 +333,19 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
                         if let (false, Value::String(text)) = (name == "status", value) {
                             text.push_str("-altered");
                         }
+                    }
+                }
+            }
+            if faults.has(&Kind::ShowRelinks) && *method == Method::GET {
+                let to_one = data
+                    .get_mut("relationships")
+                    .and_then(Value::as_object_mut)
+                    .into_iter()
+                    .flat_map(|r| r.values_mut())
+                    .filter_map(|r| r.get_mut("data").and_then(|d| d.get_mut("id")));
+                for id in to_one {
+                    if let Value::String(id) = id {
+                        id.push_str("-elsewhere");
                     }
                 }
             }

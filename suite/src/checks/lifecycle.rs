@@ -131,6 +131,52 @@ pub fn kept(sent: &Map<String, Value>, answer: &Value) -> Map<String, Value> {
         .collect()
 }
 
+/// The to-one relationships a create `sent` (by name, the related id) that its `answer`
+/// holds with the same id: what a later show must hold.
+pub fn kept_links(
+    sent: &std::collections::BTreeMap<String, String>,
+    answer: &Value,
+) -> std::collections::BTreeMap<String, String> {
+    sent.iter()
+        .filter(|(name, id)| {
+            answer
+                .pointer(&format!("/data/relationships/{name}/data/id"))
+                .and_then(Value::as_str)
+                == Some(id.as_str())
+        })
+        .map(|(name, id)| (name.clone(), id.clone()))
+        .collect()
+}
+
+/// `tfe.read-back` of relationships: `shown` (`what`) holds every relationship its create
+/// sent and answered (`known`), to the same resource. TFE level: the spec shows none.
+pub fn links_held(
+    known: &std::collections::BTreeMap<String, String>,
+    shown: &Value,
+    what: &str,
+) -> Result<(), String> {
+    let differing: Vec<String> = known
+        .iter()
+        .filter_map(|(name, id)| {
+            let got = shown
+                .pointer(&format!("/data/relationships/{name}/data/id"))
+                .and_then(Value::as_str);
+            (got != Some(id.as_str())).then(|| match got {
+                Some(got) => format!("`{name}`: {id} then, {got} now"),
+                None => format!("`{name}`: {id} then, none now"),
+            })
+        })
+        .collect();
+    if differing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {what} to hold the relationships it was made with; {}",
+            differing.join("; ")
+        ))
+    }
+}
+
 /// `read-back`: `shown` (`what`) is the resource that was made or changed: of the same `type`
 /// as its create or update answered (when both name one), and every `known` attribute (what
 /// that request sent and answered, [`kept`]) that it carries has the same value. An attribute

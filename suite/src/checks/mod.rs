@@ -156,7 +156,7 @@ checks! {
     TFE_RESOURCE_SHAPE = "tfe.resource-shape", Tfe, "tfe-api-facts 2, 5 (each schema under schemas/tfe/ cites its section)",
         "a resource TFE documents has the attributes TFE always answers for it, with their JSON types and documented values, and the relationships it documents (schemas/tfe/resources, schemas/tfe/admin); a document that is no resource (the IP ranges, the audit trail) has the shape TFE documents (schemas/tfe)";
     TFE_READ_BACK = "tfe.read-back", Tfe, "tfe-api-facts 6.4",
-        "the create or update answer and a later show echo every attribute sent (those the answer carried: write-only ones aside)";
+        "the create or update answer and a later show echo every attribute sent (those the answer carried: write-only ones aside), and a show of what was made holds every to-one relationship its create sent and answered";
     TFE_LINKED = "tfe.linked", Tfe, "tfe-api-facts 2.9, 2.10, 6.10",
         "after a relationship endpoint adds a member, the owner's show lists it; after one removes it, the show (which listed it before) no longer does";
     TFE_TOKEN_SECRET = "tfe.token-secret", Tfe, "tfe-api-facts 2.14, 6.9",

@@ -69,12 +69,14 @@ impl TestRun<'_> {
         ) else {
             return;
         };
-        let sent = sent_attributes(self.ex(main).request.body.as_deref()).unwrap_or_default();
+        let body = self.ex(main).request.body.clone();
+        let sent = sent_attributes(body.as_deref()).unwrap_or_default();
         let made = self
             .ctx
             .fixtures
-            .instance_from(&kind, id.clone(), &doc, &sent);
+            .instance_from(&kind, id.clone(), &doc, body.as_deref());
         let known = made.known.clone();
+        let links = made.links.clone();
         let defaults = self
             .ctx
             .catalog
@@ -106,6 +108,7 @@ impl TestRun<'_> {
             if self.check(check, Some(index), result) {
                 let shown = self.ex(index).json().unwrap_or_default();
                 self.read_back(index, &known, &doc, &shown, &what);
+                self.links_read_back(index, &links, &shown, &what);
             }
         }
         self.token_created(main, &doc, shown).await;
@@ -178,13 +181,31 @@ impl TestRun<'_> {
                 self.path_names(kind) || self.endpoint.expect.shows.as_deref() == Some(kind)
             })
             .and_then(|kind| self.scope.get(kind))
-            .filter(|made| !made.known.is_empty())
+            .filter(|made| !made.known.is_empty() || !made.links.is_empty())
             .cloned()
         else {
             return;
         };
         let what = format!("the show of {} {}", made.kind, made.id);
-        self.read_back(main, &made.known, &made.document, doc, &what);
+        if !made.known.is_empty() {
+            self.read_back(main, &made.known, &made.document, doc, &what);
+        }
+        self.links_read_back(main, &made.links, doc, &what);
+    }
+
+    /// `tfe.read-back` of the to-one relationships a create sent and answered (`links`), on a
+    /// later answer; nothing to judge when it sent none.
+    fn links_read_back(
+        &mut self,
+        index: usize,
+        links: &std::collections::BTreeMap<String, String>,
+        shown: &Value,
+        what: &str,
+    ) {
+        if !links.is_empty() {
+            let result = c::lifecycle::links_held(links, shown, what);
+            self.check(&c::TFE_READ_BACK, Some(index), result);
+        }
     }
 
     /// Whether this test's path names the resource of `kind` (by its id, or by fields of it:

@@ -162,10 +162,7 @@ impl TestRun<'_> {
         let Some(id) = c::document_id(&doc) else {
             return;
         };
-        let made = self
-            .ctx
-            .fixtures
-            .instance_from(kind, id, &doc, &Default::default());
+        let made = self.ctx.fixtures.instance_from(kind, id, &doc, None);
         for record in self.ctx.fixtures.made_records(kind, &made, &self.scope) {
             self.ctx.fixtures.note_made(record);
         }

@@ -86,6 +86,13 @@ impl Report {
                     "    and {collateral} test(s) failing as a consequence ({})",
                     f.case.collateral.join(", ")
                 );
+                if f.case.tolerated {
+                    // a tolerated fault may fail nothing: say why each one failed
+                    let failed = f.failures.iter().filter(|x| !x.expected && x.collateral);
+                    for x in failed.take(5) {
+                        let _ = writeln!(out, "      {}: {}", x.test, x.why);
+                    }
+                }
             }
             let accidental: Vec<&Failure> = f.accidental().collect();
             if !accidental.is_empty() {
