@@ -554,7 +554,7 @@ pub(crate) fn paginate(ctx: &Ctx, mut items: Vec<Value>) -> ApiResult<Response> 
     };
     let prev = (page > 1).then(|| page.min(pages + 1) - 1);
     let next = (page < pages).then_some(page + 1);
-    let document = json!({
+    let mut document = json!({
         "data": data,
         "links": {
             "self": link(page),
@@ -572,6 +572,11 @@ pub(crate) fn paginate(ctx: &Ctx, mut items: Vec<Value>) -> ApiResult<Response> 
             "total-count": total,
         }},
     });
+    if state.fault(Kind::NoPaginationLinks) {
+        if let Some(doc) = document.as_object_mut() {
+            doc.remove("links");
+        }
+    }
     Ok(answer(StatusCode::OK, document))
 }
 

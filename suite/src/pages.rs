@@ -140,6 +140,38 @@ pub fn next_link(doc: &Value) -> Option<&str> {
     doc.pointer("/links/next").and_then(Value::as_str)
 }
 
+/// The page after `doc`, page `page` of the list read at `current`, for a list that gives no
+/// `links.next` (the spec asks for none): `current` with the page number `paging` names set to
+/// `meta.pagination.next-page`, or to `page + 1` where the list does not say and answered
+/// items. `None` when the list says it has no more, or the page is empty.
+pub fn numbered_next(
+    doc: &Value,
+    current: &url::Url,
+    page: usize,
+    paging: Paging,
+) -> Option<url::Url> {
+    if has_next(doc) == Some(false) || items(doc).is_empty() {
+        return None;
+    }
+    let next = doc
+        .pointer("/meta/pagination/next-page")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(page + 1);
+    let (number, _) = paging.names();
+    let kept: Vec<(String, String)> = current
+        .query_pairs()
+        .filter(|(name, _)| name != number)
+        .map(|(name, value)| (name.into_owned(), value.into_owned()))
+        .collect();
+    let mut url = current.clone();
+    url.query_pairs_mut()
+        .clear()
+        .extend_pairs(kept)
+        .append_pair(number, &next.to_string());
+    Some(url)
+}
+
 /// `meta.pagination.total-count` of a list document.
 pub fn total_count(doc: &Value) -> Option<usize> {
     doc.pointer("/meta/pagination/total-count")
@@ -158,6 +190,21 @@ mod tests {
             Some(next) => json!({"data": data, "meta": {"pagination": {"next-page": next}}}),
             None => json!({"data": data}),
         }
+    }
+
+    #[test]
+    fn a_list_without_links_is_followed_by_its_page_number() {
+        let current = url::Url::parse("http://t/api/v2/teams?q=x&page=1").unwrap();
+        let said = json!({"data": [{"id": "a"}], "meta": {"pagination": {"next-page": 3}}});
+        let next = numbered_next(&said, &current, 1, Paging::Spec).unwrap();
+        assert_eq!(next.as_str(), "http://t/api/v2/teams?q=x&page=3");
+        let unsaid = page(&["a"], None);
+        let next = numbered_next(&unsaid, &current, 1, Paging::Tfe).unwrap();
+        assert_eq!(next.query(), Some("q=x&page=1&page%5Bnumber%5D=2"));
+        assert!(
+            numbered_next(&page(&["a"], Some(Value::Null)), &current, 1, Paging::Spec).is_none()
+        );
+        assert!(numbered_next(&page(&[], None), &current, 1, Paging::Spec).is_none());
     }
 
     #[test]

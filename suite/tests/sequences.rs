@@ -925,3 +925,34 @@ fn a_run_is_planned_on_its_own_and_tells_which_actions_it_allows() {
         Some("/attributes/actions/is-discardable")
     );
 }
+
+#[test]
+fn a_sequence_cut_by_the_runs_deadline_is_an_error_not_a_failure() {
+    // A request conform refuses to send because the run's --deadline passed says nothing of
+    // the target: the family ends as an error that says so, never as a failure.
+    // more cases than two seconds can run: the deadline passes in the middle of one
+    let results = support::run_sequences(
+        &[],
+        &["sequences::organizations"],
+        &[
+            "--profile",
+            "tfe",
+            "--seed",
+            "7",
+            "--cases",
+            "5000",
+            "--deadline",
+            "2s",
+            "--timeout",
+            "30",
+        ],
+    );
+    let r = &results[0];
+    assert_eq!(r.verdict, Verdict::Error, "{}", r.failure_text());
+    let reason = r.reason.clone().unwrap_or_default();
+    assert!(reason.contains("request refused by conform"), "{reason}");
+    assert!(reason.contains("deadline"), "{reason}");
+    // no finding of the target's: the refusal is not shrunk as if it were one
+    assert!(r.findings.is_empty(), "{}", r.failure_text());
+    assert!(r.minimal.is_none(), "{}", r.failure_text());
+}

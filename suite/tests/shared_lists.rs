@@ -166,3 +166,43 @@ fn a_list_too_long_to_walk_without_its_filter_is_not_observed_never_failed() {
     let (verdict, reason) = verdict_of(&run_with(&short, token, "short", &only));
     assert_eq!(verdict, "pass", "{reason}");
 }
+
+#[test]
+fn a_list_without_links_is_followed_by_its_page_number() {
+    // The spec asks no `links` of a list: where the filter is not served either, the run's
+    // own team on a later page is found by asking for the next page, and nothing fails.
+    let token = "shared-user";
+    let served = Served::with_args(&[
+        "--token",
+        token,
+        "--admin-token",
+        "shared-admin",
+        "--fault",
+        "no-pagination-links",
+        "--fault",
+        "list-filters-ignored",
+        "--seed-organization",
+        "unlinked",
+    ]);
+    seed_teams(&served.url, token, "unlinked", 60);
+    for profile in ["core", "tfe"] {
+        let results = run_with(
+            &served,
+            token,
+            "unlinked",
+            &[
+                "--profile",
+                profile,
+                "--group",
+                "teams",
+                "--skip",
+                "sequences::",
+            ],
+        );
+        assert_eq!(
+            results["counts"]["fail"], 0,
+            "{profile}: {}",
+            results["counts"]
+        );
+    }
+}

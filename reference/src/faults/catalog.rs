@@ -198,6 +198,11 @@ static CATALOG: &[FaultInfo] = &[
         "organization and agent token creates answer no secret (`token` null)",
     ),
     info(
+        "no-pagination-links",
+        None,
+        "lists carry no `links` (their paging is said by meta.pagination alone)",
+    ),
+    info(
         "show-relinks",
         None,
         "a single resource's GET answers its to-one relationships pointing at another id",

@@ -314,7 +314,8 @@ impl TestRun<'_> {
         }
     }
 
-    /// The ids of the list up to `wanted`, following `links.next` (bounded), and the index
+    /// The ids of the list up to `wanted`, following `links.next` (or, where the list gives
+    /// none, the next page number: [`crate::pages::numbered_next`]; bounded), and the index
     /// of the last page read. When the walk stops at its bound with pages left and without
     /// `wanted`, `None`: whether the list holds it is not seen (`unobserved` says so).
     pub(super) async fn find_in_list(
@@ -325,15 +326,31 @@ impl TestRun<'_> {
     ) -> Option<(Vec<String>, usize)> {
         let mut doc = doc.clone();
         let mut last = main;
-        let mut ids = Vec::new();
-        for _ in 0..MAX_PAGES {
-            ids.extend(c::list_ids(&doc));
+        let mut ids: Vec<String> = Vec::new();
+        let paging = crate::pages::Paging::of(self.ctx.profile);
+        let mut numbered = false;
+        for page in 1..=MAX_PAGES {
+            let new: Vec<String> = c::list_ids(&doc)
+                .into_iter()
+                .filter(|id| !ids.contains(id))
+                .collect();
+            if numbered && new.is_empty() {
+                // a page asked for by number with nothing new: the list ignores the number
+                return Some((ids, last));
+            }
+            ids.extend(new);
             if ids.iter().any(|id| id == wanted) {
                 return Some((ids, last));
             }
-            let Some(next) = crate::pages::next_link(&doc)
-                .map(|n| url::Url::parse(n).unwrap_or_else(|_| self.ctx.target.url(n)))
-            else {
+            let current = url::Url::parse(&self.ex(last).request.url).ok();
+            let linked = crate::pages::next_link(&doc)
+                .map(|n| url::Url::parse(n).unwrap_or_else(|_| self.ctx.target.url(n)));
+            numbered = linked.is_none();
+            let next = linked.or_else(|| {
+                current
+                    .and_then(|current| crate::pages::numbered_next(&doc, &current, page, paging))
+            });
+            let Some(next) = next else {
                 return Some((ids, last));
             };
             if !self.ctx.target.same_origin(&next) {

@@ -349,9 +349,19 @@ impl<'a> Run<'a> {
     async fn send(&mut self, request: Request) -> Result<usize, Stop> {
         let ex = self.ctx.target.send(request).await;
         let connection = matches!(ex.response, Err(TransportError::Connection(_)));
+        let refused = match &ex.response {
+            // conform did not send it (the run's deadline passed, the guard): nothing of the
+            // target's to judge
+            Err(e @ TransportError::Refused(_)) => Some(e.to_string()),
+            _ => None,
+        };
         self.out.exchanges.push(ex);
         let index = self.out.exchanges.len() - 1;
         self.current.push(index);
+        if let Some(why) = refused {
+            self.out.unreachable = Some(why);
+            return Err(Stop);
+        }
         if connection {
             // One route may drop connections; a target that answers nothing is gone.
             let probe = self
