@@ -26,22 +26,9 @@ fi
 out=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+. bench/serve.sh
 
-# said FILE PREFIX: what follows PREFIX in FILE once the program writing it has said it
-said() {
-  local text
-  for _ in $(seq 100); do
-    text=$(sed -n "s/^$2//p" "$1")
-    [ -n "$text" ] && { echo "$text"; return; }
-    sleep 0.05
-  done
-  echo "$1: nothing said" >&2
-  exit 1
-}
-
-"$bin" serve --port 0 --token bench-token --admin-token bench-admin >"$out/serve.txt" 2>&1 &
-pids+=($!)
-url=$(said "$out/serve.txt" 'reference service at ')
+serve_reference "$out" --token bench-token --admin-token bench-admin
 port=${url##*:}
 port=${port%%/*}
 python3 bench/delay_proxy.py "$port" "$delay" >"$out/proxy.txt" 2>&1 &

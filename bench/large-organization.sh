@@ -21,16 +21,10 @@ else
   bin=$CONFORM_BIN
 fi
 out=$(mktemp -d)
-"$bin" serve --port 0 --token "$token" --admin-token bench-admin \
-  --seed-organization big >"$out/serve.txt" 2>&1 &
-served=$!
-trap 'kill "$served" 2>/dev/null || true' EXIT
-for _ in $(seq 50); do
-  grep -q '^reference service at ' "$out/serve.txt" 2>/dev/null && break
-  sleep 0.1
-done
-url=$(sed -n 's/^reference service at //p' "$out/serve.txt" | head -1)
-[ -n "$url" ] || { cat "$out/serve.txt"; exit 1; }
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+. bench/serve.sh
+serve_reference "$out" --token "$token" --admin-token bench-admin --seed-organization big
 
 # Seeds: what others made, through the API, 16 at a time.
 post() { # PATH JSON
