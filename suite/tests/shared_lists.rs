@@ -33,6 +33,12 @@ fn seed_teams(root: &str, token: &str, organization: &str, count: usize) {
     });
 }
 
+/// The reference with the shared tokens, `extra` options and a seeded `organization`.
+fn serve_with(organization: &str, extra: &[&str]) -> Served {
+    let args = ["--token", "shared-user", "--admin-token", "shared-admin"];
+    Served::with_args(&[&args[..], extra, &["--seed-organization", organization]].concat())
+}
+
 /// `conform --group teams` inside `organization` (the sequences left out): its results.
 fn run_in(served: &Served, token: &str, organization: &str) -> Value {
     run_with(
@@ -79,22 +85,8 @@ fn run_raw(
 #[test]
 fn a_run_finds_its_own_teams_in_a_large_organization_by_filter() {
     let token = "shared-user";
-    let served = Served::with_args(&[
-        "--token",
-        token,
-        "--admin-token",
-        "shared-admin",
-        "--seed-organization",
-        "small",
-    ]);
-    let big = Served::with_args(&[
-        "--token",
-        token,
-        "--admin-token",
-        "shared-admin",
-        "--seed-organization",
-        "big",
-    ]);
+    let served = serve_with("small", &[]);
+    let big = serve_with("big", &[]);
     seed_teams(&big.url, token, "big", OTHERS_TEAMS);
     let small = run_in(&served, token, "small");
     let large = run_in(&big, token, "big");
@@ -115,9 +107,8 @@ fn the_team_sequences_in_a_large_organization_read_their_own_teams_by_filter() {
     // Issue 22: a sequence's lists and page walks go through the list's name filter (`q`),
     // narrowed to its own names: the others' teams cost it nothing.
     let token = "shared-user";
-    let args = ["--token", token, "--admin-token", "shared-admin"];
-    let small = Served::with_args(&[&args[..], &["--seed-organization", "small"]].concat());
-    let big = Served::with_args(&[&args[..], &["--seed-organization", "big"]].concat());
+    let small = serve_with("small", &[]);
+    let big = serve_with("big", &[]);
     seed_teams(&big.url, token, "big", OTHERS_TEAMS);
     let only = ["sequences::teams", "--seed", "7"];
     let small = run_with(&small, token, "small", &only);
@@ -139,10 +130,9 @@ fn a_list_too_long_to_walk_without_its_filter_is_not_observed_never_failed() {
     // (50 pages of 20): whether the run's own team is listed cannot be seen, so the list
     // test is skipped with the reason; with fewer teams the walk finds it and the test passes.
     let token = "shared-user";
-    let args = ["--token", token, "--admin-token", "shared-admin"];
-    let unfiltered = [&args[..], &["--fault", "list-filters-ignored"]].concat();
-    let long = Served::with_args(&[&unfiltered[..], &["--seed-organization", "long"]].concat());
-    let short = Served::with_args(&[&unfiltered[..], &["--seed-organization", "short"]].concat());
+    let unfiltered = ["--fault", "list-filters-ignored"];
+    let long = serve_with("long", &unfiltered);
+    let short = serve_with("short", &unfiltered);
     seed_teams(&long.url, token, "long", 50 * 20 + 20);
     seed_teams(&short.url, token, "short", OTHERS_TEAMS);
     let only = ["teams::list::api-v2", "--skip", "sequences::"];
@@ -172,18 +162,15 @@ fn a_list_without_links_is_followed_by_its_page_number() {
     // The spec asks no `links` of a list: where the filter is not served either, the run's
     // own team on a later page is found by asking for the next page, and nothing fails.
     let token = "shared-user";
-    let served = Served::with_args(&[
-        "--token",
-        token,
-        "--admin-token",
-        "shared-admin",
-        "--fault",
-        "no-pagination-links",
-        "--fault",
-        "list-filters-ignored",
-        "--seed-organization",
+    let served = serve_with(
         "unlinked",
-    ]);
+        &[
+            "--fault",
+            "no-pagination-links",
+            "--fault",
+            "list-filters-ignored",
+        ],
+    );
     seed_teams(&served.url, token, "unlinked", 60);
     for profile in ["core", "tfe"] {
         let results = run_with(

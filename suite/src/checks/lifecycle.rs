@@ -138,14 +138,15 @@ pub fn kept_links(
     answer: &Value,
 ) -> std::collections::BTreeMap<String, String> {
     sent.iter()
-        .filter(|(name, id)| {
-            answer
-                .pointer(&format!("/data/relationships/{name}/data/id"))
-                .and_then(Value::as_str)
-                == Some(id.as_str())
-        })
+        .filter(|(name, id)| linked_id(answer, name) == Some(id.as_str()))
         .map(|(name, id)| (name.clone(), id.clone()))
         .collect()
+}
+
+/// The id a document's to-one relationship `name` names.
+fn linked_id<'a>(doc: &'a Value, name: &str) -> Option<&'a str> {
+    doc.pointer(&format!("/data/relationships/{name}/data/id"))
+        .and_then(Value::as_str)
 }
 
 /// `tfe.read-back` of relationships: `shown` (`what`) holds every relationship its create
@@ -158,9 +159,7 @@ pub fn links_held(
     let differing: Vec<String> = known
         .iter()
         .filter_map(|(name, id)| {
-            let got = shown
-                .pointer(&format!("/data/relationships/{name}/data/id"))
-                .and_then(Value::as_str);
+            let got = linked_id(shown, name);
             (got != Some(id.as_str())).then(|| match got {
                 Some(got) => format!("`{name}`: {id} then, {got} now"),
                 None => format!("`{name}`: {id} then, none now"),

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::lists::SHARED_WALK_CAP;
 use super::{Env, Op, Run, StepResult, Stop};
 use crate::catalog::families::model::{Item, Route};
 use crate::checks::{self as c};
@@ -273,11 +272,12 @@ impl<'a> Run<'a> {
         if !served {
             // the search is not served: the whole list, where only the sequence's own items
             // are judged; read twice before the item counts as absent (others change it)
-            let Some(mut seen) = self.own_in_whole_list(op, show, env, &want).await? else {
+            let own = |run: &Self, o: &Value| run.narrowed(op.coll, std::slice::from_ref(o));
+            let Some(mut seen) = self.read_whole_kept(show, env, op.api_v2, own).await? else {
                 return Ok(());
             };
             if self.model.live(item) && !holds(&seen.1) {
-                let Some(again) = self.own_in_whole_list(op, show, env, &want).await? else {
+                let Some(again) = self.read_whole_kept(show, env, op.api_v2, own).await? else {
                     return Ok(());
                 };
                 seen = again;
@@ -325,39 +325,6 @@ impl<'a> Run<'a> {
         let result = c::documents_agree(&doc, &doc2, Some(&want))
             .map_err(|e| format!("the search for {label} with and without /api/v2: {e}"));
         self.check(&c::VARIANTS_AGREE, Some(other), result)
-    }
-
-    /// The whole list a search reads where the search is not served, in pages of 100 up to
-    /// the item `want`: the last page read and the sequence's own items seen. `None` when the
-    /// walk stopped at its bound without the item (nothing is judged then).
-    async fn own_in_whole_list(
-        &mut self,
-        op: &Op,
-        show: &Route,
-        env: &Env,
-        want: &str,
-    ) -> Result<Option<(usize, Vec<Value>)>, Stop> {
-        let query = pages::Paging::of(self.profile).query(1, 100);
-        let mut last = self.send_route(show, env, op.api_v2, &query).await?;
-        let mut own = Vec::new();
-        for _ in 0..SHARED_WALK_CAP {
-            self.expect_success(&c::ENDPOINT_SUCCEEDS, last, "the whole list")?;
-            let page = self.list_doc(last)?;
-            self.out.exchanges[last].keep_evidence();
-            own.extend(
-                pages::items(&page)
-                    .into_iter()
-                    .filter(|o| self.narrowed(op.coll, std::slice::from_ref(o))),
-            );
-            let found = own
-                .iter()
-                .any(|o| o.get("id").and_then(Value::as_str) == Some(want));
-            match self.next_page(&page) {
-                Some(next) if !found => last = self.send(next).await?,
-                _ => return Ok(Some((last, own))),
-            }
-        }
-        Ok(None)
     }
 
     pub(super) async fn show_unknown(&mut self, op: &Op) -> StepResult {

@@ -21,7 +21,7 @@ const SHARED_WALK_PAGES: usize = 20;
 
 /// The most pages a walk over a given organization's list takes when the list does not say
 /// how long it is (`meta.pagination.total-count`); a walk stopped there is incomplete.
-pub(super) const SHARED_WALK_CAP: usize = 200;
+const SHARED_WALK_CAP: usize = 200;
 
 impl<'a> Run<'a> {
     /// Checks the ids a list (or a whole walk) holds against the model.
@@ -421,7 +421,21 @@ impl<'a> Run<'a> {
         env: &Env,
         api_v2: bool,
     ) -> Result<Option<Vec<String>>, Stop> {
-        let mut ids = Vec::new();
+        let whole = self.read_whole_kept(list, env, api_v2, |_, _| true).await?;
+        Ok(whole.map(|(_, items)| c::item_ids(&items)))
+    }
+
+    /// The items of a whole list that `keep` keeps, read in pages of 100, and the index of
+    /// the last page read (`None`: it could not be read, or it is longer than 20 such pages).
+    pub(super) async fn read_whole_kept(
+        &mut self,
+        list: &Route,
+        env: &Env,
+        api_v2: bool,
+        keep: impl Fn(&Self, &Value) -> bool,
+    ) -> Result<Option<(usize, Vec<Value>)>, Stop> {
+        let mut kept = Vec::new();
+        let mut last = None;
         let mut walk = Walk::new(100, 20);
         while let Some(page) = walk.next_page() {
             let query = Paging::of(self.profile).query(page, 100);
@@ -430,10 +444,12 @@ impl<'a> Run<'a> {
                 return Ok(None);
             }
             let doc = self.document(index)?;
-            ids.extend(c::item_ids(&walk.read(&doc)));
+            let items = walk.read(&doc);
+            kept.extend(items.into_iter().filter(|o| keep(self, o)));
             self.out.exchanges[index].keep_evidence();
+            last = Some(index);
         }
-        Ok((!walk.cut_short()).then_some(ids))
+        Ok(last.filter(|_| !walk.cut_short()).map(|last| (last, kept)))
     }
 
     /// A list read from another document (a parent's relationship, a registry answer).

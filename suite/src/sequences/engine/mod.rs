@@ -413,17 +413,6 @@ impl<'a> Run<'a> {
         self.send(request).await
     }
 
-    /// The request for the page after `doc` (its `links.next`, on the target's origin).
-    fn next_page(&self, doc: &Value) -> Option<Request> {
-        let next = crate::pages::next_link(doc)?;
-        let url = url::Url::parse(next).unwrap_or_else(|_| self.ctx.target.url(next));
-        if !self.ctx.target.same_origin(&url) {
-            return None;
-        }
-        let auth = if self.admin { Auth::Admin } else { Auth::User };
-        Some(Request::new(Method::GET, url, auth))
-    }
-
     fn ex(&self, index: usize) -> &Exchange {
         &self.out.exchanges[index]
     }
