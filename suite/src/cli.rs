@@ -36,6 +36,60 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// The same tests against two targets: where their answers differ in verdict or shape.
     Diff(DiffArgs),
+    /// The API vendor's own integration tests (go-tfe's) against a target, through the proxy.
+    Peer(PeerArgs),
+}
+
+/// The peers `conform peer` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PeerName {
+    /// go-tfe's integration tests (the pinned version of cases/peers/go-tfe.toml; needs Go).
+    GoTfe,
+}
+
+/// Options of `conform peer`.
+#[derive(Debug, Args)]
+pub struct PeerArgs {
+    /// The peer to run.
+    #[arg(value_enum, value_name = "PEER")]
+    pub peer: PeerName,
+    /// The service root. Without it, the embedded reference service (as TFE answers) is
+    /// started, and every result is compared with cases/peers/go-tfe.toml (exit 1 on a difference).
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// A token that is also a site administrator's (else CONFORM_TOKEN, then TFE_TOKEN).
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Extra CA certificate (PEM) to trust for the target.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Accept any TLS certificate from the target.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Run the tests that change instance-wide settings (SAML, SCIM) or the caller's account.
+    #[arg(long)]
+    pub allow_instance_changes: bool,
+    /// Run only the tests whose names contain this text.
+    #[arg(value_name = "FILTER")]
+    pub filter: Option<String>,
+    /// Test processes at once [default: the machine's cores + 1].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// A test still running after this many seconds is ended and fails.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    pub test_timeout: u64,
+    /// Which levels of the suite's checks count as failing deviations of go-tfe's exchanges.
+    #[arg(long, value_enum, value_name = "PROFILE", default_value = "tfe")]
+    pub profile: ProfileArg,
+    /// A suite run's results.json against the same target: its verdicts go beside go-tfe's.
+    #[arg(long, value_name = "FILE")]
+    pub suite_results: Option<PathBuf>,
+    /// Folder the reports are written to.
+    #[arg(long, value_name = "DIR", default_value = "reports/go-tfe")]
+    pub reports: PathBuf,
+    /// Read the peer's data from this file instead of the embedded cases/peers/go-tfe.toml.
+    #[arg(long, value_name = "FILE")]
+    pub peer_file: Option<PathBuf>,
 }
 
 /// Options of `conform checks`.
@@ -119,6 +173,12 @@ pub struct ProxyArgs {
     /// Timeout of one exchange with the target, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub timeout: f64,
+    /// Extra CA certificate (PEM) to trust for the target.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Accept any TLS certificate from the target.
+    #[arg(long)]
+    pub insecure: bool,
     /// Read the catalog from this folder instead of the embedded one.
     #[arg(long, value_name = "DIR")]
     pub cases: Option<PathBuf>,

@@ -20,6 +20,7 @@ pub mod ledger;
 pub mod openapi;
 pub mod pages;
 pub mod partition;
+pub mod peer;
 pub mod plan;
 pub mod precision;
 pub mod proxy;

@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         Some(Command::Openapi(args)) => conform::openapi::command(&args),
         Some(Command::Proxy(args)) => conform::proxy::command(&args),
         Some(Command::Diff(args)) => conform::diff::command(&args),
+        Some(Command::Peer(args)) => conform::peer::command(&args),
         Some(Command::Serve(args)) => match conform::serve::serve(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

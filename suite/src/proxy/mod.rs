@@ -77,6 +77,94 @@ fn origin(url: &url::Url) -> String {
 }
 
 async fn run(args: &ProxyArgs) -> Result<u8, String> {
+    let running = start(args).await?;
+    println!(
+        "conform proxy: listening on {}, passing to {}, profile {}",
+        running.url(),
+        origin(&running.target),
+        running.profile.as_str()
+    );
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    stop_signal(args.duration).await;
+    let finished = running.finish().await?;
+    let (observed, info) = (&finished.observed, &finished.info);
+    observed
+        .write(&args.reports, info, &finished.documented)
+        .map_err(|e| format!("cannot write reports to {}: {e}", args.reports.display()))?;
+    let failing = observed.failing(info.profile);
+    println!(
+        "conform proxy: {} exchanges, {} matched, {failing} failing deviations; reports: {}, {}",
+        observed.exchanges(),
+        observed.matched_count(),
+        args.reports.join("results.json").display(),
+        args.reports.join("summary.md").display()
+    );
+    Ok(if observed.matched_count() == 0 {
+        ExitCodes::NOTHING_JUDGED
+    } else if failing > 0 {
+        ExitCodes::FAILED
+    } else {
+        ExitCodes::OK
+    })
+}
+
+/// A proxy serving in this process (`conform peer` runs one in front of its target).
+pub struct Running {
+    proxy: Arc<Proxy>,
+    bound: SocketAddr,
+    target: url::Url,
+    profile: Profile,
+    documented: Vec<String>,
+    started: Instant,
+    stop: tokio::sync::oneshot::Sender<()>,
+    served: tokio::task::JoinHandle<Result<(), String>>,
+}
+
+/// What a stopped proxy saw.
+pub struct Finished {
+    /// The tallies.
+    pub observed: Observed,
+    /// The run's target, profile and duration.
+    pub info: RunInfo,
+    /// Every documented test name (for coverage).
+    pub documented: Vec<String>,
+}
+
+impl Running {
+    /// The proxy's own root (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.bound)
+    }
+
+    /// Stops serving and hands over what was seen.
+    pub async fn finish(self) -> Result<Finished, String> {
+        let _ = self.stop.send(());
+        self.served
+            .await
+            .map_err(|e| format!("the proxy ended badly: {e}"))??;
+        let observed = std::mem::take(
+            &mut *self
+                .proxy
+                .observed
+                .lock()
+                .map_err(|_| "the proxy's records are unreadable".to_string())?,
+        );
+        Ok(Finished {
+            observed,
+            info: RunInfo {
+                target: origin(&self.target),
+                listen: format!("http://{}", self.bound),
+                profile: self.profile,
+                seconds: self.started.elapsed().as_secs(),
+            },
+            documented: self.documented,
+        })
+    }
+}
+
+/// Starts the proxy of `args` on its `--listen` address (on the current tokio runtime).
+pub async fn start(args: &ProxyArgs) -> Result<Running, String> {
     let target = url::Url::parse(&args.target)
         .map_err(|e| format!("--target `{}` is not a URL: {e}", args.target))?;
     if !matches!(target.scheme(), "http" | "https") {
@@ -119,11 +207,19 @@ async fn run(args: &ProxyArgs) -> Result<u8, String> {
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    let client = reqwest::Client::builder()
+    let mut client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs_f64(args.timeout.max(0.1)))
-        .build()
-        .map_err(|e| e.to_string())?;
+        .timeout(Duration::from_secs_f64(args.timeout.max(0.1)));
+    if let Some(file) = &args.ca_cert {
+        let pem = std::fs::read(file).map_err(|e| format!("--ca-cert {}: {e}", file.display()))?;
+        let cert = reqwest::Certificate::from_pem(&pem)
+            .map_err(|e| format!("--ca-cert {}: {e}", file.display()))?;
+        client = client.add_root_certificate(cert);
+    }
+    if args.insecure {
+        client = client.danger_accept_invalid_certs(true);
+    }
+    let client = client.build().map_err(|e| e.to_string())?;
     let proxy = Arc::new(Proxy {
         client,
         target_origin: origin(&target),
@@ -140,51 +236,27 @@ async fn run(args: &ProxyArgs) -> Result<u8, String> {
         ProfileArg::Core => Profile::Core,
         ProfileArg::Tfe => Profile::Tfe,
     };
-    println!(
-        "conform proxy: listening on http://{bound}, passing to {}, profile {}",
-        origin(&target),
-        profile.as_str()
-    );
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-
-    let started = Instant::now();
     let app = axum::Router::new()
         .fallback(handle)
         .with_state(proxy.clone());
-    let duration = args.duration;
-    axum::serve(listener, app)
-        .with_graceful_shutdown(stop_signal(duration))
-        .await
-        .map_err(|e| e.to_string())?;
-
-    let info = RunInfo {
-        target: origin(&target),
-        listen: format!("http://{bound}"),
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await
+            .map_err(|e| e.to_string())
+    });
+    Ok(Running {
+        proxy,
+        bound,
+        target,
         profile,
-        seconds: started.elapsed().as_secs(),
-    };
-    let observed = proxy
-        .observed
-        .lock()
-        .map_err(|_| "the proxy's records are unreadable".to_string())?;
-    observed
-        .write(&args.reports, &info, &documented)
-        .map_err(|e| format!("cannot write reports to {}: {e}", args.reports.display()))?;
-    let failing = observed.failing(profile);
-    println!(
-        "conform proxy: {} exchanges, {} matched, {failing} failing deviations; reports: {}, {}",
-        observed.exchanges(),
-        observed.matched_count(),
-        args.reports.join("results.json").display(),
-        args.reports.join("summary.md").display()
-    );
-    Ok(if observed.matched_count() == 0 {
-        ExitCodes::NOTHING_JUDGED
-    } else if failing > 0 {
-        ExitCodes::FAILED
-    } else {
-        ExitCodes::OK
+        documented,
+        started: Instant::now(),
+        stop,
+        served,
     })
 }
 

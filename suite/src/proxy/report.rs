@@ -38,6 +38,8 @@ pub struct Observed {
     exchanges: u64,
     /// Tokens seen in requests, redacted from everything written.
     tokens: BTreeSet<String>,
+    /// Organizations the traffic made and has not deleted, by name (bounded).
+    organizations_made: BTreeSet<String>,
 }
 
 impl Observed {
@@ -52,6 +54,7 @@ impl Observed {
     /// Records an exchange of an endpoint with its judgements.
     pub fn record(&mut self, m: &Matched, ex: &Exchange, judged: Vec<Judgement>) {
         self.exchanges += 1;
+        self.track_organization(m, ex);
         let entry = self.entries.entry(m.test_name()).or_default();
         entry.method = ex.request.method.clone();
         entry.count += 1;
@@ -77,6 +80,41 @@ impl Observed {
                 }
             }
         }
+    }
+
+    /// Keeps the set of organizations the traffic made and has not deleted: what a client
+    /// (go-tfe's tests, `conform peer`) left behind on the target.
+    fn track_organization(&mut self, m: &Matched, ex: &Exchange) {
+        let Some(status) = ex.status() else { return };
+        match m.endpoint.as_str() {
+            "organizations::create" if status == 201 && self.organizations_made.len() < 10_000 => {
+                let body = ex
+                    .response
+                    .as_ref()
+                    .map(|r| r.body.as_slice())
+                    .unwrap_or_default();
+                let name = serde_json::from_slice::<Value>(body).ok().and_then(|doc| {
+                    doc.pointer("/data/attributes/name")
+                        .or_else(|| doc.pointer("/data/id"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                });
+                if let Some(name) = name {
+                    self.organizations_made.insert(name);
+                }
+            }
+            "organizations::delete" if (200..300).contains(&status) => {
+                if let Some((_, name)) = m.params.iter().find(|(p, _)| p == "organization_name") {
+                    self.organizations_made.remove(name);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Organizations the traffic made and did not delete.
+    pub fn organizations_left(&self) -> impl Iterator<Item = &String> {
+        self.organizations_made.iter()
     }
 
     /// Records a request no catalog endpoint matches.

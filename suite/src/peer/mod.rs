@@ -1,0 +1,418 @@
+//! `conform peer go-tfe`: the API vendor's own integration tests (go-tfe's, a Go module) run
+//! beside the suite against a target, through the suite's proxy so that every exchange of
+//! theirs is also judged against the contract (issue 29).
+//!
+//! `build` gets the pinned test binary (Go module proxy -> module cache -> conform cache),
+//! `expect` reads `cases/peers/go-tfe.toml` (which tests run, their groups, the expectations
+//! against the embedded reference), `gotest` runs one top-level test in its own process, and
+//! `report` writes the JUnit suite `go-tfe`, `results.json`, `summary.md` and `report.html`
+//! with go-tfe's results beside the suite's verdicts per group.
+
+mod build;
+mod expect;
+mod gotest;
+mod report;
+
+pub use expect::{Expected, PeerFile};
+pub use gotest::{Outcome, Status};
+
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::cli::{PeerArgs, ProxyArgs};
+use crate::exit::ExitCodes;
+
+/// A difference between what a test did and what the peer file expects of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    /// The top-level test.
+    pub test: String,
+    /// What differs, in a sentence.
+    pub message: String,
+}
+
+/// Every test that ran compared with its expectation, and every stale row of the file.
+pub fn differences(file: &PeerFile, outcomes: &[Outcome], stale: &[String]) -> Vec<Difference> {
+    let mut out: Vec<Difference> = stale
+        .iter()
+        .map(|glob| Difference {
+            test: glob.clone(),
+            message: "a row of cases/peers/go-tfe.toml matches no test of the pinned version"
+                .into(),
+        })
+        .collect();
+    for o in outcomes {
+        let message = match (file.expected(&o.name), o.status) {
+            (Expected::Pass, Status::Pass)
+            | (Expected::Gap(_), Status::Fail)
+            | (Expected::Skip(_), Status::Skipped) => continue,
+            (Expected::Pass, Status::Fail) => format!("expected to pass, failed: {}", o.reason),
+            (Expected::Pass, Status::Skipped) => {
+                format!("expected to pass, judged nothing (skipped: {})", o.reason)
+            }
+            (Expected::Gap(why), Status::Pass) => format!(
+                "passes now (expected to fail: {why}): promote it, delete it from its `gap` row"
+            ),
+            (Expected::Gap(why), Status::Skipped) => {
+                format!("skipped ({}), expected to fail: {why}", o.reason)
+            }
+            (Expected::Skip(why), status) => format!(
+                "expected to skip ({why}), {}: {}",
+                status.as_str(),
+                o.reason
+            ),
+        };
+        out.push(Difference {
+            test: o.name.clone(),
+            message,
+        });
+    }
+    out
+}
+
+/// `conform peer`.
+pub fn command(args: &PeerArgs) -> ExitCode {
+    match run(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(ExitCodes::CONFIG)
+        }
+    }
+}
+
+/// The token go-tfe's tests use: `--token`, else `CONFORM_TOKEN`, else `TFE_TOKEN`.
+fn token_of(args: &PeerArgs) -> Option<(String, &'static str)> {
+    if let Some(t) = args.token.clone().filter(|t| !t.is_empty()) {
+        return Some((t, "--token"));
+    }
+    for var in ["CONFORM_TOKEN", "TFE_TOKEN"] {
+        if let Ok(t) = std::env::var(var) {
+            if !t.is_empty() {
+                return Some((
+                    t,
+                    if var == "CONFORM_TOKEN" {
+                        "CONFORM_TOKEN"
+                    } else {
+                        "TFE_TOKEN"
+                    },
+                ));
+            }
+        }
+    }
+    None
+}
+
+fn run(args: &PeerArgs) -> Result<u8, String> {
+    let file = match &args.peer_file {
+        Some(path) => PeerFile::parse(
+            &std::fs::read_to_string(path)
+                .map_err(|e| format!("--peer-file {}: {e}", path.display()))?,
+        )?,
+        None => PeerFile::embedded()?,
+    };
+    // What a target run needs, checked before anything is fetched or built.
+    let target = match &args.target {
+        Some(url) => {
+            let parsed = url::Url::parse(url).map_err(|e| format!("--target `{url}`: {e}"))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(format!("--target `{url}` must be http or https"));
+            }
+            let (token, from) = token_of(args).ok_or(
+                "a --target run needs a token that is also a site administrator: --token, CONFORM_TOKEN or TFE_TOKEN",
+            )?;
+            Some((url.trim_end_matches('/').to_string(), token, from))
+        }
+        None => None,
+    };
+    let say = |line: &str| eprintln!("conform peer: {line}");
+    let built = match build::test_binary(&file.module, &file.version, &say) {
+        Ok(b) => b,
+        Err(build::BuildError::NoGo) => {
+            eprintln!("error: {}", build::INSTALL_GO);
+            return Ok(ExitCodes::CONFIG);
+        }
+        Err(build::BuildError::Failed(e)) => return Err(e),
+    };
+    let all = build::list_tests(&built)?;
+    // A filtered run compares only what it ran.
+    let stale = if args.filter.is_none() {
+        file.stale_globs(&all)
+    } else {
+        Vec::new()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(peer_run(args, &file, &built, &all, &stale, target))
+}
+
+/// A service that answers 200 to anything: go-tfe's `TFC_RUN_TASK_URL`, the notification
+/// destination its tests verify. Loopback only.
+async fn receiver() -> Result<String, String> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| format!("cannot listen on loopback: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let app = axum::Router::new().fallback(|| async { "" });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(format!("http://{addr}/"))
+}
+
+async fn peer_run(
+    args: &PeerArgs,
+    file: &PeerFile,
+    built: &build::Built,
+    all: &[String],
+    stale: &[String],
+    target: Option<(String, String, &'static str)>,
+) -> Result<u8, String> {
+    let embedded = target.is_none();
+    // The target: the one given, or the embedded reference as TFE answers (`--compat tfe`),
+    // whose administrator token is also a user's.
+    let (root, token, token_from) = match target {
+        Some(t) => t,
+        None => {
+            let config = conform_reference::Config {
+                compat: conform_reference::Compat::Tfe,
+                ..Default::default()
+            };
+            let token = config.admin_token.clone();
+            let prepared = conform_reference::Prepared::new(config);
+            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+                .await
+                .map_err(|e| format!("cannot listen on loopback: {e}"))?;
+            let addr = listener.local_addr().map_err(|e| e.to_string())?;
+            tokio::spawn(async move { prepared.serve(listener).await });
+            (format!("http://{addr}"), token, "the embedded service")
+        }
+    };
+    let proxy_args = ProxyArgs {
+        target: root.clone(),
+        listen: "127.0.0.1:0".into(),
+        reports: args.reports.join("proxy"),
+        duration: None,
+        profile: args.profile,
+        registry_url: None,
+        max_body: 8 * 1024 * 1024,
+        max_request_body: 64 * 1024 * 1024,
+        timeout: 60.0,
+        ca_cert: args.ca_cert.clone(),
+        insecure: args.insecure,
+        cases: None,
+        schemas: None,
+    };
+    let proxy = crate::proxy::start(&proxy_args).await?;
+    let notify = receiver().await?;
+    let env: Vec<(String, String)> = vec![
+        ("TFE_ADDRESS".into(), proxy.url()),
+        ("TFE_TOKEN".into(), token.clone()),
+        ("ENABLE_TFE".into(), "1".into()),
+        ("TFC_RUN_TASK_URL".into(), notify),
+    ];
+    // Which tests run, and why the others do not.
+    let mut not_run: Vec<(String, String)> = Vec::new();
+    let mut queue: Vec<String> = Vec::new();
+    for test in all {
+        if let Some(filter) = &args.filter {
+            if !test.contains(filter.as_str()) {
+                continue;
+            }
+        }
+        if let Some(reason) = file.excluded(test) {
+            not_run.push((test.clone(), reason.to_string()));
+        } else if !embedded && !args.allow_instance_changes && file.changes_instance(test) {
+            not_run.push((
+                test.clone(),
+                format!(
+                    "{}: run with --allow-instance-changes",
+                    file.instance_changes.reason
+                ),
+            ));
+        } else {
+            queue.push(test.clone());
+        }
+    }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()) + 1);
+    eprintln!(
+        "conform peer: go-tfe {} ({}) against {} through the proxy at {}, token from {token_from}: {} tests, {} at a time ({} not run)",
+        file.version,
+        built.go_version,
+        if embedded { "the embedded reference (compat tfe)".to_string() } else { root.clone() },
+        proxy.url(),
+        queue.len(),
+        jobs.max(1),
+        not_run.len()
+    );
+    let started = Instant::now();
+    let outcomes = run_all(
+        file,
+        built,
+        &env,
+        queue,
+        jobs.max(1),
+        args.test_timeout,
+        &token,
+    )
+    .await;
+    let finished = proxy.finish().await?;
+    let seconds = started.elapsed().as_secs_f64();
+    let diffs = if embedded {
+        differences(file, &outcomes, stale)
+    } else {
+        Vec::new()
+    };
+    let suite_results = match &args.suite_results {
+        Some(path) => Some(report::SuiteVerdicts::read(path)?),
+        None => None,
+    };
+    let peer_report = report::PeerReport {
+        file,
+        version: &file.version,
+        target: if embedded {
+            "the embedded reference (compat tfe)".into()
+        } else {
+            root.clone()
+        },
+        outcomes: &outcomes,
+        not_run: &not_run,
+        proxy: &finished,
+        suite: suite_results.as_ref(),
+        differences: &diffs,
+        seconds,
+        token: &token,
+    };
+    peer_report
+        .write(&args.reports)
+        .map_err(|e| format!("cannot write reports to {}: {e}", args.reports.display()))?;
+    print!("{}", peer_report.console());
+    let failed = outcomes.iter().filter(|o| o.status == Status::Fail).count();
+    Ok(if embedded {
+        if diffs.is_empty() {
+            ExitCodes::OK
+        } else {
+            ExitCodes::FAILED
+        }
+    } else if outcomes.iter().all(|o| o.status == Status::Skipped) {
+        ExitCodes::NOTHING_JUDGED
+    } else if failed > 0 {
+        ExitCodes::FAILED
+    } else {
+        ExitCodes::OK
+    })
+}
+
+/// Runs the queue, `jobs` processes at a time, each test alone in its process; prints a line
+/// as each ends.
+async fn run_all(
+    file: &PeerFile,
+    built: &build::Built,
+    env: &[(String, String)],
+    queue: Vec<String>,
+    jobs: usize,
+    timeout: u64,
+    token: &str,
+) -> Vec<Outcome> {
+    let total = queue.len();
+    let queue = Arc::new(Mutex::new(
+        queue.into_iter().enumerate().collect::<Vec<_>>(),
+    ));
+    let results: Arc<Mutex<Vec<(usize, Outcome)>>> = Arc::new(Mutex::new(Vec::new()));
+    let mut workers = Vec::new();
+    for _ in 0..jobs.min(total.max(1)) {
+        let (queue, results) = (queue.clone(), results.clone());
+        let (binary, workdir) = (built.binary.clone(), built.workdir.clone());
+        let (skip, env, token) = (file.skip_subtests.clone(), env.to_vec(), token.to_string());
+        workers.push(tokio::task::spawn_blocking(move || loop {
+            let next = queue.lock().ok().and_then(|mut q| {
+                if q.is_empty() {
+                    None
+                } else {
+                    Some(q.remove(0))
+                }
+            });
+            let Some((index, name)) = next else { break };
+            let how = gotest::Invocation {
+                binary: &binary,
+                workdir: &workdir,
+                skip: &skip,
+                env: &env,
+                timeout: Duration::from_secs(timeout),
+            };
+            let mut outcome = gotest::run(&name, &how);
+            // Nothing a test printed may carry the token.
+            outcome.output = outcome.output.replace(&token, "(redacted)");
+            outcome.reason = outcome.reason.replace(&token, "(redacted)");
+            if let Ok(mut r) = results.lock() {
+                let done = r.len() + 1;
+                eprintln!(
+                    "go-tfe [{done:>3}/{total}] {:<7} {name} ({:.1} s){}",
+                    outcome.status.as_str(),
+                    outcome.duration.as_secs_f64(),
+                    if outcome.status == Status::Pass {
+                        String::new()
+                    } else {
+                        format!(": {}", outcome.reason)
+                    }
+                );
+                r.push((index, outcome));
+            }
+        }));
+    }
+    for w in workers {
+        let _ = w.await;
+    }
+    let mut results = std::mem::take(&mut *results.lock().unwrap_or_else(|e| e.into_inner()));
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, o)| o).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(name: &str, status: Status) -> Outcome {
+        Outcome {
+            name: name.into(),
+            status,
+            panicked: false,
+            reason: "why".into(),
+            failed_subtests: Vec::new(),
+            output: String::new(),
+            duration: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_change_in_either_direction_is_a_difference() {
+        let file = PeerFile::parse(
+            r#"module = "m"
+version = "v1.0.0"
+skip_subtests = "_X"
+[groups]
+[instance_changes]
+reason = "r"
+tests = []
+[[gap]]
+reason = "not yet"
+tests = ["TestGap*"]
+"#,
+        )
+        .unwrap();
+        let outcomes = [
+            outcome("TestA", Status::Pass),
+            outcome("TestB", Status::Fail),
+            outcome("TestC", Status::Skipped),
+            outcome("TestGapOne", Status::Fail),
+            outcome("TestGapTwo", Status::Pass),
+        ];
+        let diffs = differences(&file, &outcomes, &["TestGone".into()]);
+        let named: Vec<&str> = diffs.iter().map(|d| d.test.as_str()).collect();
+        assert_eq!(named, ["TestGone", "TestB", "TestC", "TestGapTwo"]);
+        assert!(diffs[3].message.contains("promote"));
+    }
+}

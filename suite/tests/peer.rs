@@ -1,0 +1,181 @@
+//! `conform peer go-tfe` end to end with a stand-in `go` on PATH (a shell script that answers
+//! `go env`, `go mod download`, `go test -c` and `go tool test2json` as Go does), so that the
+//! runner, the comparison with the peer file, the reports and the exit codes are tested on any
+//! machine in a second. The real go-tfe set runs in `.ci/run` (`conform peer go-tfe`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("conform-peer-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_exec(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A `go` that knows four tests: one passes (and prints the token it was given), one fails,
+/// one panics, one skips every subtest.
+const FAKE_GO: &str = r#"#!/bin/sh
+case "$1 $2" in
+  "env GOVERSION") echo go0.0-stand-in ;;
+  "mod download") mkdir -p "$HERE/mod"; echo "{\"Dir\": \"$HERE/mod\"}" ;;
+  "test -c") out="$5"; printf '#!/bin/sh\nprintf "TestPass\\nTestFail\\nTestPanic\\nTestSkips\\nTestExcluded\\n"\n' > "$out"; chmod +x "$out" ;;
+  "tool test2json")
+    name=$(echo "$6" | sed 's/-test.run=^//; s/\$$//')
+    ev() { printf '{"Action":"%s","Test":"%s","Output":"%s"}\n' "$1" "$2" "$3"; }
+    case "$name" in
+      TestPass) ev output TestPass "token is $TFE_TOKEN\\n"; ev pass TestPass/a ""; ev pass TestPass "" ;;
+      TestFail) ev output TestFail/a "Error: expected 200, got 404\\n"; ev fail TestFail/a ""; ev fail TestFail "" ;;
+      TestPanic) ev output TestPanic "panic: runtime error: index out of range\\n"; exit 2 ;;
+      TestSkips) ev output TestSkips/a "needs ENABLE_BETA\\n"; ev skip TestSkips/a ""; ev pass TestSkips "" ;;
+    esac ;;
+  *) echo "stand-in go: $*" >&2; exit 1 ;;
+esac
+"#;
+
+const PEER_FILE: &str = r#"module = "example.com/peer"
+version = "v0.0.1"
+skip_subtests = "_RunDependent"
+[groups]
+TestPass = "organizations"
+[[exclude]]
+reason = "not for this server"
+tests = ["TestExcluded"]
+[instance_changes]
+reason = "changes settings"
+tests = []
+[[skip]]
+reason = "beta only"
+tests = ["TestSkips"]
+[[gap]]
+reason = "not yet"
+tests = ["TestFail", "TestPanic"]
+"#;
+
+fn peer(dir: &Path, path_var: &str, extra: &[&str]) -> Output {
+    std::fs::write(dir.join("peer.toml"), PEER_FILE).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["peer", "go-tfe", "--peer-file"])
+        .arg(dir.join("peer.toml"))
+        .arg("--reports")
+        .arg(dir.join("reports"))
+        .args(extra)
+        .env("PATH", path_var)
+        .env("HERE", dir)
+        .env("CONFORM_CACHE", dir.join("cache"))
+        .env_remove("CONFORM_TOKEN")
+        .env_remove("TFE_TOKEN")
+        .output()
+        .unwrap()
+}
+
+fn with_fake_go(dir: &Path) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    write_exec(&bin.join("go"), FAKE_GO);
+    format!("{}:/usr/bin:/bin", bin.display())
+}
+
+#[test]
+fn without_go_it_says_what_to_install_and_exits_2() {
+    let dir = scratch("nogo");
+    let out = peer(&dir, dir.to_str().unwrap(), &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("install Go"), "{err}");
+}
+
+#[test]
+fn a_target_without_a_token_is_a_configuration_error() {
+    let dir = scratch("notoken");
+    let path = with_fake_go(&dir);
+    let out = peer(&dir, &path, &["--target", "http://127.0.0.1:9"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("token"), "{err}");
+}
+
+#[test]
+fn results_match_the_peer_file_and_are_reported_without_the_token() {
+    let dir = scratch("match");
+    let path = with_fake_go(&dir);
+    let out = peer(&dir, &path, &[]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 pass, 2 fail (1 panicked), 1 skipped, 1 not run"),
+        "{stdout}"
+    );
+    let reports = dir.join("reports");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("results.json")).unwrap())
+            .unwrap();
+    let status = |name: &str| {
+        results["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["status"].as_str().unwrap().to_string())
+    };
+    assert_eq!(status("TestPass").as_deref(), Some("pass"));
+    assert_eq!(status("TestFail").as_deref(), Some("fail"));
+    assert_eq!(status("TestPanic").as_deref(), Some("fail"));
+    assert_eq!(status("TestSkips").as_deref(), Some("skipped"));
+    assert_eq!(status("TestExcluded"), None);
+    // The embedded service's token reached the test (it printed it) and no report.
+    for file in ["results.json", "summary.md", "report.html", "junit.xml"] {
+        let text = std::fs::read_to_string(reports.join(file)).unwrap();
+        assert!(
+            !text.contains("reference-admin-token"),
+            "{file} holds the token"
+        );
+    }
+    assert!(!stdout.contains("reference-admin-token") && !stderr.contains("reference-admin-token"));
+    let junit = std::fs::read_to_string(reports.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("testsuite") && junit.contains("go-tfe"),
+        "{junit}"
+    );
+    assert!(junit.contains("organizations::TestPass"), "{junit}");
+    let summary = std::fs::read_to_string(reports.join("summary.md")).unwrap();
+    assert!(summary.contains("expected 200, got 404"), "{summary}");
+}
+
+#[test]
+fn a_result_that_moves_either_way_fails_the_run() {
+    let dir = scratch("moved");
+    let path = with_fake_go(&dir);
+    // TestPass expected to fail (it passes: promote it) and TestFail expected to pass.
+    let moved = PEER_FILE.replace(
+        "tests = [\"TestFail\", \"TestPanic\"]",
+        "tests = [\"TestPass\", \"TestPanic\"]",
+    );
+    std::fs::write(dir.join("moved.toml"), moved).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["peer", "go-tfe", "--peer-file"])
+        .arg(dir.join("moved.toml"))
+        .arg("--reports")
+        .arg(dir.join("reports"))
+        .env("PATH", &path)
+        .env("HERE", &dir)
+        .env("CONFORM_CACHE", dir.join("cache"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("TestPass: passes now"), "{stdout}");
+    assert!(
+        stdout.contains("TestFail: expected to pass, failed"),
+        "{stdout}"
+    );
+}
