@@ -87,6 +87,14 @@ pub struct PeerArgs {
     /// Folder the reports are written to.
     #[arg(long, value_name = "DIR", default_value = "reports/go-tfe")]
     pub reports: PathBuf,
+    /// After the run against the embedded reference, run the set again with each fault of
+    /// selftest/faults.toml: which faults go-tfe's tests catch, beside which the suite catches
+    /// (faults.md, faults.json). Takes a long while: filter it to one group while working.
+    #[arg(long, conflicts_with = "target")]
+    pub faults: bool,
+    /// With --faults: only the faults whose text contains this (repeatable).
+    #[arg(long, value_name = "TEXT", requires = "faults")]
+    pub fault_only: Vec<String>,
     /// Read the peer's data from this file instead of the embedded cases/peers/go-tfe.toml.
     #[arg(long, value_name = "FILE")]
     pub peer_file: Option<PathBuf>,

@@ -10,6 +10,7 @@
 
 mod build;
 mod expect;
+mod faults;
 mod gotest;
 mod report;
 
@@ -161,6 +162,95 @@ async fn receiver() -> Result<String, String> {
     Ok(format!("http://{addr}/"))
 }
 
+/// Starts the embedded reference as TFE answers (`--compat tfe`), with `faults`, on a loopback
+/// port: its root and its administrator token (which is also a user's).
+async fn embedded_reference(
+    faults: Vec<conform_reference::Fault>,
+) -> Result<(String, String), String> {
+    let config = conform_reference::Config {
+        compat: conform_reference::Compat::Tfe,
+        faults,
+        ..Default::default()
+    };
+    let token = config.admin_token.clone();
+    let prepared = conform_reference::Prepared::new(config);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| format!("cannot listen on loopback: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    tokio::spawn(async move { prepared.serve(listener).await });
+    Ok((format!("http://{addr}"), token))
+}
+
+/// Where one pass of the set goes and how it runs.
+pub(crate) struct SetRun<'a> {
+    file: &'a PeerFile,
+    built: &'a build::Built,
+    args: &'a PeerArgs,
+    root: String,
+    token: String,
+    /// Print a line as each test ends.
+    verbose: bool,
+}
+
+/// One pass of the set: every test of `queue` through a fresh proxy in front of the target.
+pub(crate) struct SetResult {
+    outcomes: Vec<Outcome>,
+    proxy: crate::proxy::Finished,
+    seconds: f64,
+}
+
+impl SetRun<'_> {
+    async fn run(&self, queue: Vec<String>) -> Result<SetResult, String> {
+        let proxy_args = ProxyArgs {
+            target: self.root.clone(),
+            listen: "127.0.0.1:0".into(),
+            reports: self.args.reports.join("proxy"),
+            duration: None,
+            profile: self.args.profile,
+            registry_url: None,
+            max_body: 8 * 1024 * 1024,
+            max_request_body: 64 * 1024 * 1024,
+            timeout: 60.0,
+            ca_cert: self.args.ca_cert.clone(),
+            insecure: self.args.insecure,
+            cases: None,
+            schemas: None,
+        };
+        let proxy = crate::proxy::start(&proxy_args).await?;
+        let env: Vec<(String, String)> = vec![
+            ("TFE_ADDRESS".into(), proxy.url()),
+            ("TFE_TOKEN".into(), self.token.clone()),
+            ("ENABLE_TFE".into(), "1".into()),
+            ("TFC_RUN_TASK_URL".into(), receiver().await?),
+        ];
+        let started = Instant::now();
+        let outcomes = run_all(
+            self.file,
+            self.built,
+            &env,
+            queue,
+            jobs(self.args),
+            self.args.test_timeout,
+            &self.token,
+            self.verbose,
+        )
+        .await;
+        let proxy = proxy.finish().await?;
+        Ok(SetResult {
+            outcomes,
+            proxy,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+fn jobs(args: &PeerArgs) -> usize {
+    args.jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()) + 1)
+        .max(1)
+}
+
 async fn peer_run(
     args: &PeerArgs,
     file: &PeerFile,
@@ -170,48 +260,13 @@ async fn peer_run(
     target: Option<(String, String, &'static str)>,
 ) -> Result<u8, String> {
     let embedded = target.is_none();
-    // The target: the one given, or the embedded reference as TFE answers (`--compat tfe`),
-    // whose administrator token is also a user's.
     let (root, token, token_from) = match target {
         Some(t) => t,
         None => {
-            let config = conform_reference::Config {
-                compat: conform_reference::Compat::Tfe,
-                ..Default::default()
-            };
-            let token = config.admin_token.clone();
-            let prepared = conform_reference::Prepared::new(config);
-            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-                .await
-                .map_err(|e| format!("cannot listen on loopback: {e}"))?;
-            let addr = listener.local_addr().map_err(|e| e.to_string())?;
-            tokio::spawn(async move { prepared.serve(listener).await });
-            (format!("http://{addr}"), token, "the embedded service")
+            let (root, token) = embedded_reference(Vec::new()).await?;
+            (root, token, "the embedded service")
         }
     };
-    let proxy_args = ProxyArgs {
-        target: root.clone(),
-        listen: "127.0.0.1:0".into(),
-        reports: args.reports.join("proxy"),
-        duration: None,
-        profile: args.profile,
-        registry_url: None,
-        max_body: 8 * 1024 * 1024,
-        max_request_body: 64 * 1024 * 1024,
-        timeout: 60.0,
-        ca_cert: args.ca_cert.clone(),
-        insecure: args.insecure,
-        cases: None,
-        schemas: None,
-    };
-    let proxy = crate::proxy::start(&proxy_args).await?;
-    let notify = receiver().await?;
-    let env: Vec<(String, String)> = vec![
-        ("TFE_ADDRESS".into(), proxy.url()),
-        ("TFE_TOKEN".into(), token.clone()),
-        ("ENABLE_TFE".into(), "1".into()),
-        ("TFC_RUN_TASK_URL".into(), notify),
-    ];
     // Which tests run, and why the others do not.
     let mut not_run: Vec<(String, String)> = Vec::new();
     let mut queue: Vec<String> = Vec::new();
@@ -235,34 +290,30 @@ async fn peer_run(
             queue.push(test.clone());
         }
     }
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()) + 1);
+    let target_name = if embedded {
+        "the embedded reference (compat tfe)".to_string()
+    } else {
+        root.clone()
+    };
     eprintln!(
-        "conform peer: go-tfe {} ({}) against {} through the proxy at {}, token from {token_from}: {} tests, {} at a time ({} not run)",
+        "conform peer: go-tfe {} ({}) against {target_name}, token from {token_from}: {} tests, {} at a time ({} not run)",
         file.version,
         built.go_version,
-        if embedded { "the embedded reference (compat tfe)".to_string() } else { root.clone() },
-        proxy.url(),
         queue.len(),
-        jobs.max(1),
+        jobs(args),
         not_run.len()
     );
-    let started = Instant::now();
-    let outcomes = run_all(
+    let set = SetRun {
         file,
         built,
-        &env,
-        queue,
-        jobs.max(1),
-        args.test_timeout,
-        &token,
-    )
-    .await;
-    let finished = proxy.finish().await?;
-    let seconds = started.elapsed().as_secs_f64();
+        args,
+        root,
+        token: token.clone(),
+        verbose: true,
+    };
+    let result = set.run(queue.clone()).await?;
     let diffs = if embedded {
-        differences(file, &outcomes, stale)
+        differences(file, &result.outcomes, stale)
     } else {
         Vec::new()
     };
@@ -273,31 +324,41 @@ async fn peer_run(
     let peer_report = report::PeerReport {
         file,
         version: &file.version,
-        target: if embedded {
-            "the embedded reference (compat tfe)".into()
-        } else {
-            root.clone()
-        },
-        outcomes: &outcomes,
+        target: target_name,
+        outcomes: &result.outcomes,
         not_run: &not_run,
-        proxy: &finished,
+        proxy: &result.proxy,
         suite: suite_results.as_ref(),
         differences: &diffs,
-        seconds,
+        seconds: result.seconds,
         token: &token,
     };
     peer_report
         .write(&args.reports)
         .map_err(|e| format!("cannot write reports to {}: {e}", args.reports.display()))?;
     print!("{}", peer_report.console());
-    let failed = outcomes.iter().filter(|o| o.status == Status::Fail).count();
+    if embedded && args.faults {
+        let table = faults::measure(&set, &result.outcomes).await?;
+        table
+            .write(&args.reports)
+            .map_err(|e| format!("cannot write reports to {}: {e}", args.reports.display()))?;
+        print!("{}", table.console());
+        if !table.missed_by_suite().is_empty() {
+            return Ok(ExitCodes::FAILED);
+        }
+    }
+    let failed = result
+        .outcomes
+        .iter()
+        .filter(|o| o.status == Status::Fail)
+        .count();
     Ok(if embedded {
         if diffs.is_empty() {
             ExitCodes::OK
         } else {
             ExitCodes::FAILED
         }
-    } else if outcomes.iter().all(|o| o.status == Status::Skipped) {
+    } else if result.outcomes.iter().all(|o| o.status == Status::Skipped) {
         ExitCodes::NOTHING_JUDGED
     } else if failed > 0 {
         ExitCodes::FAILED
@@ -308,6 +369,7 @@ async fn peer_run(
 
 /// Runs the queue, `jobs` processes at a time, each test alone in its process; prints a line
 /// as each ends.
+#[allow(clippy::too_many_arguments)]
 async fn run_all(
     file: &PeerFile,
     built: &build::Built,
@@ -316,6 +378,7 @@ async fn run_all(
     jobs: usize,
     timeout: u64,
     token: &str,
+    verbose: bool,
 ) -> Vec<Outcome> {
     let total = queue.len();
     let queue = Arc::new(Mutex::new(
@@ -349,16 +412,18 @@ async fn run_all(
             outcome.reason = outcome.reason.replace(&token, "(redacted)");
             if let Ok(mut r) = results.lock() {
                 let done = r.len() + 1;
-                eprintln!(
-                    "go-tfe [{done:>3}/{total}] {:<7} {name} ({:.1} s){}",
-                    outcome.status.as_str(),
-                    outcome.duration.as_secs_f64(),
-                    if outcome.status == Status::Pass {
-                        String::new()
-                    } else {
-                        format!(": {}", outcome.reason)
-                    }
-                );
+                if verbose {
+                    eprintln!(
+                        "go-tfe [{done:>3}/{total}] {:<7} {name} ({:.1} s){}",
+                        outcome.status.as_str(),
+                        outcome.duration.as_secs_f64(),
+                        if outcome.status == Status::Pass {
+                            String::new()
+                        } else {
+                            format!(": {}", outcome.reason)
+                        }
+                    );
+                }
                 r.push((index, outcome));
             }
         }));

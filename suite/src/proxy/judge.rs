@@ -271,9 +271,14 @@ pub fn judge(
 }
 
 /// `show.same-id` / `update.same-id` where the path's last parameter is the resource's id
-/// (`…_id`, `id`, or an organization's name, which is its id); `None` where it is not known.
+/// (`…_id`, `id`, or an organization's name, which is its id); `None` where it is not known,
+/// and where the path does not name what it answers (`expect.shows`: a workspace's current
+/// state version is named by the workspace).
 fn same_id(m: &Matched, doc: &Value) -> Option<Result<(), String>> {
     m.row.resource.as_ref()?;
+    if m.row.expect.shows.is_some() {
+        return None;
+    }
     let (name, value) = m.params.last()?;
     let is_id = name == "id"
         || name.ends_with("_id")
@@ -283,4 +288,30 @@ fn same_id(m: &Matched, doc: &Value) -> Option<Result<(), String>> {
     }
     let value = percent_encoding::percent_decode_str(value).decode_utf8_lossy();
     Some(c::lifecycle::same_id(doc, &value, "the answer"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matched(path: &str) -> Matched {
+        let catalog = Catalog::embedded().unwrap();
+        Matcher::new(&catalog, crate::catalog::REGISTRY_DEFAULT)
+            .find("GET", path)
+            .unwrap()
+    }
+
+    #[test]
+    fn same_id_compares_the_path_only_where_it_names_the_answer() {
+        let doc = serde_json::json!({"data": {"id": "sv-1", "type": "state-versions"}});
+        // A workspace's current state version is named by the workspace, not by its own id.
+        let current = matched("/api/v2/workspaces/ws-1/current-state-version");
+        assert_eq!(current.endpoint, "state_versions::current");
+        assert_eq!(same_id(&current, &doc), None);
+        // A show named by its own id still has to answer that id.
+        let show = matched("/api/v2/state-versions/sv-2");
+        assert!(matches!(same_id(&show, &doc), Some(Err(_))));
+        let doc2 = serde_json::json!({"data": {"id": "sv-2", "type": "state-versions"}});
+        assert_eq!(same_id(&show, &doc2), Some(Ok(())));
+    }
 }
