@@ -49,6 +49,10 @@ pub struct PeerFile {
     /// Tests the embedded reference is expected to fail, with the reason.
     #[serde(default)]
     pub gap: Vec<Rule>,
+    /// For a test of a spec group: which checks of the suite judge the behaviour it asserts,
+    /// or what the suite does not check yet (the map of `map.md` and docs/GO-TFE-MAP.md).
+    #[serde(default)]
+    pub covers: BTreeMap<String, String>,
 }
 
 /// What a run is expected to see of one test against the embedded reference.

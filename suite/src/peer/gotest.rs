@@ -56,6 +56,9 @@ pub struct Outcome {
     pub output: String,
     /// How long its process ran.
     pub duration: Duration,
+    /// The suite's tests (`group::endpoint::form`) its exchanges matched (filled by the
+    /// runner from the test's own proxy).
+    pub endpoints: Vec<String>,
 }
 
 /// How to run one test.
@@ -188,6 +191,7 @@ impl Events {
             failed_subtests,
             output,
             duration,
+            endpoints: Vec::new(),
         }
     }
 }

@@ -18,7 +18,7 @@ pub use expect::{Expected, PeerFile};
 pub use gotest::{Outcome, Status};
 
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::cli::{PeerArgs, ProxyArgs};
@@ -201,8 +201,8 @@ pub(crate) struct SetResult {
 }
 
 impl SetRun<'_> {
-    async fn run(&self, queue: Vec<String>) -> Result<SetResult, String> {
-        let proxy_args = ProxyArgs {
+    fn proxy_args(&self) -> ProxyArgs {
+        ProxyArgs {
             target: self.root.clone(),
             listen: "127.0.0.1:0".into(),
             reports: self.args.reports.join("proxy"),
@@ -216,29 +216,98 @@ impl SetRun<'_> {
             insecure: self.args.insecure,
             cases: None,
             schemas: None,
-        };
-        let proxy = crate::proxy::start(&proxy_args).await?;
-        let env: Vec<(String, String)> = vec![
-            ("TFE_ADDRESS".into(), proxy.url()),
-            ("TFE_TOKEN".into(), self.token.clone()),
-            ("ENABLE_TFE".into(), "1".into()),
-            ("TFC_RUN_TASK_URL".into(), receiver().await?),
-        ];
+        }
+    }
+
+    /// Runs every test of `queue`, `--jobs` at a time, each alone in its process and behind a
+    /// proxy of its own (so that each exchange is judged and known to be that test's); prints
+    /// a line as each ends when `verbose`.
+    async fn run(&self, queue: Vec<String>) -> Result<SetResult, String> {
+        let notify = receiver().await?;
+        let slots = Arc::new(tokio::sync::Semaphore::new(jobs(self.args)));
+        let total = queue.len();
+        let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let started = Instant::now();
-        let outcomes = run_all(
-            self.file,
-            self.built,
-            &env,
-            queue,
-            jobs(self.args),
-            self.args.test_timeout,
-            &self.token,
-            self.verbose,
-        )
-        .await;
-        let proxy = proxy.finish().await?;
+        let mut running = tokio::task::JoinSet::new();
+        for (index, name) in queue.into_iter().enumerate() {
+            let permit = slots
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|e| e.to_string())?;
+            let proxy = crate::proxy::start(&self.proxy_args()).await?;
+            let env: Vec<(String, String)> = vec![
+                ("TFE_ADDRESS".into(), proxy.url()),
+                ("TFE_TOKEN".into(), self.token.clone()),
+                ("ENABLE_TFE".into(), "1".into()),
+                ("TFC_RUN_TASK_URL".into(), notify.clone()),
+            ];
+            let (binary, workdir) = (self.built.binary.clone(), self.built.workdir.clone());
+            let skip = self.file.skip_subtests.clone();
+            let (token, timeout, verbose) =
+                (self.token.clone(), self.args.test_timeout, self.verbose);
+            let done = done.clone();
+            running.spawn(async move {
+                let outcome = tokio::task::spawn_blocking(move || {
+                    let how = gotest::Invocation {
+                        binary: &binary,
+                        workdir: &workdir,
+                        skip: &skip,
+                        env: &env,
+                        timeout: Duration::from_secs(timeout),
+                    };
+                    let mut outcome = gotest::run(&name, &how);
+                    // Nothing a test printed may carry the token.
+                    outcome.output = outcome.output.replace(&token, "(redacted)");
+                    outcome.reason = outcome.reason.replace(&token, "(redacted)");
+                    outcome
+                })
+                .await
+                .map_err(|e| format!("a test's runner ended badly: {e}"))?;
+                drop(permit);
+                let seen = proxy.finish().await?;
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                if verbose {
+                    eprintln!(
+                        "go-tfe [{n:>3}/{total}] {:<7} {} ({:.1} s){}",
+                        outcome.status.as_str(),
+                        outcome.name,
+                        outcome.duration.as_secs_f64(),
+                        if outcome.status == Status::Pass {
+                            String::new()
+                        } else {
+                            format!(": {}", outcome.reason)
+                        }
+                    );
+                }
+                Ok::<_, String>((index, outcome, seen))
+            });
+        }
+        let mut results = Vec::new();
+        let mut seen_all: Option<crate::proxy::Finished> = None;
+        while let Some(joined) = running.join_next().await {
+            let (index, mut outcome, seen) =
+                joined.map_err(|e| format!("a test's runner ended badly: {e}"))??;
+            outcome.endpoints = seen.observed.endpoints().map(str::to_string).collect();
+            match &mut seen_all {
+                None => seen_all = Some(seen),
+                Some(all) => all.absorb(seen),
+            }
+            results.push((index, outcome));
+        }
+        results.sort_by_key(|(i, _)| *i);
+        let proxy = match seen_all {
+            Some(p) => p,
+            // Nothing ran: an idle proxy's empty record.
+            None => {
+                crate::proxy::start(&self.proxy_args())
+                    .await?
+                    .finish()
+                    .await?
+            }
+        };
         Ok(SetResult {
-            outcomes,
+            outcomes: results.into_iter().map(|(_, o)| o).collect(),
             proxy,
             seconds: started.elapsed().as_secs_f64(),
         })
@@ -367,75 +436,6 @@ async fn peer_run(
     })
 }
 
-/// Runs the queue, `jobs` processes at a time, each test alone in its process; prints a line
-/// as each ends.
-#[allow(clippy::too_many_arguments)]
-async fn run_all(
-    file: &PeerFile,
-    built: &build::Built,
-    env: &[(String, String)],
-    queue: Vec<String>,
-    jobs: usize,
-    timeout: u64,
-    token: &str,
-    verbose: bool,
-) -> Vec<Outcome> {
-    let total = queue.len();
-    let queue = Arc::new(Mutex::new(
-        queue.into_iter().enumerate().collect::<Vec<_>>(),
-    ));
-    let results: Arc<Mutex<Vec<(usize, Outcome)>>> = Arc::new(Mutex::new(Vec::new()));
-    let mut workers = Vec::new();
-    for _ in 0..jobs.min(total.max(1)) {
-        let (queue, results) = (queue.clone(), results.clone());
-        let (binary, workdir) = (built.binary.clone(), built.workdir.clone());
-        let (skip, env, token) = (file.skip_subtests.clone(), env.to_vec(), token.to_string());
-        workers.push(tokio::task::spawn_blocking(move || loop {
-            let next = queue.lock().ok().and_then(|mut q| {
-                if q.is_empty() {
-                    None
-                } else {
-                    Some(q.remove(0))
-                }
-            });
-            let Some((index, name)) = next else { break };
-            let how = gotest::Invocation {
-                binary: &binary,
-                workdir: &workdir,
-                skip: &skip,
-                env: &env,
-                timeout: Duration::from_secs(timeout),
-            };
-            let mut outcome = gotest::run(&name, &how);
-            // Nothing a test printed may carry the token.
-            outcome.output = outcome.output.replace(&token, "(redacted)");
-            outcome.reason = outcome.reason.replace(&token, "(redacted)");
-            if let Ok(mut r) = results.lock() {
-                let done = r.len() + 1;
-                if verbose {
-                    eprintln!(
-                        "go-tfe [{done:>3}/{total}] {:<7} {name} ({:.1} s){}",
-                        outcome.status.as_str(),
-                        outcome.duration.as_secs_f64(),
-                        if outcome.status == Status::Pass {
-                            String::new()
-                        } else {
-                            format!(": {}", outcome.reason)
-                        }
-                    );
-                }
-                r.push((index, outcome));
-            }
-        }));
-    }
-    for w in workers {
-        let _ = w.await;
-    }
-    let mut results = std::mem::take(&mut *results.lock().unwrap_or_else(|e| e.into_inner()));
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, o)| o).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -449,6 +449,7 @@ mod tests {
             failed_subtests: Vec::new(),
             output: String::new(),
             duration: Duration::ZERO,
+            endpoints: Vec::new(),
         }
     }
 

@@ -260,6 +260,7 @@ impl PeerReport<'_> {
                 "reason": o.reason,
                 "failed_subtests": o.failed_subtests,
                 "seconds": o.duration.as_secs_f64(),
+                "endpoints": o.endpoints,
             })).collect::<Vec<_>>(),
             "not_run": self.not_run.iter().map(|(t, why)| json!({"name": t, "reason": why})).collect::<Vec<_>>(),
             "groups": rows,
@@ -353,6 +354,53 @@ impl PeerReport<'_> {
         self.scrub(&out)
     }
 
+    /// The map: each go-tfe test of a group the spec lists, the suite's endpoints its exchanges
+    /// touched (their tests judge the same requests), and what the peer file says of the
+    /// behaviour it asserts (`covers`).
+    fn map_md(&self) -> String {
+        let mut out = format!(
+            "# go-tfe {}'s tests of the spec's groups, and the suite's checks of the same behaviour\n\n             Made by `conform peer go-tfe` (its `map.md`). For each go-tfe test of a group the spec lists: its \
+             result against {}, the suite's endpoints its exchanges touched (each is a suite test, \
+             `group::endpoint`, with that endpoint's checks), and what the suite checks of the \
+             behaviour the test asserts, or does not yet (`covers` in `cases/peers/go-tfe.toml`).\n\n\
+             | go-tfe test | result | suite endpoints touched | the same behaviour in the suite |\n|---|---|---|---|\n",
+            self.version, self.target
+        );
+        let mut rows: Vec<&Outcome> = self
+            .outcomes
+            .iter()
+            .filter(|o| self.file.group(&o.name).is_some())
+            .collect();
+        rows.sort_by_key(|o| (self.group_of(&o.name), o.name.clone()));
+        for o in rows {
+            let mut endpoints: Vec<String> = o
+                .endpoints
+                .iter()
+                .map(|e| {
+                    e.rsplit_once("::")
+                        .map_or(e.as_str(), |(ep, _)| ep)
+                        .to_string()
+                })
+                .collect();
+            endpoints.dedup();
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {} |\n",
+                o.name,
+                o.status.as_str(),
+                endpoints
+                    .iter()
+                    .map(|e| format!("`{e}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.file
+                    .covers
+                    .get(&o.name)
+                    .map_or("not mapped yet", String::as_str)
+            ));
+        }
+        self.scrub(&out)
+    }
+
     fn report_html(&self) -> String {
         let esc = |s: &str| {
             s.replace('&', "&amp;")
@@ -435,6 +483,7 @@ impl PeerReport<'_> {
         std::fs::write(dir.join("results.json"), json)?;
         std::fs::write(dir.join("summary.md"), self.summary_md())?;
         std::fs::write(dir.join("report.html"), self.report_html())?;
+        std::fs::write(dir.join("map.md"), self.map_md())?;
         let junit = self.junit().map_err(std::io::Error::other)?;
         std::fs::write(
             dir.join("junit.xml"),

@@ -122,6 +122,7 @@ pub struct Running {
 }
 
 /// What a stopped proxy saw.
+#[derive(Debug)]
 pub struct Finished {
     /// The tallies.
     pub observed: Observed,
@@ -129,6 +130,14 @@ pub struct Finished {
     pub info: RunInfo,
     /// Every documented test name (for coverage).
     pub documented: Vec<String>,
+}
+
+impl Finished {
+    /// Adds what another proxy saw; the duration is the longer of the two.
+    pub fn absorb(&mut self, other: Finished) {
+        self.info.seconds = self.info.seconds.max(other.info.seconds);
+        self.observed.absorb(other.observed);
+    }
 }
 
 impl Running {

@@ -128,6 +128,52 @@ impl Observed {
         }
     }
 
+    /// The suite's tests (`group::endpoint::form`) the exchanges matched.
+    pub fn endpoints(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
+    /// Adds what another proxy saw (each `conform peer` test has a proxy of its own). The
+    /// bounds hold: kept examples and unmatched paths stay within theirs.
+    pub fn absorb(&mut self, other: Observed) {
+        self.exchanges += other.exchanges;
+        for (name, theirs) in other.entries {
+            let mine = self.entries.entry(name).or_default();
+            mine.method = theirs.method;
+            mine.count += theirs.count;
+            for (s, n) in theirs.statuses {
+                *mine.statuses.entry(s).or_default() += n;
+            }
+            for (c, n) in theirs.held {
+                *mine.held.entry(c).or_default() += n;
+            }
+            for (c, (level, n, kept)) in theirs.deviated {
+                let slot = mine.deviated.entry(c).or_insert((level, 0, Vec::new()));
+                slot.1 += n;
+                let room = KEPT_PER_CHECK.saturating_sub(slot.2.len());
+                slot.2.extend(kept.into_iter().take(room));
+            }
+        }
+        for (key, n) in other.unmatched {
+            if self.unmatched.len() < KEPT_UNMATCHED || self.unmatched.contains_key(&key) {
+                *self.unmatched.entry(key).or_default() += n;
+            } else {
+                self.unmatched_dropped += n;
+            }
+        }
+        self.unmatched_dropped += other.unmatched_dropped;
+        for t in other.tokens {
+            if self.tokens.len() < 10_000 {
+                self.tokens.insert(t);
+            }
+        }
+        for o in other.organizations_made {
+            if self.organizations_made.len() < 10_000 {
+                self.organizations_made.insert(o);
+            }
+        }
+    }
+
     /// Every exchange seen, matched or not.
     pub fn exchanges(&self) -> u64 {
         self.exchanges
