@@ -81,7 +81,8 @@ pub struct PeerArgs {
     /// Which levels of the suite's checks count as failing deviations of go-tfe's exchanges.
     #[arg(long, value_enum, value_name = "PROFILE", default_value = "tfe")]
     pub profile: ProfileArg,
-    /// A suite run's results.json against the same target: its verdicts go beside go-tfe's.
+    /// A suite run's results.json against the same target: its verdicts go beside go-tfe's
+    /// [default: the results.json beside the reports folder, when it judged the same target].
     #[arg(long, value_name = "FILE")]
     pub suite_results: Option<PathBuf>,
     /// Folder the reports are written to.

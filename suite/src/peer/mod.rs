@@ -386,9 +386,18 @@ async fn peer_run(
     } else {
         Vec::new()
     };
+    // The suite's verdicts beside go-tfe's: the run named, else the suite run whose reports
+    // folder holds ours (`reports/results.json` beside `reports/go-tfe/`) when it judged the
+    // same target.
     let suite_results = match &args.suite_results {
         Some(path) => Some(report::SuiteVerdicts::read(path)?),
-        None => None,
+        None => args
+            .reports
+            .parent()
+            .map(|dir| dir.join("results.json"))
+            .filter(|path| path.is_file())
+            .and_then(|path| report::SuiteVerdicts::read(&path).ok())
+            .filter(|v| v.judged(args.target.as_deref())),
     };
     let peer_report = report::PeerReport {
         file,
