@@ -179,3 +179,28 @@ fn a_result_that_moves_either_way_fails_the_run() {
         "{stdout}"
     );
 }
+
+#[test]
+fn an_unreachable_target_is_said_in_one_line_before_anything_is_built() {
+    let dir = scratch("unreachable");
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let target = format!("http://127.0.0.1:{port}");
+    let out = peer(
+        &dir,
+        dir.to_str().unwrap(),
+        &["--target", &target, "--token", "t0ken-x"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot reach"), "{err}");
+    assert!(
+        !err.contains("install Go"),
+        "the target is checked before Go: {err}"
+    );
+    assert!(!err.contains("t0ken-x"), "{err}");
+}

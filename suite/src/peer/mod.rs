@@ -12,6 +12,7 @@ mod build;
 mod expect;
 mod faults;
 mod gotest;
+mod preflight;
 mod report;
 
 pub use expect::{Expected, PeerFile};
@@ -127,6 +128,19 @@ fn run(args: &PeerArgs) -> Result<u8, String> {
         }
         None => None,
     };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    if let Some((root, token, from)) = &target {
+        runtime.block_on(preflight::check(
+            root,
+            token,
+            from,
+            args.ca_cert.as_deref(),
+            args.insecure,
+        ))?;
+    }
     let say = |line: &str| eprintln!("conform peer: {line}");
     let built = match build::test_binary(&file.module, &file.version, &say) {
         Ok(b) => b,
@@ -143,10 +157,6 @@ fn run(args: &PeerArgs) -> Result<u8, String> {
     } else {
         Vec::new()
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
     runtime.block_on(peer_run(args, &file, &built, &all, &stale, target))
 }
 
