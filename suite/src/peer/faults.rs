@@ -12,6 +12,11 @@ use serde_json::json;
 use super::{Outcome, SetRun, Status};
 use crate::selftest::{FaultList, LevelName};
 
+/// Seconds a go-tfe test may take under a fault.
+const FAULT_TEST_TIMEOUT: u64 = 30;
+/// Tests that no longer pass after which a fault run starts no other (the table names them).
+const ENOUGH: usize = 3;
+
 /// One fault's row.
 #[derive(Debug, Clone)]
 pub struct FaultRow {
@@ -21,7 +26,8 @@ pub struct FaultRow {
     pub suite: &'static str,
     /// The checks the fault list says catch it.
     pub checks: Vec<String>,
-    /// The go-tfe tests that passed unbroken and did not pass with the fault.
+    /// Go-tfe tests that passed unbroken and did not pass with the fault (the first few: a
+    /// fault run stops starting tests after three).
     pub go_tfe: Vec<String>,
     /// Why the fault could not be run, if it could not.
     pub error: Option<String>,
@@ -87,10 +93,14 @@ pub async fn measure(set: &SetRun<'_>, baseline: &[Outcome]) -> Result<FaultTabl
             Err(e) => row.error = Some(format!("not a fault of the reference: {e}")),
             Ok(fault) => {
                 let (root, token) = super::embedded_reference(vec![fault]).await?;
+                // A test that passed unbroken and has not ended in 30 s has been caught (go-tfe
+                // retries a 5xx for minutes); three tests that no longer pass are enough.
                 let run = SetRun {
                     root,
                     token,
                     verbose: false,
+                    timeout: set.timeout.min(FAULT_TEST_TIMEOUT),
+                    enough_failures: Some(ENOUGH),
                     ..*set
                 };
                 let result = run.run(passing.clone()).await?;
@@ -170,8 +180,9 @@ impl FaultTable {
              embedded reference (`--compat tfe`), judged by the suite (its level in the fault \
              list, proven by `conform selftest`: `core` and `tfe` fail tests at that profile, `info` \
              is reported and fails none, `tolerated` is a legal behaviour no test may fail on) and \
-             by the {} go-tfe tests that pass on the unbroken reference (the tests that no longer \
-             pass).\n\n{} faults: the suite fails on {}, go-tfe's tests on {}; go-tfe catches and the \
+             by the {} go-tfe tests that pass on the unbroken reference (the first tests that no \
+             longer pass: a fault run starts no test after three have failed, and a test still \
+             running after 30 s has failed).\n\n{} faults: the suite fails on {}, go-tfe's tests on {}; go-tfe catches and the \
              suite does not: {}.\n\n| fault | suite | suite's checks | go-tfe | go-tfe tests that fail |\n|---|---|---|---|---|\n",
             self.tests,
             self.rows.len(),
@@ -183,6 +194,7 @@ impl FaultTable {
             let go = match (&r.error, r.go_tfe.len()) {
                 (Some(e), _) => format!("not run: {e}"),
                 (None, 0) => "passes".to_string(),
+                (None, n) if n >= ENOUGH => format!("fails (the first {n})"),
                 (None, n) => format!("fails {n}"),
             };
             let mut tests: Vec<String> =

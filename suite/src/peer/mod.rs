@@ -201,6 +201,11 @@ pub(crate) struct SetRun<'a> {
     token: String,
     /// Print a line as each test ends.
     verbose: bool,
+    /// Seconds a test may run (`--test-timeout`, shorter for fault runs).
+    timeout: u64,
+    /// Start no further test once this many have not passed (a fault run needs only a few
+    /// to know go-tfe caught it).
+    enough_failures: Option<usize>,
 }
 
 /// One pass of the set: every test of `queue` through a fresh proxy in front of the target.
@@ -239,12 +244,19 @@ impl SetRun<'_> {
         let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let started = Instant::now();
         let mut running = tokio::task::JoinSet::new();
+        let failures = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         for (index, name) in queue.into_iter().enumerate() {
             let permit = slots
                 .clone()
                 .acquire_owned()
                 .await
                 .map_err(|e| e.to_string())?;
+            if self
+                .enough_failures
+                .is_some_and(|n| failures.load(std::sync::atomic::Ordering::SeqCst) >= n)
+            {
+                break;
+            }
             let proxy = crate::proxy::start(&self.proxy_args()).await?;
             let env: Vec<(String, String)> = vec![
                 ("TFE_ADDRESS".into(), proxy.url()),
@@ -254,9 +266,8 @@ impl SetRun<'_> {
             ];
             let (binary, workdir) = (self.built.binary.clone(), self.built.workdir.clone());
             let skip = self.file.skip_subtests.clone();
-            let (token, timeout, verbose) =
-                (self.token.clone(), self.args.test_timeout, self.verbose);
-            let done = done.clone();
+            let (token, timeout, verbose) = (self.token.clone(), self.timeout, self.verbose);
+            let (done, failures) = (done.clone(), failures.clone());
             running.spawn(async move {
                 let outcome = tokio::task::spawn_blocking(move || {
                     let how = gotest::Invocation {
@@ -277,6 +288,9 @@ impl SetRun<'_> {
                 drop(permit);
                 let seen = proxy.finish().await?;
                 let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                if outcome.status != Status::Pass {
+                    failures.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
                 if verbose {
                     eprintln!(
                         "go-tfe [{n:>3}/{total}] {:<7} {} ({:.1} s){}",
@@ -389,6 +403,8 @@ async fn peer_run(
         root,
         token: token.clone(),
         verbose: true,
+        timeout: args.test_timeout,
+        enough_failures: None,
     };
     let result = set.run(queue.clone()).await?;
     let diffs = if embedded {
