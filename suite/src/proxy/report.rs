@@ -117,10 +117,12 @@ impl Observed {
         self.organizations_made.iter()
     }
 
-    /// Records a request no catalog endpoint matches.
+    /// Records a request no catalog endpoint matches, by its route (ids replaced, the
+    /// `/api/v2` prefix dropped: `GET /workspaces/:id/vars`), so that a client's thousand
+    /// requests of one route are one line.
     pub fn unmatched(&mut self, method: &str, path: &str) {
         self.exchanges += 1;
-        let key = format!("{method} {path}");
+        let key = crate::target::route_key(method, path);
         if self.unmatched.len() < KEPT_UNMATCHED || self.unmatched.contains_key(&key) {
             *self.unmatched.entry(key).or_default() += 1;
         } else {
