@@ -25,7 +25,7 @@ const FAKE_GO: &str = r#"#!/bin/sh
 case "$1 $2" in
   "env GOVERSION") echo go0.0-stand-in ;;
   "mod download") mkdir -p "$HERE/mod"; echo "{\"Dir\": \"$HERE/mod\"}" ;;
-  "test -c") out="$5"; printf '#!/bin/sh\nprintf "TestPass\\nTestFail\\nTestPanic\\nTestSkips\\nTestExcluded\\n"\n' > "$out"; chmod +x "$out" ;;
+  "test -c") out="$5"; printf '#!/bin/sh\nfor t in ${FAKE_TESTS:-TestPass TestFail TestPanic TestSkips TestExcluded}; do echo $t; done\n' > "$out"; chmod +x "$out" ;;
   "tool test2json")
     name=$(echo "$6" | sed 's/-test.run=^//; s/\$$//')
     ev() { printf '{"Action":"%s","Test":"%s","Output":"%s"}\n' "$1" "$2" "$3"; }
@@ -34,6 +34,7 @@ case "$1 $2" in
       TestFail) ev output TestFail/a "Error: expected 200, got 404\\n"; ev fail TestFail/a ""; ev fail TestFail "" ;;
       TestPanic) ev output TestPanic "panic: runtime error: index out of range\\n"; exit 2 ;;
       TestSkips) ev output TestSkips/a "needs ENABLE_BETA\\n"; ev skip TestSkips/a ""; ev pass TestSkips "" ;;
+      TestSleep) sleep 31.7 ;;
     esac ;;
   *) echo "stand-in go: $*" >&2; exit 1 ;;
 esac
@@ -203,4 +204,49 @@ fn an_unreachable_target_is_said_in_one_line_before_anything_is_built() {
         "the target is checked before Go: {err}"
     );
     assert!(!err.contains("t0ken-x"), "{err}");
+}
+
+#[test]
+fn a_signal_ends_the_running_test_processes_too() {
+    let dir = scratch("signal");
+    let path = with_fake_go(&dir);
+    std::fs::write(
+        dir.join("sleep.toml"),
+        PEER_FILE.replace(
+            "[[gap]]",
+            "[[gap]]\nreason = \"x\"\ntests = [\"TestSleep\"]\n[[gap]]",
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["peer", "go-tfe", "--peer-file"])
+        .arg(dir.join("sleep.toml"))
+        .arg("--reports")
+        .arg(dir.join("reports"))
+        .env("PATH", &path)
+        .env("HERE", &dir)
+        .env("CONFORM_CACHE", dir.join("cache"))
+        .env("FAKE_TESTS", "TestSleep")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sleeping = || {
+        Command::new("pgrep")
+            .args(["-f", "sleep 31.7"])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    let started = std::time::Instant::now();
+    while !sleeping() && started.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(sleeping(), "the stand-in test never started");
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!sleeping(), "a test process outlived the run");
 }

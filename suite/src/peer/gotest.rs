@@ -236,6 +236,19 @@ fn read_events(stream: impl Read) -> Events {
     events
 }
 
+/// The process groups of the tests running now.
+static RUNNING: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// Ends every test process running now (on a signal to conform).
+pub fn kill_all() {
+    if let Ok(running) = RUNNING.lock() {
+        for pid in running.iter() {
+            // SAFETY: kill(2) on a process group this module started.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+    }
+}
+
 /// Runs one top-level test and reads its outcome.
 pub fn run(name: &str, how: &Invocation) -> Outcome {
     let started = Instant::now();
@@ -282,6 +295,9 @@ pub fn run(name: &str, how: &Invocation) -> Outcome {
         }
     };
     let pid = child.id() as i32;
+    if let Ok(mut running) = RUNNING.lock() {
+        running.push(pid);
+    }
     let stdout = child.stdout.take();
     // The watchdog: the test's own -test.timeout should end it first (with a panic that names
     // what was running); this kill is for a process that does not end even so.
@@ -297,6 +313,9 @@ pub fn run(name: &str, how: &Invocation) -> Outcome {
     });
     let events = stdout.map(read_events).unwrap_or_default();
     let status = child.wait();
+    if let Ok(mut running) = RUNNING.lock() {
+        running.retain(|p| *p != pid);
+    }
     let _ = done.send(());
     let killed = watchdog.join().unwrap_or(false);
     let ended_by = if killed {

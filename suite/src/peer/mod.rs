@@ -90,17 +90,8 @@ fn token_of(args: &PeerArgs) -> Option<(String, &'static str)> {
         return Some((t, "--token"));
     }
     for var in ["CONFORM_TOKEN", "TFE_TOKEN"] {
-        if let Ok(t) = std::env::var(var) {
-            if !t.is_empty() {
-                return Some((
-                    t,
-                    if var == "CONFORM_TOKEN" {
-                        "CONFORM_TOKEN"
-                    } else {
-                        "TFE_TOKEN"
-                    },
-                ));
-            }
+        if let Some(t) = std::env::var(var).ok().filter(|t| !t.is_empty()) {
+            return Some((t, var));
         }
     }
     None
@@ -126,7 +117,14 @@ fn run(args: &PeerArgs) -> Result<u8, String> {
             )?;
             Some((url.trim_end_matches('/').to_string(), token, from))
         }
-        None => None,
+        None => {
+            if args.token.is_some() {
+                eprintln!(
+                    "warning: --token without --target is not used: the embedded reference has its own (did you forget --target?)"
+                );
+            }
+            None
+        }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -157,7 +155,33 @@ fn run(args: &PeerArgs) -> Result<u8, String> {
     } else {
         Vec::new()
     };
-    runtime.block_on(peer_run(args, &file, &built, &all, &stale, target))
+    runtime.block_on(async {
+        // The test processes run in process groups of their own (so that a timeout ends the
+        // binary under test2json too): a signal to this process ends them as well.
+        tokio::spawn(async {
+            let code = stopped().await;
+            gotest::kill_all();
+            eprintln!("conform peer: interrupted; the running go-tfe tests were ended");
+            std::process::exit(i32::from(code));
+        });
+        peer_run(args, &file, &built, &all, &stale, target).await
+    })
+}
+
+/// Waits for SIGINT or SIGTERM; the exit code that says which.
+async fn stopped() -> u8 {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = term => ExitCodes::TERMINATED,
+        _ = tokio::signal::ctrl_c() => ExitCodes::INTERRUPTED,
+    }
 }
 
 /// A service that answers 200 to anything: go-tfe's `TFC_RUN_TASK_URL`, the notification
