@@ -344,8 +344,10 @@ impl Doc {
     }
 }
 
-/// Reads `{"data":{"type":…,"attributes":…,"relationships":…}}`; `type`, when present, must be
-/// one of `types`.
+/// Reads `{"data":{"type":…,"attributes":…,"relationships":…}}`; `type`, when present and not
+/// empty, must be one of `types`. An empty `type` is read as none: go-tfe sends `"type":""` for
+/// options without a JSON:API type (organization token create, admin SAML settings), and TFE
+/// takes them (go-tfe's TestOrganizationTokensCreate, TestTeamsRead).
 pub(crate) fn resource(body: &Value, types: &[&str]) -> ApiResult<Doc> {
     let Some(data) = body.get("data").and_then(Value::as_object) else {
         return Err(ApiError::Invalid {
@@ -355,7 +357,7 @@ pub(crate) fn resource(body: &Value, types: &[&str]) -> ApiResult<Doc> {
     };
     match data.get("type") {
         None => {}
-        Some(Value::String(t)) if types.contains(&t.as_str()) => {}
+        Some(Value::String(t)) if types.contains(&t.as_str()) || t.is_empty() => {}
         Some(other) => {
             return Err(ApiError::Invalid {
                 detail: format!("data.type {other} is not one of {}", types.join(", ")),
