@@ -442,6 +442,17 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "a body sent with a media type that is not JSON (text/plain) is read as JSON and acted on instead of answered 415",
     ),
+    // Behaviours go-tfe's integration tests showed (issue 29).
+    info(
+        "membership-email-filter-ignored",
+        None,
+        "GET /organizations/:organization_name/organization-memberships ignores `filter[email]`: the whole list answers",
+    ),
+    info(
+        "membership-include-unchecked",
+        None,
+        "organization membership reads take any `include` name (adding nothing) instead of answering 400",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

@@ -104,6 +104,8 @@ pub(crate) enum Kind {
     AcceptsMissingAttribute,
     MalformedJson500,
     AcceptsAnyMediaType,
+    MembershipEmailFilterIgnored,
+    MembershipIncludeUnchecked,
 }
 
 impl Kind {
@@ -265,6 +267,8 @@ impl FromStr for Fault {
             "accepts-missing-attribute" => Kind::AcceptsMissingAttribute,
             "malformed-json-500" => Kind::MalformedJson500,
             "accepts-any-media-type" => Kind::AcceptsAnyMediaType,
+            "membership-email-filter-ignored" => Kind::MembershipEmailFilterIgnored,
+            "membership-include-unchecked" => Kind::MembershipIncludeUnchecked,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {
