@@ -453,6 +453,16 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "organization membership reads take any `include` name (adding nothing) instead of answering 400",
     ),
+    info(
+        "organization-query-name-only",
+        None,
+        "GET /organizations?q= matches names only, not emails",
+    ),
+    info(
+        "organization-agent-pool-dropped",
+        None,
+        "PATCH /organizations/:organization_name ignores the `default-agent-pool` relationship (it stays null)",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

@@ -106,6 +106,8 @@ pub(crate) enum Kind {
     AcceptsAnyMediaType,
     MembershipEmailFilterIgnored,
     MembershipIncludeUnchecked,
+    OrganizationQueryNameOnly,
+    OrganizationAgentPoolDropped,
 }
 
 impl Kind {
@@ -269,6 +271,8 @@ impl FromStr for Fault {
             "accepts-any-media-type" => Kind::AcceptsAnyMediaType,
             "membership-email-filter-ignored" => Kind::MembershipEmailFilterIgnored,
             "membership-include-unchecked" => Kind::MembershipIncludeUnchecked,
+            "organization-query-name-only" => Kind::OrganizationQueryNameOnly,
+            "organization-agent-pool-dropped" => Kind::OrganizationAgentPoolDropped,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {

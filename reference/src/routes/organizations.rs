@@ -61,10 +61,18 @@ fn render_org(store: &Store, name: &str) -> ApiResult<Value> {
 async fn list(ctx: Ctx) -> ApiResult<Response> {
     let store = ctx.state.read();
     let q = ctx.q("q").or(ctx.q("q[name]")).map(str::to_lowercase);
+    let by_name_only = ctx.q("q").is_none() || ctx.state.fault(Kind::OrganizationQueryNameOnly);
     let items: Vec<Value> = store
         .list("organizations", None)
         .into_iter()
-        .filter(|o| q.as_ref().is_none_or(|q| o.id.to_lowercase().contains(q)))
+        .filter(|o| {
+            // `q` matches a part of the name or of the email (go-tfe's OrganizationListOptions.Query;
+            // TestOrganizationsList "when querying on a valid email")
+            q.as_ref().is_none_or(|q| {
+                o.id.to_lowercase().contains(q)
+                    || (!by_name_only && o.str("email").to_lowercase().contains(q))
+            })
+        })
         .map(|o| o.render())
         .collect();
     drop(store);
@@ -126,6 +134,10 @@ pub(crate) fn insert_organization(
             "default-execution-mode": "remote", "saml-enabled": false,
             "owners-team-saml-role-id": null, "two-factor-conformant": true,
             "assessments-enforced": false, "allow-force-delete-workspaces": false,
+            // go-tfe's Organization: a new organization is in the free tier, not in a trial,
+            // and takes user tokens (TestOrganizationsRead, TestOrganizationsUpdate)
+            "trial-expires-at": null, "remaining-testable-count": 5,
+            "user-tokens-enabled": true,
             "permissions": {"can-update": true, "can-destroy": true, "can-create-team": true,
                 "can-create-workspace": true, "can-manage-subscription": true,
                 "can-update-oauth": true, "can-create-workspace-migration": true},
@@ -205,9 +217,57 @@ async fn update(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResu
         store.rekey("organizations", &name, &new);
         id = new;
     }
+    // The default agent pool (go-tfe's OrganizationUpdateOptions.DefaultAgentPool, with
+    // `default-execution-mode: agent`): one of the organization's pools, or null.
+    let pool = match doc.relationships.get("default-agent-pool") {
+        Some(rel) if !ctx.state.fault(Kind::OrganizationAgentPoolDropped) => {
+            match rel
+                .get("data")
+                .and_then(|d| d.get("id"))
+                .and_then(Value::as_str)
+            {
+                Some(pool) => {
+                    if store.get("agent-pools", pool).map(|p| p.owner.as_deref())
+                        != Some(Some(id.as_str()))
+                    {
+                        return Err(ApiError::Invalid {
+                            detail: format!("agent pool {pool} is not in the organization"),
+                            pointer: Some("/data/relationships/default-agent-pool".into()),
+                        });
+                    }
+                    Some(json!({"data": {"type": "agent-pools", "id": pool}}))
+                }
+                None => Some(json!({"data": null})),
+            }
+        }
+        _ => None,
+    };
     let record = store.find_mut("organizations", &id)?;
+    let mode = doc
+        .opt("default-execution-mode")
+        .unwrap_or_else(|| record.str("default-execution-mode").to_string());
+    // A pool only goes with the `agent` mode, and another mode drops it (go-tfe's
+    // TestOrganizationsUpdate: "must not be specified unless using 'agent' execution mode").
+    let pool =
+        match pool {
+            Some(p) if mode != "agent" && !p["data"].is_null() => return Err(ApiError::Invalid {
+                detail:
+                    "Default agent pool must not be specified unless using 'agent' execution mode"
+                        .into(),
+                pointer: Some("/data/relationships/default-agent-pool".into()),
+            }),
+            None if mode != "agent" && !ctx.state.fault(Kind::OrganizationAgentPoolDropped) => {
+                Some(json!({"data": null}))
+            }
+            pool => pool,
+        };
     for (k, v) in doc.attributes {
         record.attributes.insert(k, v);
+    }
+    if let Some(pool) = pool {
+        record
+            .relationships
+            .insert("default-agent-pool".into(), pool);
     }
     ok(record.render())
 }
