@@ -463,6 +463,11 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "PATCH /organizations/:organization_name ignores the `default-agent-pool` relationship (it stays null)",
     ),
+    info(
+        "tag-without-organization",
+        None,
+        "GET /organizations/:organization_name/tags answers tags without their `organization` relationship",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

@@ -108,6 +108,7 @@ pub(crate) enum Kind {
     MembershipIncludeUnchecked,
     OrganizationQueryNameOnly,
     OrganizationAgentPoolDropped,
+    TagWithoutOrganization,
 }
 
 impl Kind {
@@ -273,6 +274,7 @@ impl FromStr for Fault {
             "membership-include-unchecked" => Kind::MembershipIncludeUnchecked,
             "organization-query-name-only" => Kind::OrganizationQueryNameOnly,
             "organization-agent-pool-dropped" => Kind::OrganizationAgentPoolDropped,
+            "tag-without-organization" => Kind::TagWithoutOrganization,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {
