@@ -468,6 +468,16 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "GET /organizations/:organization_name/tags answers tags without their `organization` relationship",
     ),
+    info(
+        "team-name-no-space",
+        None,
+        "team creates and updates refuse a name with a space (`foo bar`) as invalid (422)",
+    ),
+    info(
+        "access-values-unchecked",
+        None,
+        "team workspace and project grants store any value of a custom permission (`runs: bogus`) instead of answering 422",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

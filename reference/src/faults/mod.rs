@@ -109,6 +109,8 @@ pub(crate) enum Kind {
     OrganizationQueryNameOnly,
     OrganizationAgentPoolDropped,
     TagWithoutOrganization,
+    TeamNameNoSpace,
+    AccessValuesUnchecked,
 }
 
 impl Kind {
@@ -275,6 +277,8 @@ impl FromStr for Fault {
             "organization-query-name-only" => Kind::OrganizationQueryNameOnly,
             "organization-agent-pool-dropped" => Kind::OrganizationAgentPoolDropped,
             "tag-without-organization" => Kind::TagWithoutOrganization,
+            "team-name-no-space" => Kind::TeamNameNoSpace,
+            "access-values-unchecked" => Kind::AccessValuesUnchecked,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {
