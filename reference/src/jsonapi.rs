@@ -492,6 +492,19 @@ fn number(ctx: &Ctx, names: &[&str], default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// A list TFE answers whole, without `meta` or `links`, when neither page parameter is sent
+/// (tfe-api-facts 0.8, the unpaginated quirk: go-tfe's TestNotificationConfigurationList expects
+/// `current-page` and `total-count` 0); paged as [`paginate`] otherwise.
+pub(crate) fn unpaginated(ctx: &Ctx, items: Vec<Value>) -> ApiResult<Response> {
+    let paged = ["page[number]", "page[size]", "page", "page_size"]
+        .iter()
+        .any(|n| ctx.q(n).is_some());
+    if paged || ctx.state.fault(Kind::AlwaysPaged) {
+        return paginate(ctx, items);
+    }
+    Ok(answer(StatusCode::OK, json!({ "data": items })))
+}
+
 /// A paged list answer (`meta.pagination` and `links`), applying the paging faults.
 pub(crate) fn paginate(ctx: &Ctx, mut items: Vec<Value>) -> ApiResult<Response> {
     let state = &ctx.state;

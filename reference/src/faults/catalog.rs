@@ -478,6 +478,11 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "team workspace and project grants store any value of a custom permission (`runs: bogus`) instead of answering 422",
     ),
+    info(
+        "always-paged",
+        None,
+        "the notification configurations list answers `meta.pagination` and `links` even without page parameters (TFE answers it whole)",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

@@ -111,6 +111,7 @@ pub(crate) enum Kind {
     TagWithoutOrganization,
     TeamNameNoSpace,
     AccessValuesUnchecked,
+    AlwaysPaged,
 }
 
 impl Kind {
@@ -279,6 +280,7 @@ impl FromStr for Fault {
             "tag-without-organization" => Kind::TagWithoutOrganization,
             "team-name-no-space" => Kind::TeamNameNoSpace,
             "access-values-unchecked" => Kind::AccessValuesUnchecked,
+            "always-paged" => Kind::AlwaysPaged,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {
