@@ -483,6 +483,11 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "the notification configurations list answers `meta.pagination` and `links` even without page parameters (TFE answers it whole)",
     ),
+    info(
+        "run-without-events",
+        None,
+        "run documents carry no `run-events` relationship (GET /runs/:id/run-events still lists them)",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

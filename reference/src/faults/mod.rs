@@ -112,6 +112,7 @@ pub(crate) enum Kind {
     TeamNameNoSpace,
     AccessValuesUnchecked,
     AlwaysPaged,
+    RunWithoutEvents,
 }
 
 impl Kind {
@@ -281,6 +282,7 @@ impl FromStr for Fault {
             "team-name-no-space" => Kind::TeamNameNoSpace,
             "access-values-unchecked" => Kind::AccessValuesUnchecked,
             "always-paged" => Kind::AlwaysPaged,
+            "run-without-events" => Kind::RunWithoutEvents,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {
