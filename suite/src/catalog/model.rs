@@ -249,6 +249,14 @@ pub struct QueryParam {
     /// `{{team.name}}`) sent when a test looks for that item in the list (`list.contains`),
     /// before it walks the whole list; the list's own request does not send it.
     pub finds: Option<String>,
+    /// A filter TFE serves (`tfe.list-filter`): the list sent with this parameter alone, its
+    /// value filled (`{{organization_membership.email}}`), holds the run's own item
+    /// (`expect.contains`), and with `exact` only that item.
+    pub narrows: Option<String>,
+    /// With `narrows`: the filter names one item exactly (an email), so the answer holds
+    /// nothing else.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// Expectations beyond the kind's default.

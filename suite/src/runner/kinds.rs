@@ -274,6 +274,7 @@ impl TestRun<'_> {
             self.paging(main).await;
         }
         self.required_filters().await;
+        self.list_filters().await;
         self.variants_agree(main, &doc).await;
         self.unauthorized().await;
     }
@@ -372,6 +373,53 @@ impl TestRun<'_> {
             self.unobserved.push(why);
         }
         None
+    }
+
+    /// TFE's filters (`narrows` in cases/): the list sent with each, naming the run's own
+    /// item, holds it (pages walked up to it), and an `exact` one holds nothing else (checked
+    /// once per endpoint, in the canonical form).
+    async fn list_filters(&mut self) {
+        if !self.in_canonical_form() {
+            return;
+        }
+        let Some(kind) = self.endpoint.expect.contains.clone() else {
+            return;
+        };
+        let Some(wanted) = self.scope.get(&kind).map(|i| i.id.clone()) else {
+            return;
+        };
+        let filters: Vec<(String, String, bool)> = self
+            .endpoint
+            .query
+            .iter()
+            .filter_map(|q| Some((q.name.clone(), q.narrows.clone()?, q.exact)))
+            .collect();
+        for (name, template, exact) in filters {
+            let what = format!("{} ({name})", c::TFE_LIST_FILTER.id);
+            let Ok(value) = self.ctx.fixtures.fill_text(&template, &self.scope) else {
+                self.notes.push(format!(
+                    "{what}: not evaluated, its value could not be filled"
+                ));
+                continue;
+            };
+            let Some(mut request) = self.list_request(None, true) else {
+                return;
+            };
+            request.url.query_pairs_mut().append_pair(&name, &value);
+            let index = self.send(request).await;
+            let filter = format!("{name}={value}");
+            let answered = c::answered_json(self.ex(index), "a list");
+            let (ids, last) = match &answered {
+                Ok(doc) if exact => (c::list_ids(doc), index),
+                Ok(doc) => match self.find_in_list(index, &doc.clone(), &wanted).await {
+                    Some(found) => found,
+                    None => continue,
+                },
+                Err(_) => (Vec::new(), index),
+            };
+            let result = c::lists::filtered(answered.map(|_| ()), &ids, &wanted, exact, &filter);
+            self.check(&c::TFE_LIST_FILTER, Some(last), result);
+        }
     }
 
     pub(super) async fn required_filters(&mut self) {
