@@ -292,6 +292,13 @@ pub struct Expect {
     /// A refusal TFE documents for a state the run cannot always arrange (two-factor
     /// disabled on a user without it: 400, facts 5).
     pub refused_unless: Option<RefusedUnless>,
+    /// An `include` name the resource has no relationship for: the read sent with it is
+    /// answered 400 (`tfe.include-refused`, TFE level).
+    pub refuses_include: Option<String>,
+    /// A list TFE answers whole, without `meta.pagination`, when no page parameter is sent
+    /// (`tfe.unpaginated`, TFE level: facts 0.8).
+    #[serde(default)]
+    pub unpaginated: bool,
 }
 
 /// An action TFE refuses unless the resource is in a state (`state`, read once before the

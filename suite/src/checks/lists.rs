@@ -71,6 +71,17 @@ pub fn filtered(
     Ok(())
 }
 
+/// `tfe.unpaginated`: a list asked for without page parameters (`doc`) carries no
+/// `meta.pagination` (TFE answers such a list whole).
+pub fn unpaginated(doc: &Value) -> Result<(), String> {
+    match doc.pointer("/meta/pagination") {
+        None | Some(Value::Null) => Ok(()),
+        Some(p) => Err(format!(
+            "expected the list asked for without page parameters to be answered whole, without meta.pagination (as TFE answers it); it carries {p}"
+        )),
+    }
+}
+
 /// `delete.then-gone`: `place` no longer holds `what`, deleted earlier by the run.
 pub fn gone_from(holds: bool, what: &str, place: &str) -> Result<(), String> {
     if holds {

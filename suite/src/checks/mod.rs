@@ -173,6 +173,10 @@ checks! {
         "with TFE's `page[number]`/`page[size]`, a page holds at most `page[size]` items, and the pages of a walk partition the list";
     TFE_LIST_FILTER = "tfe.list-filter", Tfe, "tfe-api-facts 0.11, 6.3; go-tfe v1.111.2 (OrganizationListOptions.Query: name or email; OrganizationMembershipListOptions.Emails: filter[email])",
         "a list sent with a filter TFE serves, naming the run's own item (`narrows` in cases/), holds that item; a filter naming one item exactly (an email) holds nothing else";
+    TFE_INCLUDE_REFUSED = "tfe.include-refused", Tfe, "tfe-api-facts 0.4, 1.3; go-tfe v1.111.2 TestOrganizationMembershipsReadWithOptions (with invalid include option)",
+        "a read sent with an `include` name the resource does not take (`expect.refuses_include`) is answered 400";
+    TFE_UNPAGINATED = "tfe.unpaginated", Tfe, "tfe-api-facts 0.8; go-tfe v1.111.2 TestNotificationConfigurationList",
+        "a list TFE answers whole when no page parameter is sent (`expect.unpaginated`) carries no `meta.pagination` then";
     TFE_REQUIRED_FILTER = "tfe.required-filter", Tfe, "tfe-api-facts 1.3",
         "a list without its required filter is answered 400";
     TFE_WRONG_STATE = "tfe.refused-in-wrong-state", Tfe, "tfe-api-facts 0.4, 2.3",

@@ -152,6 +152,7 @@ impl TestRun<'_> {
             return;
         };
         self.shows_as_made(main, &doc);
+        self.include_refused().await;
         self.unknown_id().await;
         self.variants_agree(main, &doc).await;
         self.unauthorized().await;
@@ -273,8 +274,13 @@ impl TestRun<'_> {
         if self.endpoint.paged {
             self.paging(main).await;
         }
+        if self.endpoint.expect.unpaginated && !self.endpoint.paged {
+            let result = c::lists::unpaginated(&doc);
+            self.check(&c::TFE_UNPAGINATED, Some(main), result);
+        }
         self.required_filters().await;
         self.list_filters().await;
+        self.include_refused().await;
         self.variants_agree(main, &doc).await;
         self.unauthorized().await;
     }
@@ -419,6 +425,30 @@ impl TestRun<'_> {
             };
             let result = c::lists::filtered(answered.map(|_| ()), &ids, &wanted, exact, &filter);
             self.check(&c::TFE_LIST_FILTER, Some(last), result);
+        }
+    }
+
+    /// TFE: a read with an `include` name the resource does not take is answered 400
+    /// (`expect.refuses_include`; once per endpoint, in the canonical form).
+    async fn include_refused(&mut self) {
+        let Some(name) = self.endpoint.expect.refuses_include.clone() else {
+            return;
+        };
+        if !self.in_canonical_form() {
+            return;
+        }
+        let Ok(mut request) = self.main_request(&self.case.path, "GET", true) else {
+            return;
+        };
+        request.url.query_pairs_mut().append_pair("include", &name);
+        let index = self.send(request).await;
+        let result = c::answered(
+            self.ex(index).status(),
+            400,
+            &format!("with include={name}, a name it does not take"),
+        );
+        if self.check(&c::TFE_INCLUDE_REFUSED, Some(index), result) {
+            self.error_document(index);
         }
     }
 
