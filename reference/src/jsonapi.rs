@@ -220,6 +220,14 @@ impl FromRequest<AppState> for Body {
                 ApiError::invalid(format!("the body is not valid JSON: {e}"))
             }
         })?;
+        if state.faults.has(&Kind::RefusesEmptyType)
+            && value.pointer("/data/type").and_then(Value::as_str) == Some("")
+        {
+            return Err(ApiError::Invalid {
+                detail: "data.type \"\" is not a type this route takes".into(),
+                pointer: Some("/data/type".into()),
+            });
+        }
         if state.faults.has(&Kind::AcceptsUnknownType) {
             // Read as if it named no type: every handler then takes it for its own.
             if let Some(data) = value.get_mut("data").and_then(Value::as_object_mut) {

@@ -488,6 +488,11 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "run documents carry no `run-events` relationship (GET /runs/:id/run-events still lists them)",
     ),
+    info(
+        "refuses-empty-type",
+        None,
+        "a body whose `data.type` is the empty string (what go-tfe sends for options without a JSON:API type) is answered 422",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

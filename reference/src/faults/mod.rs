@@ -113,6 +113,7 @@ pub(crate) enum Kind {
     AccessValuesUnchecked,
     AlwaysPaged,
     RunWithoutEvents,
+    RefusesEmptyType,
 }
 
 impl Kind {
@@ -283,6 +284,7 @@ impl FromStr for Fault {
             "access-values-unchecked" => Kind::AccessValuesUnchecked,
             "always-paged" => Kind::AlwaysPaged,
             "run-without-events" => Kind::RunWithoutEvents,
+            "refuses-empty-type" => Kind::RefusesEmptyType,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {
