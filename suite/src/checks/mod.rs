@@ -163,8 +163,8 @@ checks! {
         "a token's create answers its secret (a non-empty string) once: a later show answers it null or empty";
     TFE_TOKEN_AUTHENTICATES = "tfe.token-authenticates", Tfe, "tfe-api-facts 0.1, 2.1",
         "a token the run was issued authenticates the read it is meant for, and after its delete no longer does";
-    TFE_STATE_AFTER = "tfe.state-after-action", Tfe, "tfe-api-facts 2.3, 2.8, 2.9, 2.10, 2.15, 6.10; go-tfe v1.111.2 TestOrganizationsUpdate",
-        "after an action, the resource is in the state TFE documents for it: a run action's status (apply: confirmed or on; discard: discarded; cancel: canceled; force-cancel: force_canceled; force-execute: out of pending), the counters of a relationship change (policy-count, workspace-count, users-count), a notification verify's delivery response, an uploaded module version's `ok`, an organization updated to the `agent` execution mode's default agent pool";
+    TFE_STATE_AFTER = "tfe.state-after-action", Tfe, "tfe-api-facts 2.3, 2.8, 2.9, 2.10, 2.15, 6.10",
+        "after an action, the resource is in the state TFE documents for it: a run action's status (apply: confirmed or on; discard: discarded; cancel: canceled; force-cancel: force_canceled; force-execute: out of pending), the counters of a relationship change (policy-count, workspace-count, users-count), a notification verify's delivery response, an uploaded module version's `ok`";
     TFE_CREATE_DEFAULTS = "tfe.create-defaults", Tfe, "tfe-api-facts 2 (each resource's create defaults)",
         "a create answers TFE's documented default for each attribute it was not sent (resources.toml `defaults`)";
     TFE_PAGINATION_META = "tfe.pagination-meta", Tfe, "tfe-api-facts 0.6, 1.4",

@@ -543,9 +543,6 @@ impl TestRun<'_> {
     pub(super) async fn after_update(&mut self, main: usize) {
         if let Some(answer) = self.single_resource(main, &c::UPDATE_SAME_ID) {
             self.read_after_write(main, &answer).await;
-            if let Some(state) = self.endpoint.expect.tfe_state.clone() {
-                self.state_check(&state, &c::TFE_STATE_AFTER).await;
-            }
         }
     }
 
