@@ -105,6 +105,24 @@ pub(super) fn authenticated(state: &AppState, at: &Target, req: &Request) -> Api
     if !is_admin && (at.bare == "/admin" || at.bare.starts_with("/admin/")) {
         return Err(ApiError::NotFound("route not found".into()));
     }
+    // A user's token (the configured ones) does not reach an organization that turned user
+    // tokens off (`user-tokens-enabled: false`; go-tfe's TestOrganizationsUpdate "with new
+    // UserTokensEnabled option": 401 unauthorized, while a team token still works).
+    let user_token = token.is_some_and(|t| *t == *state.admin_token || *t == *state.token);
+    if user_token {
+        if let Some(org) = at
+            .bare
+            .strip_prefix("/organizations/")
+            .and_then(|rest| rest.split('/').next())
+        {
+            let off = state.read().get("organizations", org).is_some_and(|o| {
+                o.attributes.get("user-tokens-enabled") == Some(&serde_json::Value::Bool(false))
+            });
+            if off {
+                return Err(ApiError::Unauthorized);
+            }
+        }
+    }
     Ok(())
 }
 
