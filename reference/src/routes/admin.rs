@@ -58,7 +58,12 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/admin/users/{id}", get(show_user).delete(delete_user))
         .route("/admin/users/{id}/actions/{action}", post(user_action))
         .route("/admin/users/actions/unimpersonate", post(unimpersonate))
-        .route("/admin/{group}", get(show_settings).patch(update_settings))
+        .route(
+            "/admin/{group}",
+            get(show_settings)
+                .patch(update_settings)
+                .delete(delete_settings),
+        )
         .route(
             "/admin/saml-settings/actions/revoke-old-certificate",
             post(revoke_old_certificate),
@@ -429,7 +434,13 @@ fn settings_id(group: &str) -> ApiResult<&str> {
         .filter(|g| {
             matches!(
                 *g,
-                "general" | "cost-estimation" | "saml" | "smtp" | "twilio" | "customization"
+                "general"
+                    | "cost-estimation"
+                    | "saml"
+                    | "smtp"
+                    | "twilio"
+                    | "customization"
+                    | "scim"
             )
         })
         .ok_or_else(|| ApiError::NotFound("route not found".into()))
@@ -440,12 +451,38 @@ fn render_settings(id: &str, attrs: &Map<String, Value>) -> Value {
         "links": {"self": format!("/api/v2/admin/{id}-settings")}})
 }
 
+/// The SCIM settings before any change (TFE; go-tfe's AdminSCIMSetting): off.
+fn scim_defaults() -> Map<String, Value> {
+    json!({"enabled": false, "paused": false, "site-admin-group-scim-id": null,
+        "site-admin-group-display-name": null})
+    .as_object()
+    .cloned()
+    .unwrap_or_default()
+}
+
 // GET /api/v2/admin/S-settings
 async fn show_settings(ctx: Ctx, Path(group): Path<String>) -> ApiResult<Response> {
     let id = settings_id(&group)?;
     let store = ctx.state.read();
-    let attrs = store.settings.get(id).cloned().unwrap_or_default();
+    let attrs = match store.settings.get(id) {
+        Some(attrs) => attrs.clone(),
+        None if id == "scim" => scim_defaults(),
+        None => Map::new(),
+    };
     ok(render_settings(id, &attrs))
+}
+
+// DELETE /api/v2/admin/scim-settings (TFE; go-tfe's SCIM.Delete, the helpers of
+// TestUsersReadCurrent): SCIM turned off, 204. Other settings cannot be deleted.
+async fn delete_settings(ctx: Ctx, Path(group): Path<String>) -> ApiResult<Response> {
+    if settings_id(&group)? != "scim" {
+        return Err(ApiError::MethodNotAllowed);
+    }
+    ctx.state
+        .write()
+        .settings
+        .insert("scim".into(), scim_defaults());
+    no_content()
 }
 
 // PATCH /api/v2/admin/S-settings: echoes what it was sent.
@@ -458,7 +495,13 @@ async fn update_settings(
     let kind = format!("{id}-settings");
     let doc = resource(&body, &[kind.as_str(), "settings"])?;
     let mut store = ctx.state.write();
-    let attrs = store.settings.entry(id.clone()).or_default();
+    let attrs = store.settings.entry(id.clone()).or_insert_with(|| {
+        if id == "scim" {
+            scim_defaults()
+        } else {
+            Map::new()
+        }
+    });
     for (k, v) in doc.attributes {
         attrs.insert(k, v);
     }

@@ -105,7 +105,21 @@ async fn all_vars(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
 
 async fn account(ctx: Ctx) -> ApiResult<Response> {
     let store = ctx.state.read();
-    ok(store.find("users", &store.current_user)?.render())
+    let mut doc = store.find("users", &store.current_user)?.render();
+    // With SCIM on, TFE answers the user's SCIM attributes (the caller is not SCIM-managed);
+    // with it off, none (go-tfe's TestUsersReadCurrent, "with" and "with no scim attributes").
+    let scim = store
+        .settings
+        .get("scim")
+        .and_then(|s| s.get("enabled"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if scim {
+        doc["attributes"]["is-scim-managed"] = json!(false);
+        doc["attributes"]["scim-username"] = Value::Null;
+        doc["attributes"]["scim-updated-at"] = Value::Null;
+    }
+    ok(doc)
 }
 
 // PATCH /account/update (username, email)
