@@ -149,6 +149,7 @@ pub(super) fn declared_body(state: &AppState, at: &Target, req: &Request) -> Api
         && has_body
         && !upload
         && !json_content_type(headers)
+        && !(at.bare.starts_with("/scim/") && scim_content_type(headers))
     {
         let err = ApiError::UnsupportedMediaType(
             "a write needs Content-Type: application/vnd.api+json".into(),
@@ -168,6 +169,19 @@ pub(super) fn declared_body(state: &AppState, at: &Target, req: &Request) -> Api
         return Err(ApiError::TooLarge);
     }
     Ok(())
+}
+
+/// Whether a request to the SCIM protocol says its body is SCIM JSON (RFC 7644 3.1:
+/// `application/scim+json`).
+fn scim_content_type(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim()
+                .to_ascii_lowercase()
+                .starts_with("application/scim+json")
+        })
 }
 
 /// Whether a request says its body is JSON (`application/vnd.api+json` or `application/json`).
