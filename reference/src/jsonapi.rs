@@ -220,6 +220,14 @@ impl FromRequest<AppState> for Body {
                 ApiError::invalid(format!("the body is not valid JSON: {e}"))
             }
         })?;
+        if state.faults.has(&Kind::RefusesEmptyType)
+            && value.pointer("/data/type").and_then(Value::as_str) == Some("")
+        {
+            return Err(ApiError::Invalid {
+                detail: "data.type \"\" is not a type this route takes".into(),
+                pointer: Some("/data/type".into()),
+            });
+        }
         if state.faults.has(&Kind::AcceptsUnknownType) {
             // Read as if it named no type: every handler then takes it for its own.
             if let Some(data) = value.get_mut("data").and_then(Value::as_object_mut) {
@@ -344,8 +352,10 @@ impl Doc {
     }
 }
 
-/// Reads `{"data":{"type":…,"attributes":…,"relationships":…}}`; `type`, when present, must be
-/// one of `types`.
+/// Reads `{"data":{"type":…,"attributes":…,"relationships":…}}`; `type`, when present and not
+/// empty, must be one of `types`. An empty `type` is read as none: go-tfe sends `"type":""` for
+/// options without a JSON:API type (organization token create, admin SAML settings), and TFE
+/// takes them (go-tfe's TestOrganizationTokensCreate, TestTeamsRead).
 pub(crate) fn resource(body: &Value, types: &[&str]) -> ApiResult<Doc> {
     let Some(data) = body.get("data").and_then(Value::as_object) else {
         return Err(ApiError::Invalid {
@@ -355,7 +365,7 @@ pub(crate) fn resource(body: &Value, types: &[&str]) -> ApiResult<Doc> {
     };
     match data.get("type") {
         None => {}
-        Some(Value::String(t)) if types.contains(&t.as_str()) => {}
+        Some(Value::String(t)) if types.contains(&t.as_str()) || t.is_empty() => {}
         Some(other) => {
             return Err(ApiError::Invalid {
                 detail: format!("data.type {other} is not one of {}", types.join(", ")),
@@ -488,6 +498,19 @@ fn number(ctx: &Ctx, names: &[&str], default: usize) -> usize {
         .find_map(|n| ctx.q(n))
         .and_then(|v| v.parse::<usize>().ok())
         .unwrap_or(default)
+}
+
+/// A list TFE answers whole, without `meta` or `links`, when neither page parameter is sent
+/// (tfe-api-facts 0.8, the unpaginated quirk: go-tfe's TestNotificationConfigurationList expects
+/// `current-page` and `total-count` 0); paged as [`paginate`] otherwise.
+pub(crate) fn unpaginated(ctx: &Ctx, items: Vec<Value>) -> ApiResult<Response> {
+    let paged = ["page[number]", "page[size]", "page", "page_size"]
+        .iter()
+        .any(|n| ctx.q(n).is_some());
+    if paged || ctx.state.fault(Kind::AlwaysPaged) {
+        return paginate(ctx, items);
+    }
+    Ok(answer(StatusCode::OK, json!({ "data": items })))
 }
 
 /// A paged list answer (`meta.pagination` and `links`), applying the paging faults.

@@ -442,6 +442,57 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "a body sent with a media type that is not JSON (text/plain) is read as JSON and acted on instead of answered 415",
     ),
+    // Behaviours go-tfe's integration tests showed (issue 29).
+    info(
+        "membership-email-filter-ignored",
+        None,
+        "GET /organizations/:organization_name/organization-memberships ignores `filter[email]`: the whole list answers",
+    ),
+    info(
+        "membership-include-unchecked",
+        None,
+        "organization membership reads take any `include` name (adding nothing) instead of answering 400",
+    ),
+    info(
+        "organization-query-name-only",
+        None,
+        "GET /organizations?q= matches names only, not emails",
+    ),
+    info(
+        "organization-agent-pool-dropped",
+        None,
+        "PATCH /organizations/:organization_name ignores the `default-agent-pool` relationship (it stays null)",
+    ),
+    info(
+        "tag-without-organization",
+        None,
+        "GET /organizations/:organization_name/tags answers tags without their `organization` relationship",
+    ),
+    info(
+        "team-name-no-space",
+        None,
+        "team creates and updates refuse a name with a space (`foo bar`) as invalid (422)",
+    ),
+    info(
+        "access-values-unchecked",
+        None,
+        "team workspace and project grants store any value of a custom permission (`runs: bogus`) instead of answering 422",
+    ),
+    info(
+        "always-paged",
+        None,
+        "the notification configurations list answers `meta.pagination` and `links` even without page parameters (TFE answers it whole)",
+    ),
+    info(
+        "run-without-events",
+        None,
+        "run documents carry no `run-events` relationship (GET /runs/:id/run-events still lists them)",
+    ),
+    info(
+        "refuses-empty-type",
+        None,
+        "a body whose `data.type` is the empty string (what go-tfe sends for options without a JSON:API type) is answered 422",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

@@ -104,6 +104,16 @@ pub(crate) enum Kind {
     AcceptsMissingAttribute,
     MalformedJson500,
     AcceptsAnyMediaType,
+    MembershipEmailFilterIgnored,
+    MembershipIncludeUnchecked,
+    OrganizationQueryNameOnly,
+    OrganizationAgentPoolDropped,
+    TagWithoutOrganization,
+    TeamNameNoSpace,
+    AccessValuesUnchecked,
+    AlwaysPaged,
+    RunWithoutEvents,
+    RefusesEmptyType,
 }
 
 impl Kind {
@@ -265,6 +275,16 @@ impl FromStr for Fault {
             "accepts-missing-attribute" => Kind::AcceptsMissingAttribute,
             "malformed-json-500" => Kind::MalformedJson500,
             "accepts-any-media-type" => Kind::AcceptsAnyMediaType,
+            "membership-email-filter-ignored" => Kind::MembershipEmailFilterIgnored,
+            "membership-include-unchecked" => Kind::MembershipIncludeUnchecked,
+            "organization-query-name-only" => Kind::OrganizationQueryNameOnly,
+            "organization-agent-pool-dropped" => Kind::OrganizationAgentPoolDropped,
+            "tag-without-organization" => Kind::TagWithoutOrganization,
+            "team-name-no-space" => Kind::TeamNameNoSpace,
+            "access-values-unchecked" => Kind::AccessValuesUnchecked,
+            "always-paged" => Kind::AlwaysPaged,
+            "run-without-events" => Kind::RunWithoutEvents,
+            "refuses-empty-type" => Kind::RefusesEmptyType,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {

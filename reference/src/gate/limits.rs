@@ -105,6 +105,24 @@ pub(super) fn authenticated(state: &AppState, at: &Target, req: &Request) -> Api
     if !is_admin && (at.bare == "/admin" || at.bare.starts_with("/admin/")) {
         return Err(ApiError::NotFound("route not found".into()));
     }
+    // A user's token (the configured ones) does not reach an organization that turned user
+    // tokens off (`user-tokens-enabled: false`; go-tfe's TestOrganizationsUpdate "with new
+    // UserTokensEnabled option": 401 unauthorized, while a team token still works).
+    let user_token = token.is_some_and(|t| *t == *state.admin_token || *t == *state.token);
+    if user_token {
+        if let Some(org) = at
+            .bare
+            .strip_prefix("/organizations/")
+            .and_then(|rest| rest.split('/').next())
+        {
+            let off = state.read().get("organizations", org).is_some_and(|o| {
+                o.attributes.get("user-tokens-enabled") == Some(&serde_json::Value::Bool(false))
+            });
+            if off {
+                return Err(ApiError::Unauthorized);
+            }
+        }
+    }
     Ok(())
 }
 
@@ -131,6 +149,7 @@ pub(super) fn declared_body(state: &AppState, at: &Target, req: &Request) -> Api
         && has_body
         && !upload
         && !json_content_type(headers)
+        && !(at.bare.starts_with("/scim/") && scim_content_type(headers))
     {
         let err = ApiError::UnsupportedMediaType(
             "a write needs Content-Type: application/vnd.api+json".into(),
@@ -150,6 +169,19 @@ pub(super) fn declared_body(state: &AppState, at: &Target, req: &Request) -> Api
         return Err(ApiError::TooLarge);
     }
     Ok(())
+}
+
+/// Whether a request to the SCIM protocol says its body is SCIM JSON (RFC 7644 3.1:
+/// `application/scim+json`).
+fn scim_content_type(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim()
+                .to_ascii_lowercase()
+                .starts_with("application/scim+json")
+        })
 }
 
 /// Whether a request says its body is JSON (`application/vnd.api+json` or `application/json`).

@@ -58,12 +58,33 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/admin/users/{id}", get(show_user).delete(delete_user))
         .route("/admin/users/{id}/actions/{action}", post(user_action))
         .route("/admin/users/actions/unimpersonate", post(unimpersonate))
-        .route("/admin/{group}", get(show_settings).patch(update_settings))
+        .route(
+            "/admin/{group}",
+            get(show_settings)
+                .patch(update_settings)
+                .delete(delete_settings),
+        )
         .route(
             "/admin/saml-settings/actions/revoke-old-certificate",
             post(revoke_old_certificate),
         )
         .route("/admin/twilio-settings/verify", post(twilio_verify))
+        .route(
+            "/admin/scim-tokens",
+            get(list_scim_tokens).post(create_scim_token),
+        )
+        .route("/admin/scim-tokens/{id}", get(show_scim_token))
+        .route(
+            "/admin/teams/{id}/scim-group-mapping",
+            post(map_scim_group)
+                .patch(update_scim_mapping)
+                .delete(unmap_scim_group),
+        )
+        .route("/scim/v2/Groups", post(create_scim_group))
+        .route(
+            "/scim/v2/Groups/{id}",
+            get(show_scim_group).delete(delete_scim_group),
+        )
 }
 
 fn admin_org(o: &crate::store::Record) -> Value {
@@ -429,7 +450,13 @@ fn settings_id(group: &str) -> ApiResult<&str> {
         .filter(|g| {
             matches!(
                 *g,
-                "general" | "cost-estimation" | "saml" | "smtp" | "twilio" | "customization"
+                "general"
+                    | "cost-estimation"
+                    | "saml"
+                    | "smtp"
+                    | "twilio"
+                    | "customization"
+                    | "scim"
             )
         })
         .ok_or_else(|| ApiError::NotFound("route not found".into()))
@@ -440,12 +467,38 @@ fn render_settings(id: &str, attrs: &Map<String, Value>) -> Value {
         "links": {"self": format!("/api/v2/admin/{id}-settings")}})
 }
 
+/// The SCIM settings before any change (TFE; go-tfe's AdminSCIMSetting): off.
+fn scim_defaults() -> Map<String, Value> {
+    json!({"enabled": false, "paused": false, "site-admin-group-scim-id": null,
+        "site-admin-group-display-name": null})
+    .as_object()
+    .cloned()
+    .unwrap_or_default()
+}
+
 // GET /api/v2/admin/S-settings
 async fn show_settings(ctx: Ctx, Path(group): Path<String>) -> ApiResult<Response> {
     let id = settings_id(&group)?;
     let store = ctx.state.read();
-    let attrs = store.settings.get(id).cloned().unwrap_or_default();
+    let attrs = match store.settings.get(id) {
+        Some(attrs) => attrs.clone(),
+        None if id == "scim" => scim_defaults(),
+        None => Map::new(),
+    };
     ok(render_settings(id, &attrs))
+}
+
+// DELETE /api/v2/admin/scim-settings (TFE; go-tfe's SCIM.Delete, the helpers of
+// TestUsersReadCurrent): SCIM turned off, 204. Other settings cannot be deleted.
+async fn delete_settings(ctx: Ctx, Path(group): Path<String>) -> ApiResult<Response> {
+    if settings_id(&group)? != "scim" {
+        return Err(ApiError::MethodNotAllowed);
+    }
+    ctx.state
+        .write()
+        .settings
+        .insert("scim".into(), scim_defaults());
+    no_content()
 }
 
 // PATCH /api/v2/admin/S-settings: echoes what it was sent.
@@ -458,7 +511,13 @@ async fn update_settings(
     let kind = format!("{id}-settings");
     let doc = resource(&body, &[kind.as_str(), "settings"])?;
     let mut store = ctx.state.write();
-    let attrs = store.settings.entry(id.clone()).or_default();
+    let attrs = store.settings.entry(id.clone()).or_insert_with(|| {
+        if id == "scim" {
+            scim_defaults()
+        } else {
+            Map::new()
+        }
+    });
     for (k, v) in doc.attributes {
         attrs.insert(k, v);
     }
@@ -483,4 +542,197 @@ async fn twilio_verify(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
     let store = ctx.state.read();
     let attrs = store.settings.get("twilio").cloned().unwrap_or_default();
     ok(render_settings("twilio", &attrs))
+}
+
+// SCIM (TFE; go-tfe's admin SCIM settings, tokens, group mappings, and the SCIM protocol's
+// groups its helpers use: TestTeamsRead "with scim attributes"). A SCIM token authenticates
+// like an organization token; the protocol answers plain SCIM JSON.
+
+/// A SCIM token without its secret.
+fn scim_token(store: &crate::store::Store, id: &str) -> ApiResult<Value> {
+    let t = store.find("authentication-tokens", id)?;
+    if t.str("kind") != "scim" {
+        return Err(ApiError::not_found("scim token", id));
+    }
+    let mut doc = t.render();
+    if let Some(attrs) = doc["attributes"].as_object_mut() {
+        attrs.remove("kind");
+    }
+    Ok(doc)
+}
+
+// POST /admin/scim-tokens: 201 with the secret, once.
+async fn create_scim_token(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
+    let doc = if body.is_null() {
+        None
+    } else {
+        Some(resource(&body, &["authentication-tokens"])?)
+    };
+    let sent = |k: &str| {
+        doc.as_ref()
+            .and_then(|d| d.attributes.get(k).cloned())
+            .unwrap_or(Value::Null)
+    };
+    let mut store = ctx.state.write();
+    let secret = format!("{}.scimv1.{}", store.random(""), store.random(""));
+    let attrs = json!({"kind": "scim", "description": sent("description"),
+        "expired-at": sent("expired-at"), "created-at": now(), "last-used-at": null});
+    let id = store.insert(
+        "authentication-tokens",
+        "at-",
+        None,
+        attrs.as_object().cloned().unwrap_or_default(),
+        Map::new(),
+    );
+    store.tokens.insert(secret.clone(), format!("scim:{id}"));
+    let mut doc = scim_token(&store, &id)?;
+    doc["attributes"]["token"] = json!(secret);
+    created(doc)
+}
+
+// GET /admin/scim-tokens
+async fn list_scim_tokens(ctx: Ctx) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let items: Vec<Value> = store
+        .list("authentication-tokens", None)
+        .iter()
+        .filter(|t| t.str("kind") == "scim")
+        .filter_map(|t| scim_token(&store, &t.id).ok())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
+}
+
+// GET /admin/scim-tokens/:id
+async fn show_scim_token(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    ok(scim_token(&ctx.state.read(), &id)?)
+}
+
+/// A SCIM group as the SCIM protocol shows it (RFC 7643 4.2).
+fn scim_group(g: &crate::store::Record) -> Value {
+    json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "id": g.id,
+        "displayName": g.str("display-name"), "members": [],
+        "meta": {"resourceType": "Group", "created": g.str("created-at")}})
+}
+
+fn scim_answer(status: axum::http::StatusCode, doc: Value) -> ApiResult<Response> {
+    let mut res = crate::jsonapi::plain(status, doc);
+    res.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/scim+json"),
+    );
+    Ok(res)
+}
+
+// POST /scim/v2/Groups {"displayName", "schemas"}: 201 with the group.
+async fn create_scim_group(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
+    let Some(name) = body.get("displayName").and_then(Value::as_str) else {
+        return Err(ApiError::invalid("displayName is required"));
+    };
+    let mut store = ctx.state.write();
+    let attrs = json!({"display-name": name, "created-at": now()});
+    let id = store.insert(
+        "scim-groups",
+        "",
+        None,
+        attrs.as_object().cloned().unwrap_or_default(),
+        Map::new(),
+    );
+    scim_answer(
+        axum::http::StatusCode::CREATED,
+        scim_group(store.find("scim-groups", &id)?),
+    )
+}
+
+// GET /scim/v2/Groups/:id
+async fn show_scim_group(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    scim_answer(
+        axum::http::StatusCode::OK,
+        scim_group(store.find("scim-groups", &id)?),
+    )
+}
+
+// DELETE /scim/v2/Groups/:id: 204; the teams mapped to it are unlinked.
+async fn delete_scim_group(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    store.delete("scim-groups", &id)?;
+    let linked: Vec<String> = store
+        .list("teams", None)
+        .iter()
+        .filter(|t| t.str("scim-group-id") == id)
+        .map(|t| t.id.clone())
+        .collect();
+    for team in linked {
+        if let Some(t) = store.get_mut("teams", &team) {
+            unlink_scim(t);
+        }
+    }
+    no_content()
+}
+
+fn unlink_scim(team: &mut crate::store::Record) {
+    for k in [
+        "scim-group-id",
+        "scim-group-name",
+        "scim-sync-paused",
+        "scim-updated-at",
+    ] {
+        team.attributes.remove(k);
+    }
+    team.attributes.insert("scim-linked".into(), json!(false));
+}
+
+// POST /admin/teams/:id/scim-group-mapping {"scim-group-id"}: the team is linked, 204.
+async fn map_scim_group(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
+    let doc = resource(&body, &["scim-group-mappings"])?;
+    let group = doc.required("scim-group-id")?;
+    let mut store = ctx.state.write();
+    let name = store
+        .find("scim-groups", &group)?
+        .str("display-name")
+        .to_string();
+    let team = store.find_mut("teams", &id)?;
+    for (k, v) in [
+        ("scim-linked", json!(true)),
+        ("scim-group-id", json!(group)),
+        ("scim-group-name", json!(name)),
+        ("scim-sync-paused", json!(false)),
+        ("scim-updated-at", json!(now())),
+    ] {
+        team.attributes.insert(k.into(), v);
+    }
+    no_content()
+}
+
+// PATCH /admin/teams/:id/scim-group-mapping {"scim-sync-paused"}: 204.
+async fn update_scim_mapping(
+    ctx: Ctx,
+    Path(id): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Response> {
+    let doc = resource(&body, &["scim-group-mappings"])?;
+    let mut store = ctx.state.write();
+    let team = store.find_mut("teams", &id)?;
+    if team.attributes.get("scim-linked") != Some(&json!(true)) {
+        return Err(ApiError::not_found("scim group mapping", &id));
+    }
+    if let Some(paused) = doc.attributes.get("scim-sync-paused") {
+        team.attributes
+            .insert("scim-sync-paused".into(), paused.clone());
+    }
+    team.attributes
+        .insert("scim-updated-at".into(), json!(now()));
+    no_content()
+}
+
+// DELETE /admin/teams/:id/scim-group-mapping: 204.
+async fn unmap_scim_group(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let mut store = ctx.state.write();
+    let team = store.find_mut("teams", &id)?;
+    if team.attributes.get("scim-linked") != Some(&json!(true)) {
+        return Err(ApiError::not_found("scim group mapping", &id));
+    }
+    unlink_scim(team);
+    no_content()
 }

@@ -468,7 +468,9 @@ fn current_state_id(store: &Store, ws: &str) -> ApiResult<String> {
         .ok_or_else(|| ApiError::NotFound("the workspace has no state version".into()))
 }
 
-/// A state version output; in lists a sensitive value is left out (`null`), as TFE does.
+/// A state version output; in the workspace's current outputs a sensitive value is left out
+/// (`null`), as TFE does (go-tfe's TestStateVersionOutputsRead "Sensitive secrets are null"),
+/// while a state version's own outputs list shows it (TestStateVersionOutputs).
 fn render_output(out: &crate::store::Record, in_list: bool) -> Value {
     let mut doc = out.render();
     if in_list && out.flag("sensitive") {
@@ -477,11 +479,11 @@ fn render_output(out: &crate::store::Record, in_list: bool) -> Value {
     doc
 }
 
-fn outputs_of(store: &Store, sv: &str) -> Vec<Value> {
+fn outputs_of(store: &Store, sv: &str, hide_sensitive: bool) -> Vec<Value> {
     store
         .list("state-version-outputs", Some(sv))
         .into_iter()
-        .map(|o| render_output(o, true))
+        .map(|o| render_output(o, hide_sensitive))
         .collect()
 }
 
@@ -489,7 +491,7 @@ fn outputs_of(store: &Store, sv: &str) -> Vec<Value> {
 async fn list_outputs(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
     let store = ctx.state.read();
     store.find("state-versions", &id)?;
-    let items = outputs_of(&store, &id);
+    let items = outputs_of(&store, &id, false);
     drop(store);
     paginate(&ctx, items)
 }
@@ -499,7 +501,7 @@ async fn current_outputs(ctx: Ctx, Path(ws): Path<String>) -> ApiResult<Response
     let store = ctx.state.read();
     store.find("workspaces", &ws)?;
     let sv = current_state_id(&store, &ws)?;
-    let items = outputs_of(&store, &sv);
+    let items = outputs_of(&store, &sv, true);
     drop(store);
     paginate(&ctx, items)
 }

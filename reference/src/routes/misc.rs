@@ -40,11 +40,86 @@ pub(crate) fn router() -> Router<AppState> {
             get(assessment_output),
         )
         .route("/ping", get(ping))
+        .route("/workspaces/{id}/all-vars", get(all_vars))
+}
+
+// GET /workspaces/:workspace_id/all-vars (TFE; go-tfe's Variables.ListAll,
+// TestVariablesListAll): the workspace's variables and those of the variable sets that apply to
+// it (linked to it or to its project, or global), one per key and category: a priority set's
+// first, then the workspace's own, then a set linked to the workspace, to its project, global.
+async fn all_vars(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let ws = store.find("workspaces", &id)?;
+    let org_name = ws.owner.clone().unwrap_or_default();
+    let project = ws.rel_id("project").map(String::from);
+    let sets = store.list("varsets", Some(&org_name));
+    let linked = |v: &&crate::store::Record, rel: &str, target: Option<&str>| {
+        target.is_some_and(|t| v.rel_ids(rel).iter().any(|i| i == t))
+    };
+    let mut ordered: Vec<&crate::store::Record> = Vec::new();
+    let applies = |v: &&crate::store::Record| {
+        v.flag("global")
+            || linked(v, "workspaces", Some(&id))
+            || linked(v, "projects", project.as_deref())
+    };
+    let set_vars = |pick: &dyn Fn(&&crate::store::Record) -> bool| {
+        sets.iter()
+            .filter(|v| applies(v) && pick(v))
+            .flat_map(|v| store.list("varset-vars", Some(&v.id)))
+            .collect::<Vec<_>>()
+    };
+    ordered.extend(set_vars(&|v| v.flag("priority")));
+    ordered.extend(store.list("vars", Some(&id)));
+    ordered.extend(set_vars(&|v| {
+        !v.flag("priority") && linked(v, "workspaces", Some(&id))
+    }));
+    ordered.extend(set_vars(&|v| {
+        !v.flag("priority")
+            && !linked(v, "workspaces", Some(&id))
+            && linked(v, "projects", project.as_deref())
+    }));
+    ordered.extend(set_vars(&|v| {
+        !v.flag("priority")
+            && !linked(v, "workspaces", Some(&id))
+            && !linked(v, "projects", project.as_deref())
+    }));
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut items: Vec<Value> = Vec::new();
+    for v in ordered {
+        let key = (v.str("key").to_string(), v.str("category").to_string());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let mut doc = v.render();
+        // every item is a `vars` resource, a set's variable too (go-tfe's VariableList)
+        doc["type"] = json!("vars");
+        if v.flag("sensitive") {
+            doc["attributes"]["value"] = Value::Null;
+        }
+        items.push(doc);
+    }
+    drop(store);
+    paginate(&ctx, items)
 }
 
 async fn account(ctx: Ctx) -> ApiResult<Response> {
     let store = ctx.state.read();
-    ok(store.find("users", &store.current_user)?.render())
+    let mut doc = store.find("users", &store.current_user)?.render();
+    // With SCIM on, TFE answers the user's SCIM attributes (the caller is not SCIM-managed);
+    // with it off, none (go-tfe's TestUsersReadCurrent, "with" and "with no scim attributes").
+    let scim = store
+        .settings
+        .get("scim")
+        .and_then(|s| s.get("enabled"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if scim {
+        doc["attributes"]["is-scim-managed"] = json!(false);
+        doc["attributes"]["scim-username"] = Value::Null;
+        doc["attributes"]["scim-updated-at"] = Value::Null;
+    }
+    ok(doc)
 }
 
 // PATCH /account/update (username, email)

@@ -8,7 +8,7 @@ use axum::Router;
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, merge, no_content, ok, paginate, resource, AppState, Body, Ctx};
+use crate::jsonapi::{created, merge, no_content, ok, resource, unpaginated, AppState, Body, Ctx};
 use crate::store::{now, Record};
 
 pub(crate) fn router() -> Router<AppState> {
@@ -97,7 +97,7 @@ async fn list(ctx: Ctx, Path(ws): Path<String>) -> ApiResult<Response> {
         .map(render)
         .collect();
     drop(store);
-    paginate(&ctx, items)
+    unpaginated(&ctx, items)
 }
 
 async fn show(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {

@@ -2,6 +2,7 @@
 //! Spec: Endpoints > Organizations, Organization memberships, Organization tags and tokens.
 
 use axum::extract::Path;
+use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
@@ -12,7 +13,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::faults::Kind;
 use crate::jsonapi::Ty;
 use crate::jsonapi::{
-    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
+    answer, created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
 };
 use crate::store::{now, Store};
 
@@ -60,10 +61,18 @@ fn render_org(store: &Store, name: &str) -> ApiResult<Value> {
 async fn list(ctx: Ctx) -> ApiResult<Response> {
     let store = ctx.state.read();
     let q = ctx.q("q").or(ctx.q("q[name]")).map(str::to_lowercase);
+    let by_name_only = ctx.q("q").is_none() || ctx.state.fault(Kind::OrganizationQueryNameOnly);
     let items: Vec<Value> = store
         .list("organizations", None)
         .into_iter()
-        .filter(|o| q.as_ref().is_none_or(|q| o.id.to_lowercase().contains(q)))
+        .filter(|o| {
+            // `q` matches a part of the name or of the email (go-tfe's OrganizationListOptions.Query;
+            // TestOrganizationsList "when querying on a valid email")
+            q.as_ref().is_none_or(|q| {
+                o.id.to_lowercase().contains(q)
+                    || (!by_name_only && o.str("email").to_lowercase().contains(q))
+            })
+        })
         .map(|o| o.render())
         .collect();
     drop(store);
@@ -125,6 +134,10 @@ pub(crate) fn insert_organization(
             "default-execution-mode": "remote", "saml-enabled": false,
             "owners-team-saml-role-id": null, "two-factor-conformant": true,
             "assessments-enforced": false, "allow-force-delete-workspaces": false,
+            // go-tfe's Organization: a new organization is in the free tier, not in a trial,
+            // and takes user tokens (TestOrganizationsRead, TestOrganizationsUpdate)
+            "trial-expires-at": null, "remaining-testable-count": 5,
+            "user-tokens-enabled": true,
             "permissions": {"can-update": true, "can-destroy": true, "can-create-team": true,
                 "can-create-workspace": true, "can-manage-subscription": true,
                 "can-update-oauth": true, "can-create-workspace-migration": true},
@@ -204,9 +217,57 @@ async fn update(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResu
         store.rekey("organizations", &name, &new);
         id = new;
     }
+    // The default agent pool (go-tfe's OrganizationUpdateOptions.DefaultAgentPool, with
+    // `default-execution-mode: agent`): one of the organization's pools, or null.
+    let pool = match doc.relationships.get("default-agent-pool") {
+        Some(rel) if !ctx.state.fault(Kind::OrganizationAgentPoolDropped) => {
+            match rel
+                .get("data")
+                .and_then(|d| d.get("id"))
+                .and_then(Value::as_str)
+            {
+                Some(pool) => {
+                    if store.get("agent-pools", pool).map(|p| p.owner.as_deref())
+                        != Some(Some(id.as_str()))
+                    {
+                        return Err(ApiError::Invalid {
+                            detail: format!("agent pool {pool} is not in the organization"),
+                            pointer: Some("/data/relationships/default-agent-pool".into()),
+                        });
+                    }
+                    Some(json!({"data": {"type": "agent-pools", "id": pool}}))
+                }
+                None => Some(json!({"data": null})),
+            }
+        }
+        _ => None,
+    };
     let record = store.find_mut("organizations", &id)?;
+    let mode = doc
+        .opt("default-execution-mode")
+        .unwrap_or_else(|| record.str("default-execution-mode").to_string());
+    // A pool only goes with the `agent` mode, and another mode drops it (go-tfe's
+    // TestOrganizationsUpdate: "must not be specified unless using 'agent' execution mode").
+    let pool =
+        match pool {
+            Some(p) if mode != "agent" && !p["data"].is_null() => return Err(ApiError::Invalid {
+                detail:
+                    "Default agent pool must not be specified unless using 'agent' execution mode"
+                        .into(),
+                pointer: Some("/data/relationships/default-agent-pool".into()),
+            }),
+            None if mode != "agent" && !ctx.state.fault(Kind::OrganizationAgentPoolDropped) => {
+                Some(json!({"data": null}))
+            }
+            pool => pool,
+        };
     for (k, v) in doc.attributes {
         record.attributes.insert(k, v);
+    }
+    if let Some(pool) = pool {
+        record
+            .relationships
+            .insert("default-agent-pool".into(), pool);
     }
     ok(record.render())
 }
@@ -304,15 +365,54 @@ async fn invite(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResu
     m.set_rel("user", "users", &user);
     m.set_rel("organization", "organizations", &name);
     m.set_rel_ids("teams", "teams", &teams);
-    created(m.render())
+    let data = m.render();
+    // TFE answers the invite with its user included: go-tfe's TestOrganizationMembershipsCreate
+    // finds the create's answer equal to a read with `include=user`.
+    let included: Vec<Value> = store
+        .get("users", &user)
+        .map(|u| u.render())
+        .into_iter()
+        .collect();
+    Ok(answer(
+        StatusCode::CREATED,
+        json!({ "data": data, "included": included }),
+    ))
+}
+
+/// The `include` names a membership read takes (go-tfe's `OrgMembershipIncludeOpt`: `user`,
+/// `teams`); another is answered 400 naming the include parameter (tfe-api-facts 1.3: 400 on an
+/// invalid `include`; go-tfe's TestOrganizationMembershipsReadWithOptions).
+fn membership_include(ctx: &Ctx) -> ApiResult<()> {
+    if ctx.state.fault(Kind::MembershipIncludeUnchecked) {
+        return Ok(());
+    }
+    match ctx
+        .q("include")
+        .into_iter()
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .find(|name| !["user", "teams"].contains(name))
+    {
+        Some(name) => Err(ApiError::BadRequest(format!(
+            "Invalid include parameter: `{name}` (organization memberships include user, teams)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 // GET /organizations/:organization_name/organization-memberships
 async fn list_memberships(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
+    membership_include(&ctx)?;
     let store = ctx.state.read();
     org(&store, &name)?;
     let q = ctx.q("q").map(str::to_lowercase);
     let status = ctx.q("filter[status]");
+    // `filter[email]`: a comma-separated list of emails (go-tfe's
+    // OrganizationMembershipListOptions.Emails; TestOrganizationMembershipsList).
+    let emails: Option<Vec<String>> = ctx
+        .q("filter[email]")
+        .filter(|_| !ctx.state.fault(Kind::MembershipEmailFilterIgnored))
+        .map(|e| e.split(',').map(|e| e.trim().to_lowercase()).collect());
     let items: Vec<Value> = store
         .list("organization-memberships", Some(&name))
         .into_iter()
@@ -321,6 +421,11 @@ async fn list_memberships(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Respo
                 .is_none_or(|q| m.str("email").to_lowercase().contains(q))
         })
         .filter(|m| status.is_none_or(|s| m.str("status") == s))
+        .filter(|m| {
+            emails
+                .as_ref()
+                .is_none_or(|e| e.contains(&m.str("email").to_lowercase()))
+        })
         .map(|m| m.render())
         .collect();
     drop(store);
@@ -343,6 +448,7 @@ async fn own_memberships(ctx: Ctx) -> ApiResult<Response> {
 
 // GET /organization-memberships/:organization_membership_id
 async fn show_membership(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    membership_include(&ctx)?;
     ok(ctx
         .state
         .read()
@@ -365,7 +471,7 @@ pub(crate) fn tag_by_name(store: &mut Store, org_name: &str, name: &str) -> Stri
     {
         return t.id.clone();
     }
-    store.insert(
+    let id = store.insert(
         "tags",
         "tag-",
         Some(org_name),
@@ -374,7 +480,13 @@ pub(crate) fn tag_by_name(store: &mut Store, org_name: &str, name: &str) -> Stri
             .cloned()
             .unwrap_or_default(),
         Map::new(),
-    )
+    );
+    // A tag belongs to its organization (go-tfe's OrganizationTag.Organization;
+    // TestOrganizationTagsList "ensure org relation is properly decoded").
+    if let Some(tag) = store.get_mut("tags", &id) {
+        tag.set_rel("organization", "organizations", org_name);
+    }
+    id
 }
 
 /// Puts a tag on a workspace (idempotent) and recounts it.
@@ -429,7 +541,15 @@ async fn list_tags(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
         .list("tags", Some(&name))
         .into_iter()
         .filter(|t| q.is_none_or(|q| t.str("name").contains(q)))
-        .map(|t| t.render())
+        .map(|t| {
+            let mut doc = t.render();
+            if ctx.state.fault(Kind::TagWithoutOrganization) {
+                if let Some(rels) = doc["relationships"].as_object_mut() {
+                    rels.remove("organization");
+                }
+            }
+            doc
+        })
         .collect();
     drop(store);
     paginate(&ctx, items)
@@ -522,6 +642,11 @@ async fn create_token(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> A
         Map::new(),
     );
     store.tokens.insert(secret.clone(), name.clone());
+    // Who made it (go-tfe's `created-by` polyrelation: an organization, team or user).
+    let me = store.current_user.clone();
+    store
+        .find_mut("authentication-tokens", &id)?
+        .set_rel("created-by", "users", &me);
     let mut doc = store.find("authentication-tokens", &id)?.render();
     doc["attributes"]["token"] = if ctx.state.fault(Kind::TokenSecretWithheld) {
         Value::Null

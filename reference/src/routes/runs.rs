@@ -255,11 +255,28 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
         ws.set_rel("latest-run", "runs", &id);
         ws.set_rel("current-run", "runs", &id);
     }
-    created(store.find("runs", &id)?.render())
+    created(render_run(&ctx, &store, store.find("runs", &id)?))
+}
+
+/// A run with its `run-events` relationship: the events of its states so far (go-tfe's
+/// Run.RunEvents; TestRunsRunEvents reads them on the create's answer).
+fn render_run(ctx: &Ctx, store: &Store, run: &crate::store::Record) -> Value {
+    let mut doc = run.render();
+    if ctx.state.fault(Kind::RunWithoutEvents) {
+        return doc;
+    }
+    let events: Vec<Value> = run_events(store, &run.id)
+        .unwrap_or_default()
+        .iter()
+        .map(|e| json!({"type": "run-events", "id": e["id"]}))
+        .collect();
+    doc["relationships"]["run-events"] = json!({ "data": events });
+    doc
 }
 
 async fn show(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
-    ok(ctx.state.read().find("runs", &id)?.render())
+    let store = ctx.state.read();
+    ok(render_run(&ctx, &store, store.find("runs", &id)?))
 }
 
 // GET /workspaces/:workspace_id/runs
@@ -275,7 +292,7 @@ async fn list(ctx: Ctx, Path(ws): Path<String>) -> ApiResult<Response> {
                 .as_ref()
                 .is_none_or(|s| s.contains(&r.str("status")))
         })
-        .map(|r| r.render())
+        .map(|r| render_run(&ctx, &store, r))
         .collect();
     drop(store);
     paginate(&ctx, items)
@@ -295,7 +312,10 @@ async fn list_org(ctx: Ctx, Path(o): Path<String>) -> ApiResult<Response> {
         .flat_map(|w| store.list("runs", Some(w)))
         .collect();
     runs.sort_by_key(|r| r.seq);
-    let items: Vec<Value> = runs.into_iter().map(|r| r.render()).collect();
+    let items: Vec<Value> = runs
+        .into_iter()
+        .map(|r| render_run(&ctx, &store, r))
+        .collect();
     drop(store);
     paginate(&ctx, items)
 }

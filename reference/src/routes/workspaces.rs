@@ -473,7 +473,22 @@ fn insert_var(store: &mut Store, ws: &str, doc: &Doc) -> ApiResult<Value> {
     let v = store.find_mut("vars", &id)?;
     v.set_rel("configurable", "workspaces", ws);
     v.set_rel("workspace", "workspaces", ws);
-    Ok(render_var(v))
+    let doc = render_var(v);
+    relink_vars(store, ws);
+    Ok(doc)
+}
+
+/// The workspace's `vars` relationship: its variables (go-tfe's Workspace.Variables;
+/// TestVariablesCreate reads the new variable there).
+fn relink_vars(store: &mut Store, ws: &str) {
+    let ids: Vec<String> = store
+        .list("vars", Some(ws))
+        .iter()
+        .map(|v| v.id.clone())
+        .collect();
+    if let Some(w) = store.get_mut("workspaces", ws) {
+        w.set_rel_ids("vars", "vars", &ids);
+    }
 }
 
 fn update_var_in(store: &mut Store, id: &str, doc: Doc) -> ApiResult<Value> {
@@ -558,7 +573,10 @@ async fn update_var(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiRe
 
 // DELETE /vars/:variable_id
 async fn destroy_var(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
-    ctx.state.write().delete("vars", &id)?;
+    let mut store = ctx.state.write();
+    let ws = store.find("vars", &id)?.owner.clone().unwrap_or_default();
+    store.delete("vars", &id)?;
+    relink_vars(&mut store, &ws);
     no_content()
 }
 
@@ -609,5 +627,6 @@ async fn destroy_ws_var(ctx: Ctx, Path((ws, id)): Path<(String, String)>) -> Api
     let mut store = ctx.state.write();
     ws_var(&store, &ws, &id)?;
     store.delete("vars", &id)?;
+    relink_vars(&mut store, &ws);
     no_content()
 }

@@ -249,6 +249,14 @@ pub struct QueryParam {
     /// `{{team.name}}`) sent when a test looks for that item in the list (`list.contains`),
     /// before it walks the whole list; the list's own request does not send it.
     pub finds: Option<String>,
+    /// A filter TFE serves (`tfe.list-filter`): the list sent with this parameter alone, its
+    /// value filled (`{{organization_membership.email}}`), holds the run's own item
+    /// (`expect.contains`), and with `exact` only that item.
+    pub narrows: Option<String>,
+    /// With `narrows`: the filter names one item exactly (an email), so the answer holds
+    /// nothing else.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// Expectations beyond the kind's default.
@@ -284,6 +292,13 @@ pub struct Expect {
     /// A refusal TFE documents for a state the run cannot always arrange (two-factor
     /// disabled on a user without it: 400, facts 5).
     pub refused_unless: Option<RefusedUnless>,
+    /// An `include` name the resource has no relationship for: the read sent with it is
+    /// answered 400 (`tfe.include-refused`, TFE level).
+    pub refuses_include: Option<String>,
+    /// A list TFE answers whole, without `meta.pagination`, when no page parameter is sent
+    /// (`tfe.unpaginated`, TFE level: facts 0.8).
+    #[serde(default)]
+    pub unpaginated: bool,
 }
 
 /// An action TFE refuses unless the resource is in a state (`state`, read once before the

@@ -46,6 +46,42 @@ pub fn listed(holds: bool, what: &str, place: &str, listed: &[String]) -> Result
     }
 }
 
+/// `tfe.list-filter`: the list sent with `filter` (`param=value`) answered (`ok`) and holds
+/// `wanted`; with `exact`, nothing else. `ids` are the ids it held (pages read up to `wanted`,
+/// or its first page for an exact filter).
+pub fn filtered(
+    ok: Result<(), String>,
+    ids: &[String],
+    wanted: &str,
+    exact: bool,
+    filter: &str,
+) -> Result<(), String> {
+    ok.map_err(|e| format!("the list filtered by {filter}: {e}"))?;
+    if !ids.iter().any(|id| id == wanted) {
+        return Err(format!(
+            "expected the list filtered by {filter} to hold {wanted}, which the filter names; it holds {ids:?}"
+        ));
+    }
+    let others: Vec<&String> = ids.iter().filter(|id| *id != wanted).collect();
+    if exact && !others.is_empty() {
+        return Err(format!(
+            "expected the list filtered by {filter} to hold only {wanted}, the one item the filter names; it also holds {others:?} (the filter is ignored)"
+        ));
+    }
+    Ok(())
+}
+
+/// `tfe.unpaginated`: a list asked for without page parameters (`doc`) carries no
+/// `meta.pagination` (TFE answers such a list whole).
+pub fn unpaginated(doc: &Value) -> Result<(), String> {
+    match doc.pointer("/meta/pagination") {
+        None | Some(Value::Null) => Ok(()),
+        Some(p) => Err(format!(
+            "expected the list asked for without page parameters to be answered whole, without meta.pagination (as TFE answers it); it carries {p}"
+        )),
+    }
+}
+
 /// `delete.then-gone`: `place` no longer holds `what`, deleted earlier by the run.
 pub fn gone_from(holds: bool, what: &str, place: &str) -> Result<(), String> {
     if holds {

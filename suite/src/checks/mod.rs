@@ -171,6 +171,12 @@ checks! {
         "a paged list carries meta.pagination";
     TFE_PAGE_SIZE = "tfe.page-size", Tfe, "tfe-api-facts 0.5, 1.4",
         "with TFE's `page[number]`/`page[size]`, a page holds at most `page[size]` items, and the pages of a walk partition the list";
+    TFE_LIST_FILTER = "tfe.list-filter", Tfe, "tfe-api-facts 0.11, 6.3; go-tfe v1.111.2 (OrganizationListOptions.Query: name or email; OrganizationMembershipListOptions.Emails: filter[email])",
+        "a list sent with a filter TFE serves, naming the run's own item (`narrows` in cases/), holds that item; a filter naming one item exactly (an email) holds nothing else";
+    TFE_INCLUDE_REFUSED = "tfe.include-refused", Tfe, "tfe-api-facts 0.4, 1.3; go-tfe v1.111.2 TestOrganizationMembershipsReadWithOptions (with invalid include option)",
+        "a read sent with an `include` name the resource does not take (`expect.refuses_include`) is answered 400";
+    TFE_UNPAGINATED = "tfe.unpaginated", Tfe, "tfe-api-facts 0.8; go-tfe v1.111.2 TestNotificationConfigurationList",
+        "a list TFE answers whole when no page parameter is sent (`expect.unpaginated`) carries no `meta.pagination` then";
     TFE_REQUIRED_FILTER = "tfe.required-filter", Tfe, "tfe-api-facts 1.3",
         "a list without its required filter is answered 400";
     TFE_WRONG_STATE = "tfe.refused-in-wrong-state", Tfe, "tfe-api-facts 0.4, 2.3",
@@ -183,8 +189,8 @@ checks! {
         "`provider=P` lists only modules whose `provider` is P, `verified=true` only modules with `verified: true` (TFE level, as for paging)";
     TFE_REGISTRY_SHAPE = "tfe.registry-shape", Tfe, "tfe-api-facts 3.3",
         "registry answers have the protocol's plain JSON shapes: versions `{modules:[{versions:[{version}]}]}`; one module `{id: ns/name/provider/version, namespace, name, provider, version}`; lists and search `{meta:{limit, current_offset}, modules:[{namespace, name, provider, version}]}`";
-    TFE_REFUSES_WRONG_TYPE = "tfe.refuses-wrong-type", Tfe, "tfe-api-facts 0.3, 1.3",
-        "a create or update with an attribute of the wrong JSON type (`cost-estimation-enabled: {}`, a non-boolean `auto-apply`) is answered 422, never 5xx, and nothing is stored (a show afterwards proves it)";
+    TFE_REFUSES_WRONG_TYPE = "tfe.refuses-wrong-type", Tfe, "tfe-api-facts 0.3, 1.3, 2.11",
+        "a create or update with an attribute of the wrong JSON type (`cost-estimation-enabled: {}`, a non-boolean `auto-apply`) or outside its documented values (a team grant's custom permission) is answered 422, never 5xx, and nothing is stored (a show afterwards proves it)";
     TFE_REFUSES_UNKNOWN_TYPE = "tfe.refuses-unknown-type", Tfe, "tfe-api-facts 1.3, 1.5",
         "a create or update whose `data.type` is not the endpoint's is answered 409 or 422, never 5xx, and nothing is stored";
     TFE_REFUSES_MISSING_ATTRIBUTE = "tfe.refuses-missing-attribute", Tfe, "tfe-api-facts 1.3, 2.1",

@@ -22,6 +22,8 @@ pub(super) fn operation(catalog: &Catalog, e: &Endpoint, payload: Option<&str>) 
                 paged: true,
                 value: None,
                 finds: None,
+                narrows: None,
+                exact: false,
             });
         }
     }

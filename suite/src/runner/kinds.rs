@@ -152,6 +152,7 @@ impl TestRun<'_> {
             return;
         };
         self.shows_as_made(main, &doc);
+        self.include_refused().await;
         self.unknown_id().await;
         self.variants_agree(main, &doc).await;
         self.unauthorized().await;
@@ -273,7 +274,13 @@ impl TestRun<'_> {
         if self.endpoint.paged {
             self.paging(main).await;
         }
+        if self.endpoint.expect.unpaginated && !self.endpoint.paged {
+            let result = c::lists::unpaginated(&doc);
+            self.check(&c::TFE_UNPAGINATED, Some(main), result);
+        }
         self.required_filters().await;
+        self.list_filters().await;
+        self.include_refused().await;
         self.variants_agree(main, &doc).await;
         self.unauthorized().await;
     }
@@ -372,6 +379,77 @@ impl TestRun<'_> {
             self.unobserved.push(why);
         }
         None
+    }
+
+    /// TFE's filters (`narrows` in cases/): the list sent with each, naming the run's own
+    /// item, holds it (pages walked up to it), and an `exact` one holds nothing else (checked
+    /// once per endpoint, in the canonical form).
+    async fn list_filters(&mut self) {
+        if !self.in_canonical_form() {
+            return;
+        }
+        let Some(kind) = self.endpoint.expect.contains.clone() else {
+            return;
+        };
+        let Some(wanted) = self.scope.get(&kind).map(|i| i.id.clone()) else {
+            return;
+        };
+        let filters: Vec<(String, String, bool)> = self
+            .endpoint
+            .query
+            .iter()
+            .filter_map(|q| Some((q.name.clone(), q.narrows.clone()?, q.exact)))
+            .collect();
+        for (name, template, exact) in filters {
+            let what = format!("{} ({name})", c::TFE_LIST_FILTER.id);
+            let Ok(value) = self.ctx.fixtures.fill_text(&template, &self.scope) else {
+                self.notes.push(format!(
+                    "{what}: not evaluated, its value could not be filled"
+                ));
+                continue;
+            };
+            let Some(mut request) = self.list_request(None, true) else {
+                return;
+            };
+            request.url.query_pairs_mut().append_pair(&name, &value);
+            let index = self.send(request).await;
+            let filter = format!("{name}={value}");
+            let answered = c::answered_json(self.ex(index), "a list");
+            let (ids, last) = match &answered {
+                Ok(doc) if exact => (c::list_ids(doc), index),
+                Ok(doc) => match self.find_in_list(index, &doc.clone(), &wanted).await {
+                    Some(found) => found,
+                    None => continue,
+                },
+                Err(_) => (Vec::new(), index),
+            };
+            let result = c::lists::filtered(answered.map(|_| ()), &ids, &wanted, exact, &filter);
+            self.check(&c::TFE_LIST_FILTER, Some(last), result);
+        }
+    }
+
+    /// TFE: a read with an `include` name the resource does not take is answered 400
+    /// (`expect.refuses_include`; once per endpoint, in the canonical form).
+    async fn include_refused(&mut self) {
+        let Some(name) = self.endpoint.expect.refuses_include.clone() else {
+            return;
+        };
+        if !self.in_canonical_form() {
+            return;
+        }
+        let Ok(mut request) = self.main_request(&self.case.path, "GET", true) else {
+            return;
+        };
+        request.url.query_pairs_mut().append_pair("include", &name);
+        let index = self.send(request).await;
+        let result = c::answered(
+            self.ex(index).status(),
+            400,
+            &format!("with include={name}, a name it does not take"),
+        );
+        if self.check(&c::TFE_INCLUDE_REFUSED, Some(index), result) {
+            self.error_document(index);
+        }
     }
 
     pub(super) async fn required_filters(&mut self) {
