@@ -269,6 +269,9 @@ impl SetRun<'_> {
         let started = Instant::now();
         let mut running = tokio::task::JoinSet::new();
         let failures = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        // Tests that change instance-wide settings run one at a time: two of them flipping
+        // the same setting (SCIM) at once would fail each other.
+        let instance = Arc::new(tokio::sync::Mutex::new(()));
         for (index, name) in queue.into_iter().enumerate() {
             let permit = slots
                 .clone()
@@ -292,7 +295,12 @@ impl SetRun<'_> {
             let skip = self.file.skip_subtests.clone();
             let (token, timeout, verbose) = (self.token.clone(), self.timeout, self.verbose);
             let (done, failures) = (done.clone(), failures.clone());
+            let instance = self.file.changes_instance(&name).then(|| instance.clone());
             running.spawn(async move {
+                let _alone = match &instance {
+                    Some(lock) => Some(lock.lock().await),
+                    None => None,
+                };
                 let outcome = tokio::task::spawn_blocking(move || {
                     let how = gotest::Invocation {
                         binary: &binary,

@@ -244,7 +244,7 @@ pub fn judge(
             }
         }
         Kind::Show | Kind::Update => {
-            if let Some(result) = same_id(m, &doc) {
+            if let Some(result) = same_id(m, &doc, ex.request.body.as_deref()) {
                 let check = if e.kind == Kind::Show {
                     &c::SHOW_SAME_ID
                 } else {
@@ -274,19 +274,35 @@ pub fn judge(
 /// (`…_id`, `id`, or an organization's name, which is its id); `None` where it is not known,
 /// and where the path does not name what it answers (`expect.shows`: a workspace's current
 /// state version is named by the workspace).
-fn same_id(m: &Matched, doc: &Value) -> Option<Result<(), String>> {
+///
+/// An organization's id is its name: an update that renames it (`data.attributes.name` in
+/// the request) answers the new name (tfe-api-facts 0, item 10: the id is the name).
+fn same_id(m: &Matched, doc: &Value, request: Option<&str>) -> Option<Result<(), String>> {
     m.row.resource.as_ref()?;
     if m.row.expect.shows.is_some() {
         return None;
     }
     let (name, value) = m.params.last()?;
-    let is_id = name == "id"
-        || name.ends_with("_id")
-        || (name == "organization_name" && m.row.resource.as_deref() == Some("organization"));
+    let organization =
+        name == "organization_name" && m.row.resource.as_deref() == Some("organization");
+    let is_id = name == "id" || name.ends_with("_id") || organization;
     if !is_id {
         return None;
     }
-    let value = percent_encoding::percent_decode_str(value).decode_utf8_lossy();
+    let renamed = organization
+        .then(|| request.and_then(|b| serde_json::from_str::<Value>(b).ok()))
+        .flatten()
+        .and_then(|b| {
+            b.pointer("/data/attributes/name")?
+                .as_str()
+                .map(str::to_string)
+        });
+    let value = match renamed {
+        Some(new_name) => new_name,
+        None => percent_encoding::percent_decode_str(value)
+            .decode_utf8_lossy()
+            .into_owned(),
+    };
     Some(c::lifecycle::same_id(doc, &value, "the answer"))
 }
 
@@ -307,11 +323,30 @@ mod tests {
         // A workspace's current state version is named by the workspace, not by its own id.
         let current = matched("/api/v2/workspaces/ws-1/current-state-version");
         assert_eq!(current.endpoint, "state_versions::current");
-        assert_eq!(same_id(&current, &doc), None);
+        assert_eq!(same_id(&current, &doc, None), None);
         // A show named by its own id still has to answer that id.
         let show = matched("/api/v2/state-versions/sv-2");
-        assert!(matches!(same_id(&show, &doc), Some(Err(_))));
+        assert!(matches!(same_id(&show, &doc, None), Some(Err(_))));
         let doc2 = serde_json::json!({"data": {"id": "sv-2", "type": "state-versions"}});
-        assert_eq!(same_id(&show, &doc2), Some(Ok(())));
+        assert_eq!(same_id(&show, &doc2, None), Some(Ok(())));
+    }
+
+    #[test]
+    fn an_organization_renamed_by_its_update_answers_its_new_name() {
+        let update = Matcher::new(
+            &Catalog::embedded().unwrap(),
+            crate::catalog::REGISTRY_DEFAULT,
+        )
+        .find("PATCH", "/api/v2/organizations/old-name")
+        .unwrap();
+        let renamed = serde_json::json!({"data": {"id": "new-name", "type": "organizations"}});
+        let rename = r#"{"data":{"type":"organizations","attributes":{"name":"new-name"}}}"#;
+        assert_eq!(same_id(&update, &renamed, Some(rename)), Some(Ok(())));
+        // Without a rename, the path's name is still the id to answer.
+        let other = r#"{"data":{"type":"organizations","attributes":{"email":"a@b.c"}}}"#;
+        assert!(matches!(
+            same_id(&update, &renamed, Some(other)),
+            Some(Err(_))
+        ));
     }
 }
