@@ -55,6 +55,8 @@ pub struct Catalog {
     pub origin: String,
     /// Input that must be refused (`refuse.toml`), in file order.
     pub refusals: Vec<Refusal>,
+    /// Input TFE takes (`accept.toml`), in file order.
+    pub acceptances: Vec<Acceptance>,
 }
 
 impl Catalog {
@@ -78,6 +80,7 @@ impl Catalog {
         let mut payloads = BTreeMap::new();
         let mut families = Vec::new();
         let mut refusals = Vec::new();
+        let mut acceptances = Vec::new();
         for (path, text) in files {
             if let Some(name) = path.strip_prefix("payloads/") {
                 serde_json::from_str::<serde_json::Value>(&text)
@@ -98,6 +101,10 @@ impl Catalog {
                 let file: RefuseFile =
                     toml::from_str(&text).map_err(|e| CatalogError::new(&path, e.to_string()))?;
                 refusals = file.refuse;
+            } else if path == "accept.toml" {
+                let file: AcceptFile =
+                    toml::from_str(&text).map_err(|e| CatalogError::new(&path, e.to_string()))?;
+                acceptances = file.accept;
             } else if path == "resources.toml" {
                 graph = Some(
                     toml::from_str(&text).map_err(|e| CatalogError::new(&path, e.to_string()))?,
@@ -114,6 +121,7 @@ impl Catalog {
             families,
             origin,
             refusals,
+            acceptances,
         };
         catalog.validate()?;
         Ok(catalog)
@@ -370,6 +378,17 @@ impl Catalog {
             .filter(move |r| r.endpoint.split_once("::") == Some((group, id)))
     }
 
+    /// The cases of input TFE takes that the test of `group::id` sends.
+    pub fn acceptances_for<'a>(
+        &'a self,
+        group: &'a str,
+        id: &'a str,
+    ) -> impl Iterator<Item = &'a Acceptance> {
+        self.acceptances
+            .iter()
+            .filter(move |r| r.endpoint.split_once("::") == Some((group, id)))
+    }
+
     /// Every endpoint with its group.
     pub fn endpoints(&self) -> impl Iterator<Item = (&Group, &Endpoint)> {
         self.groups
@@ -474,6 +493,18 @@ impl Catalog {
                 if !kinds.contains(kind.as_str()) {
                     return Err(at(format!("unknown resource kind `{kind}`")));
                 }
+            }
+        }
+        for (i, a) in self.acceptances.iter().enumerate() {
+            if !a.endpoint.contains("::") || self.endpoint(&a.endpoint, "").is_none() {
+                return Err(CatalogError::new(
+                    "accept.toml",
+                    format!(
+                        "case {}: unknown endpoint `{}` (group::id)",
+                        i + 1,
+                        a.endpoint
+                    ),
+                ));
             }
         }
         for (param, target) in &self.graph.params {

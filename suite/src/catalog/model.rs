@@ -514,6 +514,44 @@ pub struct Refusal {
     pub note: Option<String>,
 }
 
+/// `cases/accept.toml`: input TFE takes although a stricter reading would refuse it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptFile {
+    /// The cases, in file order.
+    #[serde(default)]
+    pub accept: Vec<Acceptance>,
+}
+
+/// One request TFE takes: sent by the test of `endpoint` (both its path forms), after that
+/// test's own request succeeded, with its fixtures; then a show proves what it set.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Acceptance {
+    /// The endpoint (`group::id`) whose test sends it, with the endpoint's method and path.
+    pub endpoint: String,
+    /// The body, its placeholders filled in (`{{accepted}}`: a name unique to this case, with
+    /// the run's prefix; the usual `{{prefix}}`, `{{kind.field}}`).
+    pub body: String,
+    /// The show afterwards: its path template, the JSON pointer read and the value it must
+    /// hold (`{{accepted}}` as in the body; `{{answer}}`: the `data.id` the request answered).
+    pub then: AcceptedShow,
+    /// Where TFE is seen to take it (the facts or go-tfe), for the report.
+    pub note: String,
+}
+
+/// What a show holds after input TFE took.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptedShow {
+    /// The path template of the show.
+    pub show: String,
+    /// The JSON pointer into the show's answer.
+    pub pointer: String,
+    /// The value it holds.
+    pub value: String,
+}
+
 /// A value read before and after a refused request.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

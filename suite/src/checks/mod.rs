@@ -199,6 +199,8 @@ checks! {
         "a body that is not JSON is answered 400 or 422 (\"malformed body\"), never 5xx, and nothing is stored";
     TFE_REFUSES_MEDIA_TYPE = "tfe.refuses-media-type", Tfe, "tfe-api-facts 0.2, 1.3",
         "a body sent with a media type that is not JSON (`text/plain`) is answered 415, never 5xx, and nothing is stored";
+    TFE_ACCEPTS_INPUT = "tfe.accepts-input", Tfe, "go-tfe v1.111.2 (the vendor's client sends it and its tests of TFE take it); cases/accept.toml",
+        "input TFE takes although a stricter reading would refuse it (an empty `data.type`, which go-tfe sends for options without a type; a team name with a space) is answered 2xx, and a show afterwards holds what it set";
 }
 
 /// The checks that observe what an endpoint did (made, changed, removed, linked, issued,

@@ -1,5 +1,6 @@
-//! The input-that-must-be-refused family (`tfe.refuses-*`): which check judges which kind of
-//! input, the statuses the facts name for it, and the judgement of one refused request.
+//! The input families: what must be refused (`tfe.refuses-*`: which check judges which kind
+//! of input, the statuses the facts name for it, the judgement of one refused request) and
+//! what TFE takes although a stricter reading would refuse it (`tfe.accepts-input`).
 
 use serde_json::Value;
 
@@ -110,6 +111,41 @@ pub fn refusal_stored(stored: Stored<'_>) -> Result<(), String> {
                 )),
             }
         }
+    }
+}
+
+/// `tfe.accepts-input`: the `answer` to input TFE takes is 2xx, and the show afterwards holds
+/// `expected` at `pointer` (`note`, the case's source, is added to a failure's message).
+pub fn accepted(
+    answer: &Exchange,
+    shown: &Exchange,
+    pointer: &str,
+    expected: &str,
+    note: &str,
+) -> Result<(), String> {
+    match answer.status() {
+        None => {
+            return Err(format!(
+                "expected the input to be taken ({note}), received no answer"
+            ))
+        }
+        Some(s) if !(200..300).contains(&s) => {
+            return Err(format!(
+                "expected the input to be taken ({note}), but it was answered {s}"
+            ))
+        }
+        Some(_) => {}
+    }
+    let doc = shown
+        .json()
+        .map_err(|e| format!("the show after the taken input answered no document: {e}"))?;
+    match doc.pointer(pointer) {
+        Some(Value::String(v)) if v == expected => Ok(()),
+        other => Err(format!(
+            "the input was answered {} but the show afterwards holds {} at `{pointer}`, not `{expected}` ({note})",
+            answer.status().unwrap_or_default(),
+            other.map_or("nothing".to_string(), Value::to_string)
+        )),
     }
 }
 

@@ -439,6 +439,7 @@ impl<'a> TestRun<'a> {
             Kind::Upload => {}
         }
         self.refusals().await;
+        self.acceptances().await;
         if let Err(outcome) = self.restore().await {
             return outcome;
         }

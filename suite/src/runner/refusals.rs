@@ -1,12 +1,14 @@
 //! Input that must be refused (`cases/refuse.toml`): the cases an endpoint's test sends after
 //! its own request succeeded, each judged by its `tfe.refuses-*` check: the answer (the
 //! statuses the facts name, never 5xx) and a show afterwards that proves nothing was stored.
+//! And its mirror, input TFE takes (`cases/accept.toml`, `tfe.accepts-input`): answered 2xx,
+//! and a show afterwards holds what it set.
 
 use reqwest::Method;
 use serde_json::Value;
 
 use super::TestRun;
-use crate::catalog::{path_for, Refusal, Variant};
+use crate::catalog::{path_for, Acceptance, Refusal, Variant};
 use crate::checks::{self as c, Stored};
 use crate::fixtures::auth_for;
 use crate::target::{Body, Request, TransportError, JSONAPI};
@@ -25,8 +27,81 @@ impl TestRun<'_> {
         }
     }
 
-    /// A path of the case, its placeholders and `:params` filled, under the test's prefix.
-    fn refusal_path(&self, template: &str, name: &str) -> Option<String> {
+    /// Sends every case of input TFE takes that this test's endpoint hosts.
+    pub(super) async fn acceptances(&mut self) {
+        let cases: Vec<Acceptance> = self
+            .ctx
+            .catalog
+            .acceptances_for(&self.case.group, &self.endpoint.id)
+            .cloned()
+            .collect();
+        for case in &cases {
+            self.acceptance(case).await;
+        }
+    }
+
+    async fn acceptance(&mut self, a: &Acceptance) {
+        let what = format!("{} (accept.toml)", c::TFE_ACCEPTS_INPUT.id);
+        let fixtures = &self.ctx.fixtures;
+        let Ok(name) = fixtures.fill_text("{{prefix}}-accepted{{unique}}", &self.scope) else {
+            self.notes
+                .push(format!("{what}: not evaluated, no name could be made"));
+            return;
+        };
+        let (Some(path), Some(show)) = (
+            self.case_path(&self.endpoint.path.clone(), &name),
+            self.case_path(&a.then.show, &name),
+        ) else {
+            self.notes.push(format!(
+                "{what}: not evaluated, its paths could not be filled"
+            ));
+            return;
+        };
+        let Ok(body) = fixtures.fill_text(&a.body.replace("{{accepted}}", &name), &self.scope)
+        else {
+            self.notes.push(format!(
+                "{what}: not evaluated, its body could not be filled"
+            ));
+            return;
+        };
+        let method = Method::from_bytes(self.endpoint.method.as_bytes()).unwrap_or(Method::POST);
+        let request = Request::new(method, self.url_for(&path), auth_for(&path))
+            .with_body(Body::Raw(JSONAPI.to_string(), body.into_bytes()));
+        let sent = self.send(request).await;
+        if let Err(TransportError::Refused(why)) = &self.ex(sent).response {
+            self.notes.push(format!("{what}: not evaluated, {why}"));
+            return;
+        }
+        let answered = self
+            .ex(sent)
+            .json()
+            .ok()
+            .and_then(|d| c::document_id(&d))
+            .unwrap_or_default();
+        let expected = a
+            .then
+            .value
+            .replace("{{accepted}}", &name)
+            .replace("{{answer}}", &answered);
+        let shown = self.get(&show).await;
+        let result = c::accepted(
+            self.ex(sent),
+            self.ex(shown),
+            &a.then.pointer,
+            &expected,
+            &a.note,
+        );
+        let evidence = if self.ex(sent).is_success() {
+            shown
+        } else {
+            sent
+        };
+        self.check(&c::TFE_ACCEPTS_INPUT, Some(evidence), result);
+    }
+
+    /// A path of a case, its placeholders (`{{refused}}` or `{{accepted}}`: the case's unique
+    /// name) and `:params` filled, under the test's prefix.
+    fn case_path(&self, template: &str, name: &str) -> Option<String> {
         let variant = if self.case.variant.has_prefix() {
             Variant::ApiV2
         } else {
@@ -34,7 +109,12 @@ impl TestRun<'_> {
         };
         let fixtures = &self.ctx.fixtures;
         let text = fixtures
-            .fill_text(&template.replace("{{refused}}", name), &self.scope)
+            .fill_text(
+                &template
+                    .replace("{{refused}}", name)
+                    .replace("{{accepted}}", name),
+                &self.scope,
+            )
             .ok()?;
         fixtures
             .fill_path(
@@ -64,14 +144,14 @@ impl TestRun<'_> {
         // Every path is filled before anything is sent: a case that cannot prove what was
         // stored is not sent at all.
         let proof = r.absent.as_ref().or(r.unchanged.as_ref().map(|u| &u.show));
-        let Some(proof_path) = proof.and_then(|p| self.refusal_path(p, &name)) else {
+        let Some(proof_path) = proof.and_then(|p| self.case_path(p, &name)) else {
             self.notes.push(format!(
                 "{what}: not evaluated, the path of its proof could not be filled"
             ));
             return;
         };
         let template = r.path.clone().unwrap_or_else(|| self.endpoint.path.clone());
-        let Some(path) = self.refusal_path(&template, &name) else {
+        let Some(path) = self.case_path(&template, &name) else {
             self.notes.push(format!(
                 "{what}: not evaluated, its path could not be filled"
             ));
