@@ -23,8 +23,10 @@ mod projects;
 mod registry;
 mod run_triggers;
 mod runs;
+mod ssh_keys;
 mod teams;
 mod workspaces;
+mod ws_extra;
 
 use organizations::insert_organization;
 pub(crate) use projects::render_project;
@@ -36,6 +38,8 @@ pub(crate) fn router(state: AppState) -> Router {
     Router::new()
         .merge(organizations::router())
         .merge(workspaces::router())
+        .merge(ws_extra::router())
+        .merge(ssh_keys::router())
         .merge(teams::router())
         .merge(runs::router())
         .merge(run_triggers::router())
