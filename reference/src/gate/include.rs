@@ -84,6 +84,14 @@ const KINDS: &[&str] = &[
 
 /// One related resource as it would be shown on its own, or None when it is not stored.
 fn render(store: &Store, kind: &str, id: &str) -> Option<Value> {
+    if kind == "effective-tag-bindings" {
+        let b = store.get("tag-bindings", id)?;
+        return Some(json!({
+            "id": b.id,
+            "type": "effective-tag-bindings",
+            "attributes": {"key": b.str("key"), "value": b.str("value")},
+        }));
+    }
     if kind == "workspace-outputs" {
         return store
             .get("state-version-outputs", id)

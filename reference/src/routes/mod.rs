@@ -21,6 +21,7 @@ mod organizations;
 mod policies;
 mod projects;
 mod registry;
+mod reserved_tag_keys;
 mod run_triggers;
 mod runs;
 mod ssh_keys;
@@ -40,6 +41,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .merge(workspaces::router())
         .merge(ws_extra::router())
         .merge(ssh_keys::router())
+        .merge(reserved_tag_keys::router())
         .merge(teams::router())
         .merge(runs::router())
         .merge(run_triggers::router())
