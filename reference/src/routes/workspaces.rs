@@ -330,7 +330,7 @@ pub(crate) fn insert_workspace(
     // TFE's further attributes (go-tfe's `Workspace`).
     let tfe_defaults = json!({
         "assessments-enabled": false, "auto-apply-run-trigger": false,
-        "project-remote-state": false, "operations": mode != "local",
+        "project-remote-state": false,
         "structured-run-output-enabled": true, "source-name": null, "source-url": null,
         "trigger-patterns": [], "can-queue-destroy-plan": true,
     });
@@ -360,6 +360,8 @@ pub(crate) fn insert_workspace(
     for (k, v) in sent {
         attrs.insert(k.clone(), v.clone());
     }
+    let local = attrs.get("execution-mode").and_then(Value::as_str) == Some("local");
+    attrs.insert("operations".into(), json!(!local));
     let id = store.insert("workspaces", "ws-", Some(name), attrs, Map::new());
     let ws = store.find_mut("workspaces", &id)?;
     ws.set_rel("organization", "organizations", name);
