@@ -84,12 +84,41 @@ const KINDS: &[&str] = &[
 
 /// One related resource as it would be shown on its own, or None when it is not stored.
 fn render(store: &Store, kind: &str, id: &str) -> Option<Value> {
+    if kind == "effective-tag-bindings" {
+        let b = store.get("tag-bindings", id)?;
+        return Some(json!({
+            "id": b.id,
+            "type": "effective-tag-bindings",
+            "attributes": {"key": b.str("key"), "value": b.str("value")},
+        }));
+    }
+    if kind == "workspace-outputs" {
+        return store
+            .get("state-version-outputs", id)
+            .map(render_workspace_output);
+    }
     let kind = *KINDS.iter().find(|k| **k == kind)?;
     let record = store.get(kind, id)?;
     Some(match kind {
         "workspaces" => render_ws(record),
         "projects" => render_project(store, record),
         _ => record.render(),
+    })
+}
+
+/// A state version output as a workspace's `outputs` shows it (TFE `workspace-outputs`:
+/// `output-type`, the value hidden when sensitive).
+fn render_workspace_output(out: &crate::store::Record) -> Value {
+    let sensitive = out.flag("sensitive");
+    json!({
+        "id": out.id,
+        "type": "workspace-outputs",
+        "attributes": {
+            "name": out.str("name"),
+            "sensitive": sensitive,
+            "output-type": out.str("type"),
+            "value": if sensitive { Value::Null } else { out.attributes.get("value").cloned().unwrap_or(Value::Null) },
+        },
     })
 }
 

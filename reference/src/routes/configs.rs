@@ -347,6 +347,7 @@ fn finalize_state(store: &mut Store, id: &str) {
     }
     if let Some(w) = store.get_mut("workspaces", &ws) {
         w.set_rel("current-state-version", "state-versions", id);
+        w.set_rel_ids("outputs", "workspace-outputs", &ids);
         w.attributes
             .insert("resource-count".into(), json!(resources));
     }

@@ -21,10 +21,13 @@ mod organizations;
 mod policies;
 mod projects;
 mod registry;
+mod reserved_tag_keys;
 mod run_triggers;
 mod runs;
+mod ssh_keys;
 mod teams;
 mod workspaces;
+mod ws_extra;
 
 use organizations::insert_organization;
 pub(crate) use projects::render_project;
@@ -36,6 +39,9 @@ pub(crate) fn router(state: AppState) -> Router {
     Router::new()
         .merge(organizations::router())
         .merge(workspaces::router())
+        .merge(ws_extra::router())
+        .merge(ssh_keys::router())
+        .merge(reserved_tag_keys::router())
         .merge(teams::router())
         .merge(runs::router())
         .merge(run_triggers::router())

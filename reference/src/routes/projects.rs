@@ -76,6 +76,20 @@ pub(crate) fn render_project(store: &Store, p: &Record) -> Value {
         .filter(|w| w.rel_id("project") == Some(p.id.as_str()))
         .count();
     doc["attributes"]["workspace-count"] = json!(count);
+    // The organization's default project, made before projects had execution settings.
+    if p.attributes.get("default-execution-mode").is_none() {
+        let mode = store
+            .get("organizations", &org_name)
+            .map(|o| o.str("default-execution-mode"))
+            .filter(|m| !m.is_empty())
+            .unwrap_or("remote");
+        doc["attributes"]["default-execution-mode"] = json!(mode);
+        doc["attributes"]["setting-overwrites"] =
+            json!({"default-execution-mode": false, "default-agent-pool": false});
+    }
+    if p.relationships.get("default-agent-pool").is_none() {
+        doc["relationships"]["default-agent-pool"] = json!({"data": null});
+    }
     doc["attributes"]["permissions"] = json!({"can-read": true, "can-update": true,
         "can-destroy": true, "can-create-workspace": true, "can-move-workspace": true});
     doc
@@ -156,21 +170,188 @@ async fn list_projects(ctx: Ctx, Path(o): Path<String>) -> ApiResult<Response> {
 async fn create_project(ctx: Ctx, Path(o): Path<String>, Body(body): Body) -> ApiResult<Response> {
     let doc = resource(&body, &["projects"])?;
     let name = doc.required("name")?;
-    if !valid_project_name(&name) {
-        return Err(ApiError::attribute("name", "Name is invalid"));
-    }
     let mut store = ctx.state.write();
+    check_project_name(&store, &name)?;
+    org(&store, &o)?;
+    let mut sent = doc.attributes.clone();
+    let pool = project_execution(&store, &o, &mut sent, None)?;
     let defaults = json!({"name": name, "description": null, "created-at": now(),
         "auto-destroy-activity-duration": null});
-    let id = insert_named(
-        &mut store,
-        ("projects", "prj-"),
-        &o,
-        defaults,
-        &doc.attributes,
-    )?;
+    let id = insert_named(&mut store, ("projects", "prj-"), &o, defaults, &sent)?;
+    let bindings = tag_bindings(&doc);
+    let p = store.find_mut("projects", &id)?;
+    p.set_rel_ids("effective-tag-bindings", "effective-tag-bindings", &[]);
+    set_pool(p, pool);
+    if let Some(bindings) = bindings {
+        set_tag_bindings(&mut store, &id, &bindings);
+    }
     let p = store.find("projects", &id)?;
     created(render_project(&store, p))
+}
+
+/// 422 unless a project name is 3 to 40 letters, digits, spaces, `-` and `_` (TFE's words
+/// under `--compat tfe`).
+fn check_project_name(store: &Store, name: &str) -> ApiResult<()> {
+    if valid_project_name(name) {
+        return Ok(());
+    }
+    Err(ApiError::attribute(
+        "name",
+        if store.tfe {
+            "Name may only contain letters, numbers, spaces, -, and _, and must be 3 to 40 characters"
+        } else {
+            "Name is invalid"
+        },
+    ))
+}
+
+/// TFE's execution settings of a project from what a client sends: `default-agent-pool-id`
+/// (write-only) names the default agent pool, only with the `agent` execution mode (422
+/// otherwise); another mode drops the pool; an explicit mode overwrites the organization's
+/// default (`setting-overwrites.default-execution-mode` true); with it false the project takes
+/// the organization's default mode (and with `default-agent-pool` false its pool). Answers the
+/// pool to set (`Some(None)`: none), `None` to leave it.
+fn project_execution(
+    store: &Store,
+    o: &str,
+    sent: &mut Map<String, Value>,
+    current: Option<&Record>,
+) -> ApiResult<Option<Option<String>>> {
+    let sent_overwrites = sent
+        .get("setting-overwrites")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut overwrites = current
+        .and_then(|c| c.attributes.get("setting-overwrites"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_else(|| {
+            json!({"default-execution-mode": false, "default-agent-pool": false})
+                .as_object()
+                .cloned()
+                .unwrap_or_default()
+        });
+    let organization = store.find("organizations", o)?;
+    let org_mode = Some(organization.str("default-execution-mode"))
+        .filter(|m| !m.is_empty())
+        .unwrap_or("remote")
+        .to_string();
+    let org_pool = organization.rel_id("default-agent-pool").map(String::from);
+    let pool_id = match sent.remove("default-agent-pool-id") {
+        Some(Value::String(p)) if !p.is_empty() => {
+            if store.find("agent-pools", &p)?.owner.as_deref() != Some(o) {
+                return Err(ApiError::not_found("agent pool", &p));
+            }
+            Some(p)
+        }
+        _ => None,
+    };
+    let mut pool = None;
+    if let Some(mode) = sent.get("default-execution-mode").and_then(Value::as_str) {
+        if mode != "agent" && pool_id.is_some() {
+            return Err(ApiError::attribute(
+                "default-agent-pool-id",
+                "Default agent pool must not be specified unless using 'agent' execution mode",
+            ));
+        }
+        if mode == "agent"
+            && pool_id.is_none()
+            && current.is_none_or(|c| c.rel_id("default-agent-pool").is_none())
+        {
+            return Err(ApiError::attribute(
+                "default-agent-pool-id",
+                "Default agent pool is required when using 'agent' execution mode",
+            ));
+        }
+        overwrites.insert("default-execution-mode".into(), json!(true));
+        overwrites.insert("default-agent-pool".into(), json!(true));
+        pool = Some(if mode == "agent" {
+            pool_id.or_else(|| {
+                current
+                    .and_then(|c| c.rel_id("default-agent-pool"))
+                    .map(String::from)
+            })
+        } else {
+            None
+        });
+    } else if pool_id.is_some() {
+        pool = Some(pool_id);
+        overwrites.insert("default-agent-pool".into(), json!(true));
+    }
+    for (k, v) in &sent_overwrites {
+        overwrites.insert(k.clone(), v.clone());
+    }
+    let inherit = sent_overwrites.get("default-execution-mode") == Some(&json!(false))
+        || (current.is_none() && !sent.contains_key("default-execution-mode"));
+    if inherit {
+        sent.insert("default-execution-mode".into(), json!(org_mode));
+        if sent_overwrites.get("default-agent-pool") != Some(&json!(true)) {
+            pool = Some(if org_mode == "agent" { org_pool } else { None });
+        }
+    }
+    sent.insert("setting-overwrites".into(), Value::Object(overwrites));
+    Ok(pool)
+}
+
+fn set_pool(p: &mut Record, pool: Option<Option<String>>) {
+    match pool {
+        Some(Some(id)) => p.set_rel("default-agent-pool", "agent-pools", &id),
+        Some(None) => {
+            p.relationships
+                .insert("default-agent-pool".into(), json!({"data": null}));
+        }
+        None => {}
+    }
+}
+
+/// The `(key, value)` pairs of a body's `tag-bindings` relationship, if it has one.
+fn tag_bindings(doc: &crate::jsonapi::Doc) -> Option<Vec<(String, String)>> {
+    let items = doc
+        .relationships
+        .get("tag-bindings")?
+        .get("data")?
+        .as_array()?;
+    Some(
+        items
+            .iter()
+            .filter_map(|i| {
+                let key = i.pointer("/attributes/key")?.as_str()?.to_string();
+                let value = i
+                    .pointer("/attributes/value")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                Some((key, value))
+            })
+            .collect(),
+    )
+}
+
+/// The store kind of a project's tag bindings (owned by the project).
+const TAG_BINDINGS: &str = "tag-bindings";
+
+/// Replaces a project's tag bindings; its `effective-tag-bindings` relationship names them.
+fn set_tag_bindings(store: &mut Store, project: &str, bindings: &[(String, String)]) {
+    let old: Vec<String> = store
+        .list(TAG_BINDINGS, Some(project))
+        .iter()
+        .map(|b| b.id.clone())
+        .collect();
+    for b in old {
+        store.remove(TAG_BINDINGS, &b);
+    }
+    let mut ids = Vec::new();
+    for (key, value) in bindings {
+        let mut attrs = Map::new();
+        attrs.insert("key".into(), json!(key));
+        attrs.insert("value".into(), json!(value));
+        attrs.insert("created-at".into(), json!(now()));
+        ids.push(store.insert(TAG_BINDINGS, "tb-", Some(project), attrs, Map::new()));
+    }
+    if let Some(p) = store.get_mut("projects", project) {
+        p.set_rel_ids("effective-tag-bindings", "effective-tag-bindings", &ids);
+    }
 }
 
 async fn show_project(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
@@ -181,19 +362,21 @@ async fn show_project(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
 async fn update_project(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
     let doc = resource(&body, &["projects"])?;
     let mut store = ctx.state.write();
-    let owner = store
-        .find("projects", &id)?
-        .owner
-        .clone()
-        .unwrap_or_default();
+    let current = store.find("projects", &id)?.clone();
+    let owner = current.owner.clone().unwrap_or_default();
     if let Some(name) = doc.opt("name") {
-        if !valid_project_name(&name) {
-            return Err(ApiError::attribute("name", "Name is invalid"));
-        }
+        check_project_name(&store, &name)?;
         name_free(&store, "projects", &owner, &name, &id)?;
     }
+    let mut sent = doc.attributes.clone();
+    let pool = project_execution(&store, &owner, &mut sent, Some(&current))?;
+    let bindings = tag_bindings(&doc);
     let p = store.find_mut("projects", &id)?;
-    p.attributes.extend(doc.attributes);
+    p.attributes.extend(sent);
+    set_pool(p, pool);
+    if let Some(bindings) = bindings {
+        set_tag_bindings(&mut store, &id, &bindings);
+    }
     let p = store.find("projects", &id)?;
     ok(render_project(&store, p))
 }

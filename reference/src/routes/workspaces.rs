@@ -56,7 +56,7 @@ pub(crate) fn render_ws(ws: &Record) -> Value {
     doc
 }
 
-fn ws_by_name(store: &Store, org_name: &str, name: &str) -> ApiResult<String> {
+pub(super) fn ws_by_name(store: &Store, org_name: &str, name: &str) -> ApiResult<String> {
     org(store, org_name)?;
     store
         .list("workspaces", Some(org_name))
@@ -106,7 +106,168 @@ const WORKSPACE_TYPES: &[(&str, Ty)] = &[
     ("execution-mode", Ty::Str),
     ("terraform-version", Ty::StrOrNull),
     ("working-directory", Ty::StrOrNull),
+    ("project-remote-state", Ty::Bool),
+    ("operations", Ty::Bool),
 ];
+
+/// TFE (`--compat tfe`): a Terraform version is a version (`1.9.5`, `0.11.0-beta1`), a
+/// constraint of versions (`~> 1.5`, `>= 1.0, < 2.0`) or `latest`; anything else is 422.
+fn valid_terraform_version(v: &str) -> bool {
+    let part = |p: &str| {
+        let p = p
+            .trim()
+            .trim_start_matches(['~', '>', '<', '=', '!'])
+            .trim();
+        let core = p.split(['-', '+']).next().unwrap_or("");
+        !core.is_empty()
+            && core.split('.').count() <= 3
+            && core
+                .split('.')
+                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    v == "latest" || (!v.trim().is_empty() && v.split(',').all(part))
+}
+
+/// TFE's rules on a workspace's settings that the spec does not state (`--compat tfe`): a
+/// Terraform version must be a version; project and global remote state sharing exclude each
+/// other (`merged` is the workspace as it would be).
+fn check_tfe_rules(store: &Store, merged: &Map<String, Value>) -> ApiResult<()> {
+    if !store.tfe {
+        return Ok(());
+    }
+    if let Some(v) = merged.get("terraform-version").and_then(Value::as_str) {
+        if !valid_terraform_version(v) {
+            return Err(ApiError::attribute(
+                "terraform-version",
+                format!("Terraform version {v} is not a valid version"),
+            ));
+        }
+    }
+    let on = |k: &str| merged.get(k).and_then(Value::as_bool).unwrap_or(false);
+    if on("project-remote-state") && on("global-remote-state") {
+        return Err(ApiError::attribute(
+            "project-remote-state",
+            "Project remote state cannot be enabled when global remote state sharing is enabled",
+        ));
+    }
+    Ok(())
+}
+
+/// TFE's execution settings from what a client sends: `operations` (deprecated) stands for
+/// `remote` (true) or `local` (false) execution and follows an explicit `execution-mode`; an
+/// explicit execution mode overwrites the organization's default
+/// (`setting-overwrites.execution-mode` true) unless the client says otherwise; with
+/// `setting-overwrites.execution-mode` false the workspace takes the organization's default
+/// execution mode (and `agent-pool` false its default agent pool). Answers the agent pool to
+/// set, if the default one is taken.
+fn execution_settings(
+    store: &Store,
+    org_name: &str,
+    sent: &mut Map<String, Value>,
+    current: Option<&Map<String, Value>>,
+) -> Option<Option<String>> {
+    let sent_overwrites = sent
+        .get("setting-overwrites")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut overwrites = current
+        .and_then(|c| c.get("setting-overwrites"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_else(|| {
+            json!({"execution-mode": false, "agent-pool": false})
+                .as_object()
+                .cloned()
+                .unwrap_or_default()
+        });
+    if let Some(mode) = sent.get("execution-mode").and_then(Value::as_str) {
+        let mode = mode.to_string();
+        sent.insert("operations".into(), json!(mode != "local"));
+        overwrites.insert("execution-mode".into(), json!(true));
+    } else if let Some(ops) = sent.get("operations").and_then(Value::as_bool) {
+        sent.insert(
+            "execution-mode".into(),
+            json!(if ops { "remote" } else { "local" }),
+        );
+        overwrites.insert("execution-mode".into(), json!(true));
+    }
+    for (k, v) in &sent_overwrites {
+        overwrites.insert(k.clone(), v.clone());
+    }
+    let mut pool = None;
+    if sent_overwrites.get("execution-mode") == Some(&json!(false)) {
+        let organization = store.get("organizations", org_name);
+        let mode = organization
+            .map(|o| o.str("default-execution-mode"))
+            .filter(|m| !m.is_empty())
+            .unwrap_or("remote")
+            .to_string();
+        sent.insert("operations".into(), json!(mode != "local"));
+        sent.insert("execution-mode".into(), json!(mode));
+        if sent_overwrites.get("agent-pool") == Some(&json!(false)) {
+            pool = Some(
+                organization
+                    .and_then(|o| o.rel_id("default-agent-pool"))
+                    .map(String::from),
+            );
+        }
+    }
+    sent.insert("setting-overwrites".into(), Value::Object(overwrites));
+    pool
+}
+
+/// Tags a new workspace with the tags its create body names: the `tags` relationship's items
+/// by id or by name (TFE), and the `tag-names` attribute.
+fn tag_new_workspace(store: &mut Store, org_name: &str, id: &str, doc: &Doc) -> ApiResult<()> {
+    let mut tag_ids = Vec::new();
+    let items = doc
+        .relationships
+        .get("tags")
+        .and_then(|r| r.get("data"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for item in &items {
+        let tid = item
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty());
+        let name = item
+            .pointer("/attributes/name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.trim().is_empty());
+        match (tid, name) {
+            (Some(tid), _) => {
+                store.find("tags", tid)?;
+                tag_ids.push(tid.to_string());
+            }
+            (None, Some(name)) => tag_ids.push(tag_by_name(store, org_name, name)),
+            _ => return Err(ApiError::invalid("each tag needs an id or a name")),
+        }
+    }
+    let names: Vec<String> = doc
+        .attributes
+        .get("tag-names")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(ws) = store.get_mut("workspaces", id) {
+        ws.attributes.insert("tag-names".into(), json!([]));
+    }
+    for name in names.iter().filter(|n| !n.trim().is_empty()) {
+        tag_ids.push(tag_by_name(store, org_name, name));
+    }
+    for tid in tag_ids {
+        tag_workspace(store, &tid, id)?;
+    }
+    Ok(())
+}
 
 async fn create(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResult<Response> {
     let doc = resource(&body, &["workspaces"])?;
@@ -116,14 +277,22 @@ async fn create(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResu
         return Err(ApiError::attribute("name", "Name is invalid"));
     }
     let mut store = ctx.state.write();
-    let ws = insert_workspace(
-        &mut store,
-        &name,
-        &ws_name,
-        doc.rel("project"),
-        &doc.attributes,
-    )?;
-    created(ws)
+    org(&store, &name)?;
+    let mut sent = doc.attributes.clone();
+    let pool = execution_settings(&store, &name, &mut sent, None);
+    check_tfe_rules(&store, &sent)?;
+    let ws = insert_workspace(&mut store, &name, &ws_name, doc.rel("project"), &sent)?;
+    let id = ws["id"].as_str().unwrap_or_default().to_string();
+    tag_new_workspace(&mut store, &name, &id, &doc)?;
+    let w = store.find_mut("workspaces", &id)?;
+    match pool.flatten().or(doc.rel("agent-pool")) {
+        Some(p) => w.set_rel("agent-pool", "agent-pools", &p),
+        None => {
+            w.relationships
+                .insert("agent-pool".into(), json!({"data": null}));
+        }
+    }
+    created(render_ws(w))
 }
 
 /// Makes a workspace `ws_name` in organization `name` (in `project`, else the organization's
@@ -149,16 +318,28 @@ pub(crate) fn insert_workspace(
     {
         return Err(ApiError::attribute("name", "Name has already been taken"));
     }
+    let mode = if mode.is_empty() {
+        "remote".to_string()
+    } else {
+        mode
+    };
     let project = project.unwrap_or(default_project);
     if store.get("projects", &project).is_none() {
         return Err(ApiError::not_found("project", &project));
     }
-    let attrs = merge(
+    // TFE's further attributes (go-tfe's `Workspace`).
+    let tfe_defaults = json!({
+        "assessments-enabled": false, "auto-apply-run-trigger": false,
+        "project-remote-state": false,
+        "structured-run-output-enabled": true, "source-name": null, "source-url": null,
+        "trigger-patterns": [], "can-queue-destroy-plan": true,
+    });
+    let mut attrs = merge(
         json!({
             "name": ws_name, "description": null, "auto-apply": false,
             "allow-destroy-plan": true, "file-triggers-enabled": true, "queue-all-runs": false,
             "speculative-enabled": true, "global-remote-state": false,
-            "terraform-version": "1.9.5", "execution-mode": if mode.is_empty() { "remote".to_string() } else { mode },
+            "terraform-version": "1.9.5", "execution-mode": mode,
             "working-directory": "", "locked": false, "locked-reason": "", "resource-count": 0,
             "source": "tfe-api", "tag-names": [], "created-at": now(), "updated-at": now(),
             "environment": "default", "trigger-prefixes": [], "vcs-repo": null,
@@ -167,11 +348,20 @@ pub(crate) fn insert_workspace(
             "permissions": {"can-update": true, "can-destroy": true, "can-queue-run": true,
                 "can-read-variable": true, "can-update-variable": true, "can-read-state-versions": true,
                 "can-create-state-versions": true, "can-queue-apply": true, "can-lock": true,
-                "can-unlock": true, "can-force-unlock": true, "can-read-settings": true},
+                "can-unlock": true, "can-force-unlock": true, "can-read-settings": true,
+                "can-force-delete": true},
         }),
-        sent,
+        &Map::new(),
         &[],
     );
+    for (k, v) in tfe_defaults.as_object().into_iter().flatten() {
+        attrs.insert(k.clone(), v.clone());
+    }
+    for (k, v) in sent {
+        attrs.insert(k.clone(), v.clone());
+    }
+    let local = attrs.get("execution-mode").and_then(Value::as_str) == Some("local");
+    attrs.insert("operations".into(), json!(!local));
     let id = store.insert("workspaces", "ws-", Some(name), attrs, Map::new());
     let ws = store.find_mut("workspaces", &id)?;
     ws.set_rel("organization", "organizations", name);
@@ -182,10 +372,12 @@ pub(crate) fn insert_workspace(
         "current-state-version",
         "current-configuration-version",
         "locked-by",
+        "ssh-key",
     ] {
         ws.relationships.insert(rel.into(), json!({"data": null}));
     }
     ws.set_rel_ids("tags", "tags", &[]);
+    ws.set_rel_ids("outputs", "workspace-outputs", &[]);
     Ok(render_ws(ws))
 }
 
@@ -199,9 +391,21 @@ async fn show_by_name(ctx: Ctx, Path((o, n)): Path<(String, String)>) -> ApiResu
     ok(render_ws(store.find("workspaces", &id)?))
 }
 
-fn update_ws(store: &mut Store, id: &str, doc: Doc) -> ApiResult<Value> {
+fn update_ws(store: &mut Store, id: &str, mut doc: Doc) -> ApiResult<Value> {
     let ws = store.find("workspaces", id)?;
     let owner = ws.owner.clone();
+    let current = ws.attributes.clone();
+    let pool = execution_settings(
+        store,
+        owner.as_deref().unwrap_or_default(),
+        &mut doc.attributes,
+        Some(&current),
+    );
+    let mut merged = current;
+    for (k, v) in &doc.attributes {
+        merged.insert(k.clone(), v.clone());
+    }
+    check_tfe_rules(store, &merged)?;
     if let Some(new) = doc.opt("name") {
         if !valid_name(&new) {
             return Err(ApiError::attribute("name", "Name is invalid"));
@@ -223,6 +427,14 @@ fn update_ws(store: &mut Store, id: &str, doc: Doc) -> ApiResult<Value> {
     }
     if let Some(p) = doc.rel("project") {
         ws.set_rel("project", "projects", &p);
+    }
+    match pool {
+        Some(Some(p)) => ws.set_rel("agent-pool", "agent-pools", &p),
+        Some(None) => {
+            ws.relationships
+                .insert("agent-pool".into(), json!({"data": null}));
+        }
+        None => {}
     }
     ws.attributes.insert("updated-at".into(), json!(now()));
     Ok(render_ws(ws))
