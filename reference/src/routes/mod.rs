@@ -24,6 +24,7 @@ mod registry;
 mod run_triggers;
 mod runs;
 mod teams;
+mod tokens;
 mod workspaces;
 
 use organizations::insert_organization;
@@ -37,6 +38,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .merge(organizations::router())
         .merge(workspaces::router())
         .merge(teams::router())
+        .merge(tokens::router())
         .merge(runs::router())
         .merge(run_triggers::router())
         .merge(configs::router())
