@@ -117,7 +117,8 @@ pub struct Store {
     records: HashMap<(&'static str, String), Record>,
     /// Upload and download objects by object id.
     pub objects: HashMap<String, Object>,
-    /// Extra tokens that authenticate like the user token (organization tokens).
+    /// Extra tokens that authenticate like the user token, each with its owner: the
+    /// organization's name (organization tokens) or the token's id (team and user tokens).
     pub tokens: BTreeMap<String, String>,
     /// The user behind the user token.
     pub current_user: String,
@@ -388,6 +389,8 @@ impl Store {
             self.remove(k, &i);
         }
         self.objects.retain(|_, o| o.target != id);
+        // A removed token's secret stops authenticating (team and user tokens).
+        self.tokens.retain(|_, owner| owner != id);
         true
     }
 

@@ -24,10 +24,6 @@ pub(crate) fn router() -> Router<AppState> {
             "/agent-pools/{id}/authentication-tokens",
             get(list_tokens).post(create_token),
         )
-        .route(
-            "/authentication-tokens/{id}",
-            get(show_token).delete(destroy_token),
-        )
 }
 
 fn render_pool(pool: &Record, agents: usize) -> Value {
@@ -209,23 +205,4 @@ async fn create_token(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> Api
         json!(secret)
     };
     created(doc)
-}
-
-async fn show_token(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
-    let mut doc = ctx
-        .state
-        .read()
-        .find("authentication-tokens", &id)?
-        .render();
-    doc["attributes"]["token"] = if ctx.state.fault(Kind::TokenShownAgain) {
-        json!(format!("{id}.secret-again"))
-    } else {
-        Value::Null
-    };
-    ok(doc)
-}
-
-async fn destroy_token(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
-    ctx.state.write().delete("authentication-tokens", &id)?;
-    no_content()
 }

@@ -26,6 +26,7 @@ mod run_triggers;
 mod runs;
 mod ssh_keys;
 mod teams;
+mod tokens;
 mod workspaces;
 mod ws_extra;
 
@@ -43,6 +44,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .merge(ssh_keys::router())
         .merge(reserved_tag_keys::router())
         .merge(teams::router())
+        .merge(tokens::router())
         .merge(runs::router())
         .merge(run_triggers::router())
         .merge(configs::router())

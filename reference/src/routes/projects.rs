@@ -443,8 +443,19 @@ fn render_varset(store: &Store, v: &Record) -> Value {
     doc
 }
 
+/// Whether a variable set's name contains the `q` parameter (TFE), when there is one.
+fn varset_named(ctx: &Ctx) -> impl Fn(&Record) -> bool {
+    let q = ctx.q("q").map(str::to_lowercase);
+    move |v: &Record| {
+        q.as_ref()
+            .is_none_or(|q| v.str("name").to_lowercase().contains(q))
+    }
+}
+
+// GET /organizations/:org/varsets (`q`: a part of the name)
 async fn list_varsets(ctx: Ctx, Path(o): Path<String>) -> ApiResult<Response> {
-    list_in_org(&ctx, &o, "varsets", |_| true, render_varset)
+    let named = varset_named(&ctx);
+    list_in_org(&ctx, &o, "varsets", named, render_varset)
 }
 
 async fn create_varset(ctx: Ctx, Path(o): Path<String>, Body(body): Body) -> ApiResult<Response> {
@@ -580,6 +591,12 @@ async fn create_varset_var(
             "category must be terraform or env",
         ));
     }
+    if doc.opt("description").unwrap_or_default().chars().count() > 512 {
+        return Err(ApiError::attribute(
+            "description",
+            "Description is too long (maximum is 512 characters)",
+        ));
+    }
     let mut store = ctx.state.write();
     store.find("varsets", &id)?;
     if store
@@ -589,12 +606,15 @@ async fn create_varset_var(
     {
         return Err(ApiError::attribute("key", "Key has already been taken"));
     }
-    let attrs = merge(
+    let version = store.random("");
+    let mut attrs = merge(
         json!({"key": key, "value": "", "description": null, "category": category,
             "hcl": false, "sensitive": false, "created-at": now()}),
         &doc.attributes,
         &[],
     );
+    // Every write gives the variable a new `version-id` (TFE).
+    attrs.insert("version-id".into(), json!(version));
     let var = store.insert("varset-vars", "var-", Some(&id), attrs, Map::new());
     let v = store.find_mut("varset-vars", &var)?;
     v.set_rel("varset", "varsets", &id);
@@ -620,10 +640,18 @@ async fn update_varset_var(
     Body(body): Body,
 ) -> ApiResult<Response> {
     let doc = resource(&body, &["vars"])?;
+    if doc.opt("description").unwrap_or_default().chars().count() > 512 {
+        return Err(ApiError::attribute(
+            "description",
+            "Description is too long (maximum is 512 characters)",
+        ));
+    }
     let mut store = ctx.state.write();
     varset_var(&store, &set, &id)?;
+    let version = store.random("");
     let v = store.find_mut("varset-vars", &id)?;
     v.attributes.extend(doc.attributes);
+    v.attributes.insert("version-id".into(), json!(version));
     ok(render_varset_var(v))
 }
 
@@ -638,12 +666,14 @@ async fn destroy_varset_var(
 }
 
 fn varsets_linked(ctx: &Ctx, kind: &'static str, rel: &str, id: &str) -> ApiResult<Response> {
+    let named = varset_named(ctx);
     let store = ctx.state.read();
     let owner = store.find(kind, id)?.owner.clone().unwrap_or_default();
     let items: Vec<Value> = store
         .list("varsets", Some(&owner))
         .into_iter()
         .filter(|v| v.flag("global") || v.rel_ids(rel).iter().any(|i| i == id))
+        .filter(|v| named(v))
         .map(|v| render_varset(&store, v))
         .collect();
     drop(store);
