@@ -384,7 +384,8 @@ impl PeerReport<'_> {
     /// behaviour it asserts (`covers`).
     fn map_md(&self) -> String {
         let mut out = format!(
-            "# go-tfe {}'s tests of the spec's groups, and the suite's checks of the same behaviour\n\n             Made by `conform peer go-tfe` (its `map.md`). For each go-tfe test of a group the spec lists: its \
+            "# go-tfe {}'s tests of the spec's groups, and the suite's checks of the same behaviour\n\n\
+             Made by `conform peer go-tfe` (its `map.md`). For each go-tfe test of a group the spec lists: its \
              result against {}, the suite's endpoints its exchanges touched (each is a suite test, \
              `group::endpoint`, with that endpoint's checks), and what the suite checks of the \
              behaviour the test asserts, or does not yet (`covers` in `cases/peers/go-tfe.toml`).\n\n\

@@ -475,6 +475,11 @@ impl<'a> TestRun<'a> {
         let query_values: Vec<&str> = e.query.iter().filter_map(|q| q.value.as_deref()).collect();
         let mut texts = vec![payload];
         texts.extend(query_values);
+        // What the cases of accept.toml this test sends name (an agent pool to set).
+        let catalog = &self.ctx.catalog;
+        for a in catalog.acceptances_for(&self.case.group, &e.id) {
+            texts.extend([a.body.as_str(), a.then.value.as_str()]);
+        }
         let mut kinds = self
             .ctx
             .fixtures

@@ -78,11 +78,17 @@ impl TestRun<'_> {
             .ok()
             .and_then(|d| c::document_id(&d))
             .unwrap_or_default();
-        let expected = a
+        let value = a
             .then
             .value
             .replace("{{accepted}}", &name)
             .replace("{{answer}}", &answered);
+        let Ok(expected) = self.ctx.fixtures.fill_text(&value, &self.scope) else {
+            self.notes.push(format!(
+                "{what}: not evaluated, its value could not be filled"
+            ));
+            return;
+        };
         let shown = self.get(&show).await;
         let result = c::accepted(
             self.ex(sent),
