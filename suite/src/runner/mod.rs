@@ -182,8 +182,14 @@ impl<'a> TestRun<'a> {
                 Verdict::Fail,
                 Some(format!("{why} (the group is required)")),
             ),
-            Outcome::Done => match judge(&self.findings, &self.exchanges, profile) {
+            Outcome::Done => match judge(
+                &self.findings,
+                &self.passed.iter().copied().collect::<Vec<_>>(),
+                &self.exchanges,
+                profile,
+            ) {
                 (Verdict::Error, why) => (Verdict::Error, why),
+                (Verdict::Skipped, why) => (Verdict::Skipped, why),
                 (Verdict::Pass, _) if self.endpoint.unobservable.is_some() => (
                     Verdict::Skipped,
                     self.endpoint
