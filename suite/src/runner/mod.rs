@@ -130,6 +130,9 @@ struct TestRun<'a> {
     /// The group is judged at TFE's path (served only there): the test's own requests after
     /// the first go there.
     at_tfe: bool,
+    /// A delete's show of what it deletes, before the delete: the exchange that proves (2xx)
+    /// or not the show route answers for the kind, so that its 404 after may mean "gone".
+    show_before: Option<usize>,
 }
 
 impl<'a> TestRun<'a> {
@@ -161,6 +164,7 @@ impl<'a> TestRun<'a> {
             notes: Vec::new(),
             unobserved: Vec::new(),
             at_tfe: false,
+            show_before: None,
         }
     }
 
@@ -352,6 +356,9 @@ impl<'a> TestRun<'a> {
                 return outcome;
             }
             self.listed_before_delete().await;
+            if let Some(kind) = e.resource.as_deref() {
+                self.show_before = self.show_resource(kind).await;
+            }
         }
         if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
             // The created kind's own preconditions (e.g. TFE's workspace lock).
