@@ -13,18 +13,23 @@ pub fn not_judged(result: &mut TestResult, profile: Profile) {
     if result.verdict != Verdict::Fail {
         return;
     }
-    if let (Verdict::Error, why) = judge(&result.findings, &result.exchanges, profile) {
+    if let (Verdict::Error, why) =
+        judge(&result.findings, &result.passed, &result.exchanges, profile)
+    {
         result.verdict = Verdict::Error;
         result.reason = why;
     }
 }
 
-/// The one place findings become a verdict at a profile: `Pass` when none fails at it, else
-/// `Fail`, or `Error` (with why) when a failing finding rests on an exchange that cannot judge
-/// the target: a request conform refused, or one the target would not serve for rate limiting
-/// says nothing about conformance.
+/// The one place findings become a verdict at a profile: `Pass` when none fails at it and at
+/// least one check at a level the profile fails on passed (`passed`: the ids of the checks that
+/// passed); `Skipped` (with why) when none fails but none such passed either: a test that judged
+/// nothing the profile counts cannot pass. Else `Fail`, or `Error` (with why) when a failing
+/// finding rests on an exchange that cannot judge the target: a request conform refused, or one
+/// the target would not serve for rate limiting says nothing about conformance.
 pub fn judge(
     findings: &[Finding],
+    passed: &[&'static str],
     exchanges: &[Exchange],
     profile: Profile,
 ) -> (Verdict, Option<String>) {
@@ -33,7 +38,16 @@ pub fn judge(
         .filter(|f| profile.fails_on(f.check.level))
         .peekable();
     if failing.peek().is_none() {
-        return (Verdict::Pass, None);
+        let counted = passed
+            .iter()
+            .any(|id| crate::checks::by_id(id).is_some_and(|check| profile.fails_on(check.level)));
+        if counted {
+            return (Verdict::Pass, None);
+        }
+        return (
+            Verdict::Skipped,
+            Some(nothing_judged(findings, passed, profile)),
+        );
     }
     let unjudged = failing
         .filter_map(|f| f.exchange.and_then(|i| exchanges.get(i)))
@@ -43,6 +57,26 @@ pub fn judge(
         None => (Verdict::Fail, None),
     }
 }
+
+/// Why a test that failed nothing did not pass: no check at a level the profile fails on passed.
+fn nothing_judged(findings: &[Finding], passed: &[&'static str], profile: Profile) -> String {
+    let mut seen: Vec<String> = passed.iter().map(|id| format!("{id} (passed)")).collect();
+    seen.extend(
+        findings
+            .iter()
+            .map(|f| format!("{} ({}: {})", f.check.id, f.check.level.as_str(), f.message)),
+    );
+    let seen = if seen.is_empty() {
+        "no check was evaluated".to_string()
+    } else {
+        format!("only {}", seen.join("; "))
+    };
+    format!("{NOTHING_JUDGED} at --profile {}: {seen}", profile.as_str())
+}
+
+/// How the reason of a test begins when it failed nothing and passed no check at a level the
+/// profile fails on: it is `skipped`, never passed.
+pub const NOTHING_JUDGED: &str = "no check the profile counts was evaluated";
 
 /// Why an exchange cannot judge the target: conform refused to send it, or the target kept
 /// rate-limiting it or stayed unavailable (502, 503, 504).
@@ -133,19 +167,58 @@ mod tests {
             message: "expected 201".into(),
             exchange: Some(0),
         }];
+        let core_passed = [c::ENDPOINT_SUCCEEDS.id];
         assert_eq!(
-            judge(&tfe_only, &result.exchanges, Profile::Core).0,
+            judge(&tfe_only, &core_passed, &result.exchanges, Profile::Core).0,
             Verdict::Pass
         );
         assert_eq!(
-            judge(&tfe_only, &result.exchanges, Profile::Tfe).0,
+            judge(&tfe_only, &core_passed, &result.exchanges, Profile::Tfe).0,
             Verdict::Fail
         );
-        assert_eq!(judge(&[], &result.exchanges, Profile::Tfe).0, Verdict::Pass);
+        assert_eq!(
+            judge(&[], &core_passed, &result.exchanges, Profile::Tfe).0,
+            Verdict::Pass
+        );
         let throttled = failed_on(answered(429, &[]));
         assert_eq!(
-            judge(&throttled.findings, &throttled.exchanges, Profile::Core).0,
+            judge(
+                &throttled.findings,
+                &[],
+                &throttled.exchanges,
+                Profile::Core
+            )
+            .0,
             Verdict::Error
+        );
+    }
+
+    #[test]
+    fn a_test_that_judged_nothing_the_profile_counts_is_skipped_never_passed() {
+        let result = failed_on(answered(404, &[]));
+        let info_only = vec![Finding {
+            check: &c::ALIAS_EXISTS,
+            message: "no route".into(),
+            exchange: Some(0),
+        }];
+        for profile in [Profile::Core, Profile::Tfe] {
+            let (verdict, why) = judge(&info_only, &[], &result.exchanges, profile);
+            assert_eq!(verdict, Verdict::Skipped);
+            let why = why.unwrap();
+            assert!(why.starts_with(NOTHING_JUDGED) && why.contains("alias.exists"));
+            assert_eq!(
+                judge(&[], &[], &result.exchanges, profile).0,
+                Verdict::Skipped
+            );
+        }
+        let tfe_passed = [c::TFE_STATUS.id];
+        assert_eq!(
+            judge(&[], &tfe_passed, &result.exchanges, Profile::Core).0,
+            Verdict::Skipped
+        );
+        assert_eq!(
+            judge(&[], &tfe_passed, &result.exchanges, Profile::Tfe).0,
+            Verdict::Pass
         );
     }
 

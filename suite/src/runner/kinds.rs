@@ -646,6 +646,22 @@ impl TestRun<'_> {
         };
         let ex = self.ex(index);
         let (gone, status) = (!ex.is_success(), ex.status());
+        let answered_before = self.show_before.is_some_and(|i| self.ex(i).is_success());
+        if gone && !answered_before {
+            // a show route never seen answering for the kind: its 404 (a router's "404 page
+            // not found") proves no absence, so the delete is not observed (and teardown
+            // still tries)
+            let before = self
+                .show_before
+                .and_then(|i| self.ex(i).status())
+                .map_or("nothing".to_string(), |s| s.to_string());
+            self.unobserved.push(format!(
+                "the {kind}'s show {} answered {} after the delete, but {before} before it: a route never seen answering for the {kind} proves no absence",
+                self.ex(index).request.url,
+                c::status_text(status)
+            ));
+            return;
+        }
         if let Some(id) = deleted.filter(|_| gone) {
             // shown gone: teardown has nothing left to do for it
             self.ctx.fixtures.note_gone(&kind, &id);

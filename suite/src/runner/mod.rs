@@ -130,6 +130,9 @@ struct TestRun<'a> {
     /// The group is judged at TFE's path (served only there): the test's own requests after
     /// the first go there.
     at_tfe: bool,
+    /// A delete's show of what it deletes, before the delete: the exchange that proves (2xx)
+    /// or not the show route answers for the kind, so that its 404 after may mean "gone".
+    show_before: Option<usize>,
 }
 
 impl<'a> TestRun<'a> {
@@ -161,6 +164,7 @@ impl<'a> TestRun<'a> {
             notes: Vec::new(),
             unobserved: Vec::new(),
             at_tfe: false,
+            show_before: None,
         }
     }
 
@@ -182,8 +186,14 @@ impl<'a> TestRun<'a> {
                 Verdict::Fail,
                 Some(format!("{why} (the group is required)")),
             ),
-            Outcome::Done => match judge(&self.findings, &self.exchanges, profile) {
+            Outcome::Done => match judge(
+                &self.findings,
+                &self.passed.iter().copied().collect::<Vec<_>>(),
+                &self.exchanges,
+                profile,
+            ) {
                 (Verdict::Error, why) => (Verdict::Error, why),
+                (Verdict::Skipped, why) => (Verdict::Skipped, why),
                 (Verdict::Pass, _) if self.endpoint.unobservable.is_some() => (
                     Verdict::Skipped,
                     self.endpoint
@@ -315,9 +325,11 @@ impl<'a> TestRun<'a> {
         if let Err(error) = self.prepare().await {
             return self.fixture_outcome(error).await;
         }
+        let mut set_up = None;
         for before in e.before.clone() {
-            if let Err(outcome) = self.before_step(&before).await {
-                return outcome;
+            match self.before_step(&before).await {
+                Ok(index) => set_up = Some(index),
+                Err(outcome) => return outcome,
             }
         }
         if let Err(outcome) = self.precondition().await {
@@ -331,11 +343,21 @@ impl<'a> TestRun<'a> {
             // canonical path form: the form this test judges is its own request's)
             let mut before = linked.clone();
             before.absent = false;
-            let result = match self.poll_state(&before, true, false).await {
-                Ok(index) => (Some(index), Ok(())),
-                Err(not) => (not.index, Err(not.message)),
-            };
-            self.check(&c::TFE_LINKED, result.0, result.1);
+            match self.poll_state(&before, true, false).await {
+                Ok(index) => {
+                    self.check(&c::TFE_LINKED, Some(index), Ok(()));
+                }
+                Err(not) => {
+                    let read = not.index.filter(|i| self.ex(*i).is_success());
+                    if read.is_none() {
+                        // the read itself failed (an absent group's list): judged as before,
+                        // the main request's own route decides
+                        self.check(&c::TFE_LINKED, not.index, Err(not.message));
+                    } else {
+                        return self.never_there(not, set_up);
+                    }
+                }
+            }
         }
         if e.kind == Kind::Delete {
             // what the delete removes must be seen first, or its absence after proves nothing
@@ -343,6 +365,9 @@ impl<'a> TestRun<'a> {
                 return outcome;
             }
             self.listed_before_delete().await;
+            if let Some(kind) = e.resource.as_deref() {
+                self.show_before = self.show_resource(kind).await;
+            }
         }
         if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
             // The created kind's own preconditions (e.g. TFE's workspace lock).
@@ -459,6 +484,24 @@ impl<'a> TestRun<'a> {
 
     /// `Some(evidence)` when the target lacks this test's whole group (its probe answered
     /// no route on any path form); the probe's exchange joins the test's.
+    /// A removal whose member is not listed before it: its absence after would prove nothing,
+    /// so nothing is observed and the test is blocked, at every profile, by the test of the
+    /// set-up step that should have put the member there (`set_up`: that step's exchange), or
+    /// by the read's own test when there is no such step.
+    fn never_there(&mut self, not: NotReached, set_up: Option<usize>) -> Outcome {
+        if let Some(why) = not.index.and_then(|i| unjudgeable(self.ex(i))) {
+            return Outcome::Error(why);
+        }
+        let needed = format!(
+            "the member it removes listed before the removal ({})",
+            not.message
+        );
+        match set_up.or(not.index) {
+            Some(index) => Outcome::Blocked(self.ctx.blocker(needed, self.ex(index), None)),
+            None => Outcome::Error(not.message),
+        }
+    }
+
     async fn group_absent(&mut self) -> Option<String> {
         let (why, evidence) = self.ctx.group_absence(&self.case.group).await?;
         self.exchanges.push(evidence);

@@ -81,13 +81,16 @@ impl TestRun<'_> {
                     .cloned(),
                 None => d.pointer(&state.pointer).cloned(),
             });
+            // an id answered as a number is the same id as its digits in a string
+            let same = |v: &Value| {
+                v == &wanted
+                    || matches!((v, &wanted), (Value::Number(n), Value::String(s)) if n.to_string() == *s)
+            };
             let holds = match &seen {
-                Some(Value::Array(items)) => items.iter().any(|i| {
-                    i == &wanted
-                        || i.as_object()
-                            .is_some_and(|o| o.values().any(|v| v == &wanted))
-                }),
-                Some(v) => v == &wanted || state.or.contains(v),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .any(|i| same(i) || i.as_object().is_some_and(|o| o.values().any(same))),
+                Some(v) => same(v) || state.or.contains(v),
                 None => false,
             };
             let holds = if state.absent {

@@ -137,7 +137,8 @@ impl TestRun<'_> {
     }
 
     /// Sends a set-up (or restore) step; a step that fails blocks the test.
-    pub(super) async fn before_step(&mut self, reference: &str) -> Result<(), Outcome> {
+    /// One set-up step: `Ok` with the index of its exchange when it succeeded.
+    pub(super) async fn before_step(&mut self, reference: &str) -> Result<usize, Outcome> {
         let Some((_, before)) = self.ctx.catalog.endpoint(reference, &self.case.group) else {
             return Err(Outcome::Error(format!(
                 "catalog: unknown `before` endpoint {reference}"
@@ -160,7 +161,7 @@ impl TestRun<'_> {
         }
         let index = self.send(request).await;
         if self.ex(index).is_success() {
-            return Ok(());
+            return Ok(index);
         }
         if let Some(why) = unjudgeable(self.ex(index)) {
             return Err(Outcome::Error(why));
