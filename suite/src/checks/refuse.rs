@@ -139,8 +139,10 @@ pub fn accepted(
     let doc = shown
         .json()
         .map_err(|e| format!("the show after the taken input answered no document: {e}"))?;
+    // An id may be answered as a number (a server with numeric ids): its text is compared.
     match doc.pointer(pointer) {
         Some(Value::String(v)) if v == expected => Ok(()),
+        Some(Value::Number(n)) if n.to_string() == expected => Ok(()),
         other => Err(format!(
             "the input was answered {} but the show afterwards holds {} at `{pointer}`, not `{expected}` ({note})",
             answer.status().unwrap_or_default(),
