@@ -62,6 +62,9 @@ pub enum Shape {
     /// GET shows and lists, PATCH merges, DELETE forgets; no states, tokens, relationships,
     /// uploads or registry).
     GenericStore,
+    /// `typed-bodies`: a request document whose `data` object names no `type` is refused 422
+    /// (JSON:API requires it; otf refuses it).
+    TypedBodies,
 }
 
 /// One entry of the shape catalog.
@@ -73,7 +76,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 12] = [
+const ALL: [Shape; 13] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -86,9 +89,10 @@ const ALL: [Shape; 12] = [
     Shape::TfePaths,
     Shape::StoresNothing,
     Shape::GenericStore,
+    Shape::TypedBodies,
 ];
 
-static CATALOG: [ShapeInfo; 12] = [
+static CATALOG: [ShapeInfo; 13] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -136,6 +140,10 @@ static CATALOG: [ShapeInfo; 12] = [
     ShapeInfo {
         name: "generic-store",
         description: "a generic JSON:API store: POST keeps, GET shows and lists, PATCH merges, DELETE forgets; no domain meaning",
+    },
+    ShapeInfo {
+        name: "typed-bodies",
+        description: "a request document whose data object has no type is refused 422 (JSON:API requires it; otf)",
     },
 ];
 
