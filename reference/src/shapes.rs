@@ -65,6 +65,9 @@ pub enum Shape {
     /// `typed-bodies`: a request document whose `data` object names no `type` is refused 422
     /// (JSON:API requires it; otf refuses it).
     TypedBodies,
+    /// `membership-writes-only`: organization memberships can be created and deleted, but
+    /// none of their reads is routed (otf: invites and removals, no list or show).
+    MembershipWritesOnly,
 }
 
 /// One entry of the shape catalog.
@@ -76,7 +79,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 13] = [
+const ALL: [Shape; 14] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -90,9 +93,10 @@ const ALL: [Shape; 13] = [
     Shape::StoresNothing,
     Shape::GenericStore,
     Shape::TypedBodies,
+    Shape::MembershipWritesOnly,
 ];
 
-static CATALOG: [ShapeInfo; 13] = [
+static CATALOG: [ShapeInfo; 14] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -144,6 +148,10 @@ static CATALOG: [ShapeInfo; 13] = [
     ShapeInfo {
         name: "typed-bodies",
         description: "a request document whose data object has no type is refused 422 (JSON:API requires it; otf)",
+    },
+    ShapeInfo {
+        name: "membership-writes-only",
+        description: "organization memberships are created and deleted, but no read of them is routed (otf)",
     },
 ];
 
@@ -203,6 +211,12 @@ const ONE_ORGANIZATION_ABSENT: &[&str] = &[
 ];
 
 /// The enabled shapes, with the questions the service asks about them.
+const MEMBERSHIP_READS: &[&str] = &[
+    "GET /organizations/:organization_name/organization-memberships",
+    "GET /organization-memberships",
+    "GET /organization-memberships/:organization_membership_id",
+];
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Shapes(pub Vec<Shape>);
 
@@ -221,6 +235,13 @@ impl Shapes {
         }
         if self.has(Shape::OneOrganization)
             && ONE_ORGANIZATION_ABSENT
+                .iter()
+                .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
+        {
+            return true;
+        }
+        if self.has(Shape::MembershipWritesOnly)
+            && MEMBERSHIP_READS
                 .iter()
                 .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
         {
