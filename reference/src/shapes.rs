@@ -68,6 +68,9 @@ pub enum Shape {
     /// `membership-writes-only`: organization memberships can be created and deleted, but
     /// none of their reads is routed (otf: invites and removals, no list or show).
     MembershipWritesOnly,
+    /// `runs-need-configuration`: a run of a workspace without a configuration version is
+    /// refused 422 (TFE cannot run without one; otf answers 404).
+    RunsNeedConfiguration,
 }
 
 /// One entry of the shape catalog.
@@ -79,7 +82,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 14] = [
+const ALL: [Shape; 15] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -94,9 +97,10 @@ const ALL: [Shape; 14] = [
     Shape::GenericStore,
     Shape::TypedBodies,
     Shape::MembershipWritesOnly,
+    Shape::RunsNeedConfiguration,
 ];
 
-static CATALOG: [ShapeInfo; 14] = [
+static CATALOG: [ShapeInfo; 15] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -152,6 +156,10 @@ static CATALOG: [ShapeInfo; 14] = [
     ShapeInfo {
         name: "membership-writes-only",
         description: "organization memberships are created and deleted, but no read of them is routed (otf)",
+    },
+    ShapeInfo {
+        name: "runs-need-configuration",
+        description: "a run of a workspace without a configuration version is refused 422 (TFE, otf)",
     },
 ];
 
