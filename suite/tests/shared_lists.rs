@@ -172,7 +172,8 @@ fn a_list_without_links_is_followed_by_its_page_number() {
         ],
     );
     seed_teams(&served.url, token, "unlinked", 60);
-    for profile in ["core", "tfe"] {
+    // At core only: at tfe an ignored `filter[names]` is itself a finding (tfe.list-filter).
+    for profile in ["core"] {
         let results = run_with(
             &served,
             token,
