@@ -472,7 +472,11 @@ pub fn singular(kind: &str) -> &str {
 
 /// The current time as ISO-8601 (`2024-01-02T03:04:05.000Z`).
 pub fn now() -> String {
-    let t = time::OffsetDateTime::now_utc();
+    iso(time::OffsetDateTime::now_utc())
+}
+
+/// A time as ISO-8601 with milliseconds (`2024-01-02T03:04:05.000Z`).
+pub fn iso(t: time::OffsetDateTime) -> String {
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
         t.year(),

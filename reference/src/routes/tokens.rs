@@ -47,20 +47,6 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/authentication-tokens/{id}", get(show).delete(destroy))
 }
 
-/// ISO-8601 with milliseconds, as `store::now` writes it.
-fn iso(t: time::OffsetDateTime) -> String {
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.millisecond()
-    )
-}
-
 /// What a create was sent: the description (absent or null: none) and the expiry.
 struct Sent {
     description: Option<String>,
@@ -113,8 +99,8 @@ fn insert_token(
     let later = t
         .replace_year(t.year() + 2)
         .unwrap_or(t + time::Duration::days(730));
-    let expired_at = sent.expired_at.unwrap_or_else(|| iso(later));
-    let attrs = json!({"created-at": iso(t), "last-used-at": null,
+    let expired_at = sent.expired_at.unwrap_or_else(|| crate::store::iso(later));
+    let attrs = json!({"created-at": crate::store::iso(t), "last-used-at": null,
         "description": sent.description, "expired-at": expired_at});
     let user = store.current_user.clone();
     let secret = format!("{}.atlasv1.{}", store.random(""), store.random(""));
