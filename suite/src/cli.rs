@@ -188,6 +188,10 @@ pub struct ProxyArgs {
     /// Accept any TLS certificate from the target.
     #[arg(long)]
     pub insecure: bool,
+    /// A certificate authority (PEM) to trust for the target, given in memory by the caller
+    /// that started the target (the peer's embedded reference); not a flag.
+    #[arg(skip)]
+    pub ca_pem: Option<Vec<u8>>,
     /// Read the catalog from this folder instead of the embedded one.
     #[arg(long, value_name = "DIR")]
     pub cases: Option<PathBuf>,

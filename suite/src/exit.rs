@@ -24,3 +24,21 @@ impl ExitCodes {
     /// SIGTERM interrupted the run (as [`ExitCodes::INTERRUPTED`]).
     pub const TERMINATED: u8 = 143;
 }
+
+/// Waits for SIGINT or SIGTERM; the exit code that says which ([`ExitCodes::INTERRUPTED`] or
+/// [`ExitCodes::TERMINATED`]). The one signal waiter of the commands that run until stopped
+/// (`serve`, `proxy`, `peer`).
+pub async fn stopped() -> u8 {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = term => ExitCodes::TERMINATED,
+        _ = tokio::signal::ctrl_c() => ExitCodes::INTERRUPTED,
+    }
+}

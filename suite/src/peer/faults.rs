@@ -94,12 +94,13 @@ pub async fn measure(set: &SetRun<'_>, baseline: &[Outcome]) -> Result<FaultTabl
         match case.fault.parse::<conform_reference::Fault>() {
             Err(e) => row.error = Some(format!("not a fault of the reference: {e}")),
             Ok(fault) => {
-                let (root, token) = super::embedded_reference(vec![fault]).await?;
+                let service = super::embedded_reference(vec![fault]).await?;
                 // A test that passed unbroken and has not ended in 30 s has been caught (go-tfe
                 // retries a 5xx for minutes); three tests that no longer pass are enough.
                 let run = SetRun {
-                    root,
-                    token,
+                    root: service.root,
+                    token: service.token,
+                    ca_pem: Some(service.ca_pem),
                     verbose: false,
                     timeout: set.timeout.min(FAULT_TEST_TIMEOUT),
                     enough_failures: Some(ENOUGH),

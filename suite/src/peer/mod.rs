@@ -159,29 +159,13 @@ fn run(args: &PeerArgs) -> Result<u8, String> {
         // The test processes run in process groups of their own (so that a timeout ends the
         // binary under test2json too): a signal to this process ends them as well.
         tokio::spawn(async {
-            let code = stopped().await;
+            let code = crate::exit::stopped().await;
             gotest::kill_all();
             eprintln!("conform peer: interrupted; the running go-tfe tests were ended");
             std::process::exit(i32::from(code));
         });
         peer_run(args, &file, &built, &all, &stale, target).await
     })
-}
-
-/// Waits for SIGINT or SIGTERM; the exit code that says which.
-async fn stopped() -> u8 {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = term => ExitCodes::TERMINATED,
-        _ = tokio::signal::ctrl_c() => ExitCodes::INTERRUPTED,
-    }
 }
 
 /// A service that answers 200 to anything: go-tfe's `TFC_RUN_TASK_URL`, the notification
@@ -196,24 +180,39 @@ async fn receiver() -> Result<String, String> {
     Ok(format!("http://{addr}/"))
 }
 
-/// Starts the embedded reference as TFE answers (`--compat tfe`), with `faults`, on a loopback
-/// port: its root and its administrator token (which is also a user's).
-async fn embedded_reference(
-    faults: Vec<conform_reference::Fault>,
-) -> Result<(String, String), String> {
+/// The embedded reference serving, as `conform serve --tls --compat tfe` does.
+pub(crate) struct Embedded {
+    /// Its root (`https://127.0.0.1:PORT`).
+    pub root: String,
+    /// Its administrator token, which is also a user's.
+    pub token: String,
+    /// The certificate authority its certificate is signed by (PEM), for the proxy to trust;
+    /// held in memory, so nothing is left on disk however the run ends.
+    pub ca_pem: Vec<u8>,
+}
+
+/// Starts the embedded reference as TFE answers (`--compat tfe`), over TLS with a certificate
+/// made now, with `faults`, on a loopback port.
+async fn embedded_reference(faults: Vec<conform_reference::Fault>) -> Result<Embedded, String> {
     let config = conform_reference::Config {
         compat: conform_reference::Compat::Tfe,
         faults,
         ..Default::default()
     };
     let token = config.admin_token.clone();
+    let certificate = conform_reference::generate_certificate()?;
     let prepared = conform_reference::Prepared::new(config);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .map_err(|e| format!("cannot listen on loopback: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    tokio::spawn(async move { prepared.serve(listener).await });
-    Ok((format!("http://{addr}"), token))
+    let (chain, key) = (certificate.chain_pem, certificate.key_pem);
+    tokio::spawn(async move { prepared.serve_tls(listener, &chain, &key).await });
+    Ok(Embedded {
+        root: format!("https://{addr}"),
+        token,
+        ca_pem: certificate.ca_pem.into_bytes(),
+    })
 }
 
 /// Where one pass of the set goes and how it runs.
@@ -223,6 +222,8 @@ pub(crate) struct SetRun<'a> {
     args: &'a PeerArgs,
     root: String,
     token: String,
+    /// The certificate authority of the embedded reference, when that is the target.
+    ca_pem: Option<Vec<u8>>,
     /// Print a line as each test ends.
     verbose: bool,
     /// Seconds a test may run (`--test-timeout`, shorter for fault runs).
@@ -253,6 +254,7 @@ impl SetRun<'_> {
             timeout: 60.0,
             ca_cert: self.args.ca_cert.clone(),
             insecure: self.args.insecure,
+            ca_pem: self.ca_pem.clone(),
             cases: None,
             schemas: None,
         }
@@ -385,11 +387,16 @@ async fn peer_run(
     target: Option<(String, String, &'static str)>,
 ) -> Result<u8, String> {
     let embedded = target.is_none();
-    let (root, token, token_from) = match target {
-        Some(t) => t,
+    let (root, token, token_from, ca_pem) = match target {
+        Some((root, token, from)) => (root, token, from, None),
         None => {
-            let (root, token) = embedded_reference(Vec::new()).await?;
-            (root, token, "the embedded service")
+            let service = embedded_reference(Vec::new()).await?;
+            (
+                service.root,
+                service.token,
+                "the embedded service",
+                Some(service.ca_pem),
+            )
         }
     };
     // Which tests run, and why the others do not.
@@ -416,7 +423,7 @@ async fn peer_run(
         }
     }
     let target_name = if embedded {
-        "the embedded reference (compat tfe)".to_string()
+        "the embedded reference (tls, compat tfe)".to_string()
     } else {
         root.clone()
     };
@@ -434,6 +441,7 @@ async fn peer_run(
         args,
         root,
         token: token.clone(),
+        ca_pem,
         verbose: true,
         timeout: args.test_timeout,
         enough_failures: None,

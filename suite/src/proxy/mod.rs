@@ -225,6 +225,11 @@ pub async fn start(args: &ProxyArgs) -> Result<Running, String> {
             .map_err(|e| format!("--ca-cert {}: {e}", file.display()))?;
         client = client.add_root_certificate(cert);
     }
+    if let Some(pem) = &args.ca_pem {
+        let cert = reqwest::Certificate::from_pem(pem)
+            .map_err(|e| format!("the target's certificate authority: {e}"))?;
+        client = client.add_root_certificate(cert);
+    }
     if args.insecure {
         client = client.danger_accept_invalid_certs(true);
     }
@@ -276,23 +281,9 @@ async fn stop_signal(duration: Option<u64>) {
             None => std::future::pending::<()>().await,
         }
     };
-    let term = async {
-        #[cfg(unix)]
-        {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut s) => {
-                    s.recv().await;
-                }
-                Err(_) => std::future::pending::<()>().await,
-            }
-        }
-        #[cfg(not(unix))]
-        std::future::pending::<()>().await
-    };
     tokio::select! {
         _ = timer => {}
-        _ = term => {}
-        _ = tokio::signal::ctrl_c() => {}
+        _ = crate::exit::stopped() => {}
     }
 }
 
