@@ -42,6 +42,9 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         return Ok(());
     }
     let mut config = conform_reference::Config::default();
+    // A token the operator gave (flag or environment) is theirs: never printed.
+    let given_token = args.token.as_ref().is_some_and(|t| !t.is_empty());
+    let given_admin_token = args.admin_token.as_ref().is_some_and(|t| !t.is_empty());
     if let Some(token) = args.token.filter(|t| !t.is_empty()) {
         config.token = token;
     }
@@ -111,8 +114,28 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         // away) must not stop the service.
         let mut out = std::io::stdout();
         let _ = writeln!(out, "reference service at {scheme}://{addr}");
-        let _ = writeln!(out, "  token:       {token}");
-        let _ = writeln!(out, "  admin token: {admin_token}");
+        let shown = |given: bool, token: &str, flag: &str, var: &str| {
+            if given {
+                format!("(yours, from {flag} or {var})")
+            } else {
+                token.to_string()
+            }
+        };
+        let _ = writeln!(
+            out,
+            "  token:       {}",
+            shown(given_token, &token, "--token", "CONFORM_TOKEN")
+        );
+        let _ = writeln!(
+            out,
+            "  admin token: {}",
+            shown(
+                given_admin_token,
+                &admin_token,
+                "--admin-token",
+                "CONFORM_ADMIN_TOKEN"
+            )
+        );
         let _ = writeln!(out, "  password:    {password}");
         for (kind, id) in &seeded {
             let _ = writeln!(out, "  seeded {kind}: {id}");
@@ -124,7 +147,8 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "  terraform:   cloud {{ hostname = \"{addr}\" organization = \"{org}\"{workspace} }}"
+                "  terraform:   cloud {{ hostname = \"localhost:{}\" organization = \"{org}\"{workspace} }}",
+                addr.port()
             );
         }
         if let Some((_, _, Some(file))) = &tls {
@@ -137,6 +161,15 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         // The last line of the banner.
         let _ = writeln!(out, "  compat:      {compat}");
         let _ = out.flush();
+        // Stopped by a signal, the service removes the authority's folder it made.
+        let made = tls.as_ref().and_then(|(_, _, file)| file.clone());
+        tokio::spawn(async move {
+            let code = crate::exit::stopped().await;
+            if let Some(dir) = made.as_deref().and_then(std::path::Path::parent) {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            std::process::exit(i32::from(code));
+        });
         match tls {
             Some((chain, key, _)) => prepared.serve_tls(listener, &chain, &key).await,
             None => prepared.serve(listener).await.map_err(|e| e.to_string()),

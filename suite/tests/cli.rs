@@ -2,15 +2,19 @@
 //! JUnit consumer parses; bad input gets one clear message and exit 2, or failed tests that
 //! say what is wrong; the token never appears in any output.
 
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-fn conform(args: &[&str], reports: &PathBuf) -> Output {
+fn conform(args: &[&str], reports: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_conform"))
         .args(args)
         .arg("--reports")
@@ -23,11 +27,8 @@ fn conform(args: &[&str], reports: &PathBuf) -> Output {
         .expect("conform runs")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("conform-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+fn scratch(name: &str) -> Scratch {
+    Scratch::new("test", name)
 }
 
 fn text(output: &Output) -> String {

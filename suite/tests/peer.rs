@@ -3,14 +3,15 @@
 //! runner, the comparison with the peer file, the reports and the exit codes are tested on any
 //! machine in a second. The real go-tfe set runs in `.ci/run` (`conform peer go-tfe`).
 
-use std::path::{Path, PathBuf};
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("conform-peer-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> Scratch {
+    Scratch::new("peer", name)
 }
 
 fn write_exec(path: &Path, text: &str) {

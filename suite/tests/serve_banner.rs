@@ -19,12 +19,15 @@ fn a_run_against_a_standalone_service_skips_only_the_unobservable_with_what_its_
         ],
     );
     let url = served.url.clone();
+    // the operator's own tokens are taken, and never printed (the run below proves them taken)
     assert_eq!(
         served.value("token:"),
-        "banner-token",
-        "CONFORM_TOKEN is taken"
+        "(yours, from --token or CONFORM_TOKEN)"
     );
-    assert_eq!(served.value("admin token:"), "banner-admin-token");
+    assert_eq!(
+        served.value("admin token:"),
+        "(yours, from --admin-token or CONFORM_ADMIN_TOKEN)"
+    );
     let password = served.value("password:").to_string();
     let result = served.value("seeded assessment_result:").to_string();
     assert!(served
@@ -84,8 +87,12 @@ fn seed_flags_make_an_organization_and_a_local_workspace_the_banner_names() {
     let banner = served.banner.join("\n");
     assert!(banner.contains("seeded organization: example"), "{banner}");
     assert!(banner.contains("seeded workspace: ws-"), "{banner}");
+    // the host README's steps and their credentials block use (the certificate's name too)
     assert!(
-        banner.contains(r#"organization = "example" workspaces { name = "app" }"#),
+        banner.contains(&format!(
+            r#"cloud {{ hostname = "localhost:{}" organization = "example" workspaces {{ name = "app" }} }}"#,
+            served.port()
+        )),
         "{banner}"
     );
     let rt = tokio::runtime::Builder::new_current_thread()

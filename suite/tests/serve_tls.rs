@@ -75,6 +75,18 @@ async fn a_certificate_made_at_start_is_trusted_through_the_printed_file() {
     assert!(ping.is_ok_and(|r| r.status().is_success()));
 }
 
+#[test]
+fn stopped_by_sigterm_it_removes_the_authority_it_made() {
+    let mut service = serve(&["--tls"]);
+    let file = service.trust_file().expect("trust this file").to_path_buf();
+    assert!(file.is_file());
+    assert_eq!(service.terminate(), Some(143));
+    assert!(
+        !file.parent().expect("its folder").exists(),
+        "{file:?} left"
+    );
+}
+
 #[tokio::test]
 async fn a_users_own_certificate_is_served() {
     let made = conform_reference::generate_certificate().expect("a certificate");

@@ -197,6 +197,21 @@ impl Served {
             .unwrap_or_else(|| panic!("no port in {}", self.url))
     }
 
+    /// Sends SIGTERM, as a service manager stops it, and waits (10 s at most) for the exit
+    /// code.
+    pub fn terminate(&mut self) -> Option<i32> {
+        // SAFETY: a signal to our own child, whose pid has not been waited for yet.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
     /// The file holding the certificate authority to trust, which `conform serve --tls`
     /// makes at start and prints (`trust this file:`); `None` without `--tls`, or with the
     /// user's own certificate (`--tls-cert`/`--tls-key`).
