@@ -493,6 +493,11 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "a body whose `data.type` is the empty string (what go-tfe sends for options without a JSON:API type) is answered 422",
     ),
+    info(
+        "token-without-creator",
+        None,
+        "the organization token (POST and GET /organizations/:organization_name/authentication-token) carries no `created-by` relationship",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

@@ -114,6 +114,7 @@ pub(crate) enum Kind {
     AlwaysPaged,
     RunWithoutEvents,
     RefusesEmptyType,
+    TokenWithoutCreator,
 }
 
 impl Kind {
@@ -285,6 +286,7 @@ impl FromStr for Fault {
             "always-paged" => Kind::AlwaysPaged,
             "run-without-events" => Kind::RunWithoutEvents,
             "refuses-empty-type" => Kind::RefusesEmptyType,
+            "token-without-creator" => Kind::TokenWithoutCreator,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {

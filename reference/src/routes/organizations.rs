@@ -643,10 +643,12 @@ async fn create_token(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> A
     );
     store.tokens.insert(secret.clone(), name.clone());
     // Who made it (go-tfe's `created-by` polyrelation: an organization, team or user).
-    let me = store.current_user.clone();
-    store
-        .find_mut("authentication-tokens", &id)?
-        .set_rel("created-by", "users", &me);
+    if !ctx.state.fault(Kind::TokenWithoutCreator) {
+        let me = store.current_user.clone();
+        store
+            .find_mut("authentication-tokens", &id)?
+            .set_rel("created-by", "users", &me);
+    }
     let mut doc = store.find("authentication-tokens", &id)?.render();
     doc["attributes"]["token"] = if ctx.state.fault(Kind::TokenSecretWithheld) {
         Value::Null
