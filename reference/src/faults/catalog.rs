@@ -498,6 +498,11 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "the organization token (POST and GET /organizations/:organization_name/authentication-token) carries no `created-by` relationship",
     ),
+    info(
+        "nested-access-replaced",
+        None,
+        "PATCH /team-projects/:id replaces a nested permission object (`project-access`, `workspace-access`) with the keys sent, where TFE changes only those keys",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

@@ -115,6 +115,7 @@ pub(crate) enum Kind {
     RunWithoutEvents,
     RefusesEmptyType,
     TokenWithoutCreator,
+    NestedAccessReplaced,
 }
 
 impl Kind {
@@ -287,6 +288,7 @@ impl FromStr for Fault {
             "run-without-events" => Kind::RunWithoutEvents,
             "refuses-empty-type" => Kind::RefusesEmptyType,
             "token-without-creator" => Kind::TokenWithoutCreator,
+            "nested-access-replaced" => Kind::NestedAccessReplaced,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {

@@ -483,10 +483,14 @@ fn update_grant(ctx: &Ctx, a: Access, id: &str, body: &Value) -> ApiResult<Respo
             g.attributes.insert(k, v);
         }
     }
+    let replaced = ctx.state.fault(Kind::NestedAccessReplaced);
     for (k, v) in doc.attributes {
         // a project grant's nested permissions change only the keys sent (go-tfe's
         // TestTeamProjectAccessesUpdate: "other attributes remain the same")
         match (g.attributes.get_mut(&k), v) {
+            (Some(Value::Object(_)), v) if replaced => {
+                g.attributes.insert(k, v);
+            }
             (Some(Value::Object(old)), Value::Object(sent)) => {
                 for (nk, nv) in sent {
                     old.insert(nk, nv);
