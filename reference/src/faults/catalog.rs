@@ -503,6 +503,11 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "PATCH /team-projects/:id replaces a nested permission object (`project-access`, `workspace-access`) with the keys sent, where TFE changes only those keys",
     ),
+    info(
+        "invite-without-user",
+        None,
+        "POST /organizations/:organization_name/organization-memberships answers the membership without its user `included`",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

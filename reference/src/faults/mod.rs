@@ -116,6 +116,7 @@ pub(crate) enum Kind {
     RefusesEmptyType,
     TokenWithoutCreator,
     NestedAccessReplaced,
+    InviteWithoutUser,
 }
 
 impl Kind {
@@ -289,6 +290,7 @@ impl FromStr for Fault {
             "refuses-empty-type" => Kind::RefusesEmptyType,
             "token-without-creator" => Kind::TokenWithoutCreator,
             "nested-access-replaced" => Kind::NestedAccessReplaced,
+            "invite-without-user" => Kind::InviteWithoutUser,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {

@@ -370,6 +370,7 @@ async fn invite(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResu
     // finds the create's answer equal to a read with `include=user`.
     let included: Vec<Value> = store
         .get("users", &user)
+        .filter(|_| !ctx.state.fault(Kind::InviteWithoutUser))
         .map(|u| u.render())
         .into_iter()
         .collect();

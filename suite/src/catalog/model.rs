@@ -278,8 +278,9 @@ pub struct Expect {
     /// After the request, the resource is in this state as TFE documents it (TFE level: the
     /// spec names no transition): a run action's.
     pub tfe_state: Option<StateExpect>,
-    /// A schema under `schemas/` the answer has at TFE's level (a document that is no resource:
-    /// the IP ranges, the audit trail).
+    /// A schema under `schemas/` the whole answer has at TFE's level (a document that is no
+    /// resource: the IP ranges, the audit trail; or what a create answers beside its resource:
+    /// an invite's included user).
     pub tfe_schema: Option<String>,
     /// A token: where its secret is, and what it must authenticate (TFE level).
     pub secret: Option<SecretExpect>,

@@ -60,6 +60,7 @@ impl TestRun<'_> {
     pub(super) async fn after_create(&mut self, main: usize) {
         let Some(doc) = self.json(main) else { return };
         let judged = self.judge_answer(main, &doc);
+        self.document_shape(main, &doc);
         if !c::answer::held(&judged, &c::CREATE_RETURNS_ID) {
             return;
         }
@@ -711,12 +712,18 @@ impl TestRun<'_> {
         }
     }
 
-    pub(super) async fn after_read(&mut self, main: usize) {
-        let Some(doc) = self.json(main) else { return };
+    /// `tfe.resource-shape` of the whole answer, for an endpoint whose document TFE documents
+    /// beyond its resources (`expect.tfe_schema`).
+    fn document_shape(&mut self, main: usize, doc: &Value) {
         if let Some(schema) = self.endpoint.expect.tfe_schema.clone() {
-            let result = c::tfe_document_shape(&self.ctx.schemas, &schema, &doc);
+            let result = c::tfe_document_shape(&self.ctx.schemas, &schema, doc);
             self.check(&c::TFE_RESOURCE_SHAPE, Some(main), result);
         }
+    }
+
+    pub(super) async fn after_read(&mut self, main: usize) {
+        let Some(doc) = self.json(main) else { return };
+        self.document_shape(main, &doc);
         if self.case.variant == Variant::Registry {
             let subject = self.registry_subject();
             if let Some(subject) = subject {
