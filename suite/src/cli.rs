@@ -38,6 +38,18 @@ pub enum Command {
     Diff(DiffArgs),
     /// The API vendor's own integration tests (go-tfe's) against a target, through the proxy.
     Peer(PeerArgs),
+    /// Print a shell completion script (`conform completions bash > /etc/bash_completion.d/conform`).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff: `conform manpage > conform.1; man ./conform.1`).
+    Manpage,
+}
+
+/// Options of `conform completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
 }
 
 /// The peers `conform peer` runs.
@@ -129,6 +141,9 @@ pub struct SelftestArgs {
     pub no_baseline: bool,
 }
 
+/// The ledger `conform sweep` reads unless `--ledger` names another: a default run's.
+pub const DEFAULT_LEDGER: &str = "reports/ledger.jsonl";
+
 /// Options of `conform sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
@@ -136,7 +151,7 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub connection: ConnectionArgs,
     /// The ledger to sweep.
-    #[arg(long, value_name = "FILE", default_value = "reports/ledger.jsonl")]
+    #[arg(long, value_name = "FILE", default_value = DEFAULT_LEDGER)]
     pub ledger: PathBuf,
     /// Only what runs with this prefix made; with it, organizations named PREFIX... (and,
     /// with --admin-token, user accounts whose email starts with it) are deleted too, even
@@ -341,12 +356,67 @@ pub struct ConnectionArgs {
     /// Accept any TLS certificate.
     #[arg(long)]
     pub insecure: bool,
-    /// Timeout of one request, in seconds.
+    /// Timeout of one request, in seconds [default: 10].
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
     /// Config file (default ./conform.toml when present).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+}
+
+/// What `conform --help` says after the options: the exit codes of a run.
+const EXIT_CODES: &str = "\
+Exit codes:
+  0    every selected test passed (or was skipped, unsupported, blocked or waived), and one was judged
+  1    a test failed or errored
+  2    the configuration is wrong, or the target cannot be reached or refuses the token
+  3    nothing was judged (a filter that selects nothing, every test skipped)
+  4    a report file could not be written
+  130  interrupted by SIGINT (teardown ran, the reports say so); 143 by SIGTERM";
+
+/// Flags of libtest that a run takes and ignores (kept so that scripts written for cargo's
+/// test harness still parse), hidden from `--help`.
+const LIBTEST_NO_OPS: [&str; 5] = [
+    "test",
+    "bench",
+    "nocapture",
+    "show_output",
+    "unstable_flags",
+];
+
+impl Cli {
+    /// The command line's definition: clap's, with what the flattened libtest options take
+    /// away given back (the program name and purpose in `--help`, `--version`/`-V`), their
+    /// no-op flags hidden, and the exit codes after the options.
+    pub fn command() -> clap::Command {
+        let mut command = <Self as clap::CommandFactory>::command()
+            .help_template(
+                "{about-with-newline}\n{usage-heading} {usage}\n\n{all-args}{after-help}",
+            )
+            .disable_version_flag(false)
+            .version(env!("CARGO_PKG_VERSION"))
+            .after_help(EXIT_CODES);
+        for id in LIBTEST_NO_OPS {
+            command = command.mut_arg(id, |a| a.hide(true));
+        }
+        command.mut_arg("test_threads", |a| {
+            a.help(format!(
+                "Tests run at once [default: {}]",
+                crate::plan::DEFAULT_CONCURRENCY
+            ))
+        })
+    }
+
+    /// Parses a command line (the program name first) against [`Cli::command`].
+    pub fn try_parse_from<I, T>(argv: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::FromArgMatches;
+        let matches = Self::command().try_get_matches_from(argv)?;
+        Self::from_arg_matches(&matches)
+    }
 }
 
 /// Options of a suite run (flags > environment > config file).
@@ -358,7 +428,8 @@ pub struct RunArgs {
     /// The module registry read address (default: service discovery).
     #[arg(long, value_name = "URL")]
     pub registry_url: Option<String>,
-    /// Largest response body read, in bytes; longer ones are cut and reported.
+    /// Largest response body read, in bytes; longer ones are cut and reported [default:
+    /// 8388608, 8 MiB].
     #[arg(long, value_name = "BYTES")]
     pub max_body: Option<usize>,
     /// Which levels fail the run.

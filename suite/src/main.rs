@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use conform::cli::{Cli, Command};
 use conform::exit::ExitCodes;
 
@@ -28,6 +27,7 @@ fn main() -> ExitCode {
     let listing = match &cli.command {
         None => cli.run.libtest.list,
         Some(Command::Checks(args)) => !args.markdown,
+        Some(Command::Completions(_) | Command::Manpage) => true,
         _ => false,
     };
     if listing {
@@ -52,6 +52,20 @@ fn main() -> ExitCode {
         Some(Command::Proxy(args)) => conform::proxy::command(&args),
         Some(Command::Diff(args)) => conform::diff::command(&args),
         Some(Command::Peer(args)) => conform::peer::command(&args),
+        Some(Command::Completions(args)) => {
+            let mut command = Cli::command();
+            clap_complete::generate(args.shell, &mut command, "conform", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+        Some(Command::Manpage) => {
+            match clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: cannot write the manual page: {e}");
+                    ExitCode::from(ExitCodes::REPORTS_UNWRITTEN)
+                }
+            }
+        }
         Some(Command::Serve(args)) => match conform::serve::serve(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -76,6 +76,7 @@ impl Plan {
             None => Catalog::embedded(),
         }
         .map_err(|e| ConfigError(e.to_string()))?;
+        known_fixtures(&settings, &catalog)?;
         let schemas = match &settings.schemas_dir {
             Some(dir) => Schemas::from_dir(dir),
             None => Schemas::embedded(),
@@ -210,5 +211,26 @@ impl Plan {
             .iter()
             .map(|g| g.group.as_str())
             .collect()
+    }
+}
+
+/// Every `--fixture KIND=ID` names a kind the catalog knows (a resource of cases/resources.toml,
+/// or `notification_url`): a mistyped kind would otherwise be ignored and its tests made or
+/// blocked as if nothing were given.
+fn known_fixtures(settings: &Settings, catalog: &Catalog) -> Result<(), ConfigError> {
+    let known =
+        |kind: &str| kind == "notification_url" || catalog.graph.resources.contains_key(kind);
+    match settings.fixtures.keys().find(|kind| !known(kind)) {
+        None => Ok(()),
+        Some(kind) => Err(ConfigError(format!(
+            "--fixture `{kind}=...`: no fixture kind `{kind}` (the kinds are the resources of cases/resources.toml: {})",
+            catalog
+                .graph
+                .resources
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
     }
 }

@@ -382,6 +382,19 @@ impl Settings {
         }
         let mut require = args.require.clone();
         require.extend(file.require.iter().cloned());
+        // a ledger given by name goes into a folder that is there: a typo must not make one
+        if let Some(dir) = args
+            .ledger
+            .as_deref()
+            .and_then(Path::parent)
+            .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+        {
+            return Err(ConfigError(format!(
+                "--ledger {}: the folder {} does not exist",
+                args.ledger.as_deref().unwrap_or(dir).display(),
+                dir.display()
+            )));
+        }
         Ok(Self {
             target,
             token,

@@ -84,6 +84,13 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
     // one remover for the whole sweep: a show route proven in one pass counts in the next
     let mut remover = Remover::new(&target, &catalog);
     let have_ledger = args.ledger.exists();
+    // a ledger named on the command line that is not there is a mistake, not "nothing to do"
+    if !have_ledger && args.ledger != std::path::Path::new(crate::cli::DEFAULT_LEDGER) {
+        return Err(ConfigError(format!(
+            "--ledger {}: no such file",
+            args.ledger.display()
+        )));
+    }
     if have_ledger {
         runtime.block_on(sweep_ledger(args, &target, &mut remover, &mut tally))?;
     } else if older_than.is_none() && args.prefix.is_none() {

@@ -312,7 +312,7 @@ fn unreachable_or_silent_target_exits_2_within_seconds() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        text(&out).contains("no answer within the request timeout"),
+        text(&out).contains("no answer within the request timeout (1 s, --timeout)"),
         "{}",
         text(&out)
     );
@@ -445,7 +445,13 @@ fn a_redirect_elsewhere_never_carries_the_token() {
         ],
         &reports,
     );
-    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    // the message names where the target sends a client
+    assert!(
+        text(&out).contains(&format!("a redirect to {elsewhere}/stolen")),
+        "{}",
+        text(&out)
+    );
     let heads = seen.lock().expect("log").join("\n").to_ascii_lowercase();
     assert!(
         !heads.contains("canary-redirect-token") && !heads.contains("authorization"),
@@ -594,4 +600,78 @@ fn preflight_tells_a_new_user_what_to_give_next() {
         &reports,
     );
     assert!(!text(&out).contains("give an existing one with --organization"));
+}
+
+#[test]
+fn help_names_the_program_its_defaults_and_exit_codes_and_version_completions_and_manpage_exist() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_conform"))
+            .args(args)
+            .output()
+            .expect("conform runs")
+    };
+    let help = run(&["--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    let help = text(&help);
+    assert!(
+        help.starts_with("Conformance suite and contract checker"),
+        "{help}"
+    );
+    assert!(help.contains("Usage: conform [OPTIONS] [FILTER]"), "{help}");
+    for shown in ["[default: 10]", "[default: 16]", "Exit codes:", "130"] {
+        assert!(help.contains(shown), "{shown} missing:\n{help}");
+    }
+    // libtest's no-op flags still parse but are not offered
+    assert!(!help.contains("--nocapture") && !help.contains("--show-output"));
+    for flag in ["-V", "--version"] {
+        let out = run(&[flag]);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(
+            text(&out).trim(),
+            format!("conform {}", env!("CARGO_PKG_VERSION"))
+        );
+    }
+    let bash = run(&["completions", "bash"]);
+    assert_eq!(bash.status.code(), Some(0));
+    assert!(text(&bash).contains("_conform()"));
+    let man = run(&["manpage"]);
+    assert_eq!(man.status.code(), Some(0));
+    assert!(text(&man).contains(".TH conform 1"));
+}
+
+#[test]
+fn a_mistyped_organization_fixture_or_ledger_is_exit_2_naming_the_value() {
+    let reports = scratch("mistyped");
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--organization", "no-such-organization", "account::"],
+            "--organization `no-such-organization` is not on the target",
+        ),
+        (
+            &["--fixture", "nokind=1", "account::"],
+            "no fixture kind `nokind`",
+        ),
+        (
+            &["--ledger", "/no/such/folder/ledger.jsonl", "account::"],
+            "the folder /no/such/folder does not exist",
+        ),
+    ];
+    for (args, said) in cases {
+        let out = conform(args, &reports);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(said), "{args:?}: {}", text(&out));
+    }
+    let (addr, _) = fake_server(None);
+    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args([
+            "sweep",
+            "--target",
+            &addr,
+            "--ledger",
+            "no-such-ledger.jsonl",
+        ])
+        .output()
+        .expect("conform runs");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--ledger no-such-ledger.jsonl: no such file"));
 }

@@ -218,7 +218,6 @@ fn the_same_seed_gives_the_same_sequence() {
 
 #[test]
 fn cases_takes_a_number_or_a_folder() {
-    use clap::Parser;
     let cli = Cli::try_parse_from(["conform", "--cases", "256"]).unwrap();
     assert_eq!(cli.run.sequence_cases(), Some(256));
     assert_eq!(cli.run.cases_dir(), None);

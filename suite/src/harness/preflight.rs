@@ -54,7 +54,14 @@ pub async fn preflight(
     let mut answers = Vec::new();
     // whether the organization list answered as a route, and whether the account did
     let (mut organizations_listed, mut account_answered) = (false, false);
+    // `--organization`'s show answered 404 under a path form that proved served
+    let named = settings
+        .organization
+        .as_ref()
+        .map(|o| organizations.named(o));
+    let mut organization_missing: Option<String> = None;
     for prefix in ["/api/v2", ""] {
+        let mut missing_here = None;
         for read in &reads {
             let path = format!("{prefix}{read}");
             let ex = target
@@ -97,14 +104,24 @@ pub async fn preflight(
                 || document.is_some()
                 || (status >= 400 && !matches!(status, 404 | 405 | 501) && status < 500);
             answers.push(format!("GET {path} answered {}", describe_answer(&ex)));
+            if named.as_ref() == Some(read) && status == 404 {
+                missing_here = Some(path.clone());
+            }
             if served {
                 match prefix {
                     "" => found.forms.bare = true,
                     _ => found.forms.api_v2 = true,
                 }
+                organization_missing = organization_missing.or(missing_here.take());
                 break;
             }
         }
+    }
+    // a path form that proved served holds no such organization: a typo, or another instance
+    if let (Some(org), Some(path)) = (&settings.organization, &organization_missing) {
+        return Err(ConfigError(format!(
+            "--organization `{org}` is not on the target: GET {path} answered 404 (give an organization the token can see)"
+        )));
     }
     if let (Some(read), Some(_)) = (admin_read, &settings.admin_token) {
         admin_token_taken(target, settings, &found.forms, read).await?;
@@ -185,6 +202,10 @@ fn describe_answer(ex: &crate::target::Exchange) -> String {
     let Some(status) = ex.status() else {
         return "nothing".into();
     };
+    if (300..400).contains(&status) {
+        let to = ex.header("location").unwrap_or("nowhere (no Location)");
+        return format!("{status}, a redirect to {to} (conform follows none: give the URL it names as --target)");
+    }
     if !(200..300).contains(&status) {
         return format!("{status}");
     }

@@ -169,14 +169,14 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
         );
         return Ok(ExitCode::from(ExitCodes::REPORTS_UNWRITTEN));
     }
-    if nothing_judged(&results) {
+    let code = exit_code(&results, profile);
+    if code == ExitCodes::NOTHING_JUDGED {
         println!(
-            "nothing was judged: {} test(s) selected, none passed or failed (exit code {})",
+            "nothing was judged: {} test(s) selected, none passed or failed (exit code {code})",
             results.len(),
-            ExitCodes::NOTHING_JUDGED
         );
     }
-    Ok(ExitCode::from(exit_code(&results, profile)))
+    Ok(ExitCode::from(code))
 }
 
 /// What the first signal prints: what the run does now.

@@ -50,7 +50,7 @@ pub async fn check(
             .send(Request::new(Method::GET, url(root, path)?, Auth::User))
             .await;
         let status = match &ex.response {
-            Err(TransportError::Timeout) => {
+            Err(TransportError::Timeout(_)) => {
                 return Err(format!("{root} did not answer {path} within 15 s"))
             }
             Err(e) => return Err(format!("cannot reach {root}: {e}")),

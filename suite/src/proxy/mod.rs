@@ -38,6 +38,8 @@ use crate::verdict::Profile;
 /// Everything a proxied exchange needs.
 struct Proxy {
     client: reqwest::Client,
+    /// The timeout of one exchange with the target (`--timeout`).
+    timeout: Duration,
     target: url::Url,
     /// `scheme://host:port` of the target, as it appears in absolute URLs it answers.
     target_origin: String,
@@ -236,6 +238,7 @@ pub async fn start(args: &ProxyArgs) -> Result<Running, String> {
     let client = client.build().map_err(|e| e.to_string())?;
     let proxy = Arc::new(Proxy {
         client,
+        timeout: Duration::from_secs_f64(args.timeout.max(0.1)),
         target_origin: origin(&target),
         proxy_origin: format!("http://{bound}"),
         target: target.clone(),
@@ -379,7 +382,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
         Ok(r) => r,
         Err(e) => {
             let error = if e.is_timeout() {
-                TransportError::Timeout
+                TransportError::Timeout(proxy.timeout)
             } else {
                 TransportError::Connection(e.to_string())
             };
@@ -541,6 +544,7 @@ mod tests {
         let catalog = Catalog::embedded().unwrap();
         Proxy {
             client: reqwest::Client::new(),
+            timeout: Duration::from_secs(60),
             target: url::Url::parse("http://10.0.0.1:8080/").unwrap(),
             target_origin: "http://10.0.0.1:8080".into(),
             proxy_origin: "http://127.0.0.1:9000".into(),

@@ -538,8 +538,11 @@ fn render(
         test_name(family)
     ));
     text.push_str(&format!(
-        "minimal sequence: {} steps (shrunk from {} in {} runs, {:.2} s{})\n",
-        out.steps.len(),
+        "minimal sequence: {} (shrunk from {} in {} runs, {:.2} s{})\n",
+        match out.steps.len() {
+            1 => "1 step".to_string(),
+            n => format!("{n} steps"),
+        },
         shrunk.from,
         shrunk.runs,
         shrunk.elapsed.as_secs_f64(),

@@ -39,8 +39,8 @@ pub struct ResponseRecord {
 /// What went wrong on the wire.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransportError {
-    /// The request was not answered in time.
-    Timeout,
+    /// The request was not answered within this timeout (`--timeout`).
+    Timeout(std::time::Duration),
     /// The connection could not be made or broke.
     Connection(String),
     /// The request was refused before sending (e.g. by the blast-radius guard).
@@ -50,11 +50,34 @@ pub enum TransportError {
 impl std::fmt::Display for TransportError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TransportError::Timeout => f.write_str("no answer within the request timeout"),
+            TransportError::Timeout(limit) => write!(
+                f,
+                "no answer within the request timeout ({} s, --timeout)",
+                limit.as_secs_f64()
+            ),
+            TransportError::Connection(e) if not_http(e) => {
+                write!(
+                    f,
+                    "the answer is not HTTP (the bytes that came back do not parse: {e})"
+                )
+            }
             TransportError::Connection(e) => write!(f, "connection failed: {e}"),
             TransportError::Refused(e) => write!(f, "request refused by conform: {e}"),
         }
     }
+}
+
+/// Whether a connection error says the answer did not parse as HTTP (a server that answers
+/// garbage, or TLS spoken to a plain-HTTP client), as hyper words it.
+fn not_http(message: &str) -> bool {
+    [
+        "invalid HTTP version",
+        "invalid HTTP status",
+        "invalid HTTP header",
+        "message head is too large",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
 }
 
 /// A request with its answer or transport error.

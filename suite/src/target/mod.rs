@@ -473,9 +473,15 @@ impl Target {
             }
             let response = match builder.send().await {
                 Ok(response) => {
-                    read_response(response, self.config.max_body, &self.large_reads).await
+                    read_response(
+                        response,
+                        self.config.max_body,
+                        self.config.timeout,
+                        &self.large_reads,
+                    )
+                    .await
                 }
-                Err(e) => Err(classify(&e)),
+                Err(e) => Err(classify(&e, self.config.timeout)),
             };
             match &response {
                 Ok(r) if r.status == 429 => {
@@ -557,6 +563,7 @@ const FREE_READ_BYTES: usize = 256 * 1024;
 async fn read_response(
     mut response: reqwest::Response,
     max_body: usize,
+    timeout: Duration,
     large_reads: &tokio::sync::Mutex<()>,
 ) -> Result<ResponseRecord, TransportError> {
     let status = response.status().as_u16();
@@ -598,7 +605,7 @@ async fn read_response(
                 }
             }
             Ok(None) => break,
-            Err(e) => return Err(classify(&e)),
+            Err(e) => return Err(classify(&e, timeout)),
         }
     }
     if truncated {
@@ -616,9 +623,9 @@ async fn read_response(
     })
 }
 
-fn classify(error: &reqwest::Error) -> TransportError {
+fn classify(error: &reqwest::Error, timeout: Duration) -> TransportError {
     if error.is_timeout() {
-        return TransportError::Timeout;
+        return TransportError::Timeout(timeout);
     }
     let mut message = error.to_string();
     let mut source = std::error::Error::source(error);
