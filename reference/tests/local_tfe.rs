@@ -384,6 +384,20 @@ async fn include_projects_varsets_and_tfe_reads() {
     )
     .await;
     assert!(added.status.is_success());
+    // the team's members as organization memberships (pytfe's list_organization_memberships)
+    let memberships = get(
+        &app,
+        &format!("/api/v2/teams/{team}/relationships/organization-memberships"),
+    )
+    .await
+    .json();
+    let listed = memberships["data"].as_array().expect("a list");
+    assert_eq!(listed.len(), 1, "{memberships}");
+    assert_eq!(listed[0]["type"], "organization-memberships");
+    assert_eq!(
+        listed[0]["relationships"]["user"]["data"]["id"],
+        user.as_str()
+    );
     let shown = get(&app, &format!("/api/v2/teams/{team}?include=users"))
         .await
         .json();

@@ -26,7 +26,9 @@ pub(crate) fn router() -> Router<AppState> {
         )
         .route(
             "/teams/{id}/relationships/organization-memberships",
-            post(add_memberships).delete(remove_memberships),
+            get(list_memberships)
+                .post(add_memberships)
+                .delete(remove_memberships),
         )
         .route("/team-workspaces", get(list_tws).post(create_tws))
         .route(
@@ -235,6 +237,26 @@ async fn users_by_id(ctx: Ctx, id: String, body: Value, add: bool) -> ApiResult<
         .collect::<ApiResult<Vec<_>>>()?;
     change_users(&mut store, &id, &users, add)?;
     no_content()
+}
+
+// GET /teams/:team_id/relationships/organization-memberships (TFE; pytfe's
+// `teams.list_organization_memberships`): the organization memberships of the team's users.
+async fn list_memberships(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
+    let store = ctx.state.read();
+    let team = store.find("teams", &id)?;
+    let users = team.rel_ids("users");
+    let organization = team.rel_id("organization").unwrap_or_default().to_string();
+    let items: Vec<Value> = store
+        .list("organization-memberships", Some(&organization))
+        .into_iter()
+        .filter(|m| {
+            m.rel_id("user")
+                .is_some_and(|u| users.iter().any(|x| x == u))
+        })
+        .map(|m| m.render())
+        .collect();
+    drop(store);
+    paginate(&ctx, items)
 }
 
 // POST /teams/:team_id/relationships/organization-memberships
