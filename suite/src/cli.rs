@@ -72,7 +72,8 @@ pub struct PeerArgs {
     /// A token that is also a site administrator's (else CONFORM_TOKEN, then TFE_TOKEN).
     #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,
-    /// Extra CA certificate (PEM) to trust for the target.
+    /// Extra CA certificate (PEM) to trust for the target (a self-signed server certificate
+    /// named here is trusted as itself).
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
     /// Accept any TLS certificate from the target.
@@ -197,7 +198,8 @@ pub struct ProxyArgs {
     /// Timeout of one exchange with the target, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub timeout: f64,
-    /// Extra CA certificate (PEM) to trust for the target.
+    /// Extra CA certificate (PEM) to trust for the target (a self-signed server certificate
+    /// named here is trusted as itself).
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
     /// Accept any TLS certificate from the target.
@@ -242,6 +244,13 @@ pub struct DiffArgs {
     /// Tests run at once on each side.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub test_threads: usize,
+    /// Extra CA certificate (PEM) to trust for both targets (a self-signed server certificate
+    /// named here is trusted as itself).
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Accept any TLS certificate from either target.
+    #[arg(long)]
+    pub insecure: bool,
     /// Faults of the embedded reference on side A (for self-tests).
     #[arg(long, value_name = "NAME[=ARG]", hide = true)]
     pub fault_a: Vec<String>,
@@ -350,7 +359,8 @@ pub struct ConnectionArgs {
     /// Scheme before the token in that header (`Bearer`; empty for none).
     #[arg(long, value_name = "SCHEME")]
     pub auth_scheme: Option<String>,
-    /// Extra CA certificate (PEM) to trust.
+    /// Extra CA certificate (PEM) to trust (a self-signed server certificate named here is
+    /// trusted as itself).
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Option<PathBuf>,
     /// Accept any TLS certificate.

@@ -132,6 +132,8 @@ fn side_plan(
                 .get(index)
                 .or(args.admin_token.first())
                 .cloned(),
+            ca_cert: args.ca_cert.clone(),
+            insecure: args.insecure,
             ..ConnectionArgs::default()
         },
         profile: Some(args.profile),

@@ -25,20 +25,44 @@ impl ExitCodes {
     pub const TERMINATED: u8 = 143;
 }
 
-/// Waits for SIGINT or SIGTERM; the exit code that says which ([`ExitCodes::INTERRUPTED`] or
-/// [`ExitCodes::TERMINATED`]). The one signal waiter of the commands that run until stopped
-/// (`serve`, `proxy`, `peer`).
-pub async fn stopped() -> u8 {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// SIGINT and SIGTERM caught from the moment this is made (not the default action, which
+/// ends the process): what the commands that run until stopped (`serve`, `proxy`, `peer`)
+/// wait on.
+pub struct Stop {
+    interrupt: Option<tokio::signal::unix::Signal>,
+    terminate: Option<tokio::signal::unix::Signal>,
+}
+
+impl Stop {
+    /// Catches both signals now (inside a tokio runtime); one that cannot be caught is
+    /// waited for never.
+    pub fn listen() -> Self {
+        use tokio::signal::unix::{signal, SignalKind};
+        Self {
+            interrupt: signal(SignalKind::interrupt()).ok(),
+            terminate: signal(SignalKind::terminate()).ok(),
         }
-    };
-    tokio::select! {
-        _ = term => ExitCodes::TERMINATED,
-        _ = tokio::signal::ctrl_c() => ExitCodes::INTERRUPTED,
     }
+
+    /// Waits for either; the exit code that says which ([`ExitCodes::INTERRUPTED`] or
+    /// [`ExitCodes::TERMINATED`]).
+    pub async fn wait(mut self) -> u8 {
+        async fn next(signal: &mut Option<tokio::signal::unix::Signal>) {
+            match signal {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        }
+        tokio::select! {
+            _ = next(&mut self.terminate) => ExitCodes::TERMINATED,
+            _ = next(&mut self.interrupt) => ExitCodes::INTERRUPTED,
+        }
+    }
+}
+
+/// Catches SIGINT and SIGTERM and waits for either (see [`Stop`]).
+pub async fn stopped() -> u8 {
+    Stop::listen().wait().await
 }

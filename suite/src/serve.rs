@@ -108,6 +108,8 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", args.port))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        // caught before the banner, which tells a caller the service is up
+        let stop = crate::exit::Stop::listen();
         let scheme = if tls.is_some() { "https" } else { "http" };
         // Printed on purpose: the operator started this service and needs its tokens, its
         // password and what it seeded. A closed stdout (the caller read the address and went
@@ -164,7 +166,7 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         // Stopped by a signal, the service removes the authority's folder it made.
         let made = tls.as_ref().and_then(|(_, _, file)| file.clone());
         tokio::spawn(async move {
-            let code = crate::exit::stopped().await;
+            let code = stop.wait().await;
             if let Some(dir) = made.as_deref().and_then(std::path::Path::parent) {
                 let _ = std::fs::remove_dir_all(dir);
             }

@@ -121,3 +121,83 @@ async fn a_users_own_certificate_is_served() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A server certificate that is its own authority, as `openssl req -x509` makes by default
+/// (and otf's test certificate is): named with `--ca-cert`, it is trusted by a run, by diff
+/// and by sweep, as curl, Go and Python trust it.
+#[test]
+fn a_self_signed_certificate_named_with_ca_cert_is_trusted_by_every_command() {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let mut params =
+        CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".into()]).expect("params");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let key = KeyPair::generate().expect("key");
+    let cert = params.self_signed(&key).expect("a self-signed certificate");
+    let dir = std::env::temp_dir().join(format!("conform-self-signed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (cert_file, key_file) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert_file, cert.pem()).expect("write");
+    std::fs::write(&key_file, key.serialize_pem()).expect("write");
+    let service = serve(&[
+        "--tls-cert",
+        cert_file.to_str().unwrap_or_default(),
+        "--tls-key",
+        key_file.to_str().unwrap_or_default(),
+    ]);
+    let root = format!("https://127.0.0.1:{}", service.port());
+    let ca = cert_file.to_str().unwrap_or_default();
+    let conform = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_conform"))
+            .args(args)
+            .env("CONFORM_TOKEN", "tls-test-token")
+            .output()
+            .expect("conform runs")
+    };
+    let text = |o: &std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let reports = dir.join("reports");
+    let reports = reports.to_str().unwrap_or_default();
+    let run = conform(&[
+        "--target",
+        &root,
+        "--ca-cert",
+        ca,
+        "--reports",
+        reports,
+        "account::details",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let without = conform(&["--target", &root, "--reports", reports, "account::details"]);
+    assert_eq!(without.status.code(), Some(2), "not trusted unless named");
+    let diff = conform(&[
+        "diff",
+        "--target",
+        &root,
+        "--target",
+        &root,
+        "--ca-cert",
+        ca,
+        "--reports",
+        reports,
+        "--group",
+        "account",
+    ]);
+    assert_eq!(diff.status.code(), Some(0), "{}", text(&diff));
+    let sweep = conform(&[
+        "sweep",
+        "--target",
+        &root,
+        "--ca-cert",
+        ca,
+        "--prefix",
+        "nothing-",
+        "--dry-run",
+    ]);
+    assert_eq!(sweep.status.code(), Some(0), "{}", text(&sweep));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -221,16 +221,25 @@ pub async fn start(args: &ProxyArgs) -> Result<Running, String> {
     let mut client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs_f64(args.timeout.max(0.1)));
+    // the certificates named (a file, or the peer's embedded reference's in memory)
+    let mut named = Vec::new();
     if let Some(file) = &args.ca_cert {
-        let pem = std::fs::read(file).map_err(|e| format!("--ca-cert {}: {e}", file.display()))?;
-        let cert = reqwest::Certificate::from_pem(&pem)
-            .map_err(|e| format!("--ca-cert {}: {e}", file.display()))?;
-        client = client.add_root_certificate(cert);
+        named = std::fs::read(file).map_err(|e| format!("--ca-cert {}: {e}", file.display()))?;
+        named.push(b'\n');
     }
     if let Some(pem) = &args.ca_pem {
-        let cert = reqwest::Certificate::from_pem(pem)
-            .map_err(|e| format!("the target's certificate authority: {e}"))?;
-        client = client.add_root_certificate(cert);
+        named.extend_from_slice(pem);
+    }
+    if !named.is_empty() {
+        client = crate::target::trust::trusting(client, &named).map_err(|e| {
+            format!(
+                "--ca-cert {}: {e}",
+                args.ca_cert
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("(the embedded reference's)"))
+                    .display()
+            )
+        })?;
     }
     if args.insecure {
         client = client.danger_accept_invalid_certs(true);

@@ -6,6 +6,7 @@ mod guard;
 mod route;
 mod secret;
 mod throttle;
+pub mod trust;
 
 pub use exchange::{Exchange, RequestRecord, ResponseRecord, TransportError, REPORT_BODY_BYTES};
 pub use guard::Guard;
@@ -217,9 +218,8 @@ impl Target {
             builder = builder.danger_accept_invalid_certs(true);
         }
         if let Some(pem) = &config.ca_cert {
-            let cert = reqwest::Certificate::from_pem(pem)
-                .map_err(|e| TargetError(format!("--ca-cert is not a PEM certificate: {e}")))?;
-            builder = builder.add_root_certificate(cert);
+            builder = trust::trusting(builder, pem)
+                .map_err(|e| TargetError(format!("--ca-cert: {e}")))?;
         }
         let client = builder
             .build()
