@@ -382,7 +382,8 @@ Exit codes:
   2    the configuration is wrong, or the target cannot be reached or refuses the token
   3    nothing was judged (a filter that selects nothing, every test skipped)
   4    a report file could not be written
-  130  interrupted by SIGINT (teardown ran, the reports say so); 143 by SIGTERM";
+  130  interrupted by SIGINT (teardown ran, the reports say so); 143 by SIGTERM;
+  141  stopped because the reader of standard output went away (`conform ... | head`)";
 
 /// Flags of libtest that a run takes and ignores (kept so that scripts written for cargo's
 /// test harness still parse), hidden from `--help`.

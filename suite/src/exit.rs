@@ -23,6 +23,9 @@ impl ExitCodes {
     pub const INTERRUPTED: u8 = 130;
     /// SIGTERM interrupted the run (as [`ExitCodes::INTERRUPTED`]).
     pub const TERMINATED: u8 = 143;
+    /// The reader of standard output went away (`conform … | head`): the run stopped as at
+    /// SIGINT (128 + SIGPIPE's number, as a shell reports a process a closed pipe ended).
+    pub const OUTPUT_CLOSED: u8 = 141;
 }
 
 /// SIGINT and SIGTERM caught from the moment this is made (not the default action, which

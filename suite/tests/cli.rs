@@ -642,7 +642,7 @@ fn help_names_the_program_its_defaults_and_exit_codes_and_version_completions_an
 #[test]
 fn a_mistyped_organization_fixture_or_ledger_is_exit_2_naming_the_value() {
     let reports = scratch("mistyped");
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 4] = [
         (
             &["--organization", "no-such-organization", "account::"],
             "--organization `no-such-organization` is not on the target",
@@ -654,6 +654,10 @@ fn a_mistyped_organization_fixture_or_ledger_is_exit_2_naming_the_value() {
         (
             &["--ledger", "/no/such/folder/ledger.jsonl", "account::"],
             "the folder /no/such/folder does not exist",
+        ),
+        (
+            &["--logfile", "/no/such/folder/log", "account::"],
+            "--logfile /no/such/folder/log:",
         ),
     ];
     for (args, said) in cases {
@@ -674,4 +678,36 @@ fn a_mistyped_organization_fixture_or_ledger_is_exit_2_naming_the_value() {
         .expect("conform runs");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("--ledger no-such-ledger.jsonl: no such file"));
+}
+
+/// `conform … | head`: the reader goes away after a line, and the run ends like a cancel
+/// (teardown, reports, exit 141), never a panic.
+#[test]
+fn a_reader_that_goes_away_cancels_the_run_without_a_panic() {
+    let reports = scratch("closed-stdout");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .arg("--reports")
+        .arg(&*reports)
+        .env_remove("CONFORM_TOKEN")
+        .env_remove("TFE_TOKEN")
+        .env_remove("TFE_ADDRESS")
+        .env_remove("CONFORM_TARGET")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("conform starts");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("a first line");
+    assert!(first.starts_with("conform "), "{first}");
+    drop(stdout);
+    let out = child.wait_with_output().expect("conform ends");
+    let errors = String::from_utf8_lossy(&out.stderr);
+    assert!(!errors.contains("panicked"), "{errors}");
+    assert_eq!(out.status.code(), Some(141), "{errors}");
+    assert!(
+        errors.contains("EPIPE (standard output closed) received"),
+        "{errors}"
+    );
+    assert!(reports.join("results.json").is_file(), "{errors}");
 }

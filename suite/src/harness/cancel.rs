@@ -27,6 +27,9 @@ pub enum Signal {
     Interrupt,
     /// A CI job's cancel, `kill`.
     Terminate,
+    /// The reader of standard output went away (`conform … | head`): no signal, but the
+    /// same graceful stop.
+    ClosedOutput,
 }
 
 impl Signal {
@@ -35,14 +38,17 @@ impl Signal {
         match self {
             Signal::Interrupt => "SIGINT",
             Signal::Terminate => "SIGTERM",
+            Signal::ClosedOutput => "EPIPE (standard output closed)",
         }
     }
 
-    /// The shell's code of a process ended by the signal: 128 + its number (130, 143).
+    /// The shell's code of a process ended by the signal: 128 + its number (130, 143; 141,
+    /// SIGPIPE's, for a closed standard output).
     pub fn exit_code(self) -> u8 {
         match self {
             Signal::Interrupt => ExitCodes::INTERRUPTED,
             Signal::Terminate => ExitCodes::TERMINATED,
+            Signal::ClosedOutput => ExitCodes::OUTPUT_CLOSED,
         }
     }
 }
@@ -126,7 +132,8 @@ pub fn listen(
     cancel: Cancel,
     first: impl Fn(Interrupt) + Send + 'static,
     again: impl Fn(Interrupt) + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<Injector> {
+    let (injector, mut injected) = tokio::sync::mpsc::unbounded_channel::<Signal>();
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
@@ -149,6 +156,7 @@ pub fn listen(
                         let signal = tokio::select! {
                             Some(()) = interrupts.recv() => Signal::Interrupt,
                             Some(()) = terminates.recv() => Signal::Terminate,
+                            Some(signal) = injected.recv() => signal,
                             else => return,
                         };
                         seen += 1;
@@ -164,9 +172,21 @@ pub fn listen(
     }
     #[cfg(not(unix))]
     {
-        let _ = (cancel, first, again);
+        let _ = (cancel, first, again, &mut injected);
     }
-    Ok(())
+    Ok(Injector(injector))
+}
+
+/// Cancels the run as a signal would, from elsewhere in the process (the standard output
+/// relay when its reader goes away).
+#[derive(Clone)]
+pub struct Injector(tokio::sync::mpsc::UnboundedSender<Signal>);
+
+impl Injector {
+    /// Cancels as `signal` does.
+    pub fn fire(&self, signal: Signal) {
+        let _ = self.0.send(signal);
+    }
 }
 
 #[cfg(test)]

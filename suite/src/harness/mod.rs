@@ -3,6 +3,7 @@
 
 pub mod cancel;
 mod preflight;
+mod relay;
 mod session;
 mod trials;
 

@@ -163,7 +163,7 @@ impl Session {
         &self,
         notice: impl Fn(Interrupt, bool) + Send + 'static,
         again: impl Fn(Interrupt) + Send + 'static,
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<cancel::Injector> {
         let target = self.ctx.target.clone();
         let deadline = self.runner.deadline;
         let fixtures = self.ctx.fixtures.clone();

@@ -31,8 +31,58 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
         let _ = libtest_mimic::run(&libtest, trials);
         return Ok(ExitCode::SUCCESS);
     }
+    // a reader of standard output that goes away cancels the run (see relay.rs)
+    let closed = Arc::new(ClosedOutput::default());
+    let relay = super::relay::Relay::install({
+        let closed = closed.clone();
+        move || closed.fire()
+    });
+    let outcome = run_session(plan, libtest, &closed);
+    if let Some(relay) = relay {
+        relay.finish();
+    }
+    outcome
+}
+
+/// The standard output relay's word that its reader went away, passed on to the run's
+/// cancel once the run listens for it.
+#[derive(Default)]
+struct ClosedOutput {
+    seen: std::sync::atomic::AtomicBool,
+    injector: std::sync::OnceLock<super::cancel::Injector>,
+}
+
+impl ClosedOutput {
+    fn fire(&self) {
+        self.seen.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(injector) = self.injector.get() {
+            injector.fire(super::cancel::Signal::ClosedOutput);
+        }
+    }
+
+    fn listen(&self, injector: super::cancel::Injector) {
+        if self.seen.load(std::sync::atomic::Ordering::SeqCst) {
+            injector.fire(super::cancel::Signal::ClosedOutput);
+        }
+        let _ = self.injector.set(injector);
+    }
+}
+
+fn run_session(
+    plan: Plan,
+    mut libtest: Arguments,
+    closed: &ClosedOutput,
+) -> Result<ExitCode, ConfigError> {
     let reports = plan.settings.reports.clone();
     writable_folder(&reports)?;
+    // libtest opens the log itself and panics when it cannot
+    if let Some(log) = &libtest.logfile {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(|e| ConfigError(format!("--logfile {log}: {e}")))?;
+    }
     let session = Session::open(&plan)?;
     let mut info = session.info.clone();
     if let Some((partition, selected)) = &plan.partition {
@@ -72,11 +122,12 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
         results: Arc::new(Mutex::new(Vec::new())),
     };
     let sweep = session.sweep_command();
-    session
+    let injector = session
         .cancel_on_signals(notice_interrupt, move |interrupt| {
             eprintln!("{}", stopped_at_once(interrupt, sweep.as_deref()));
         })
         .map_err(|e| ConfigError(format!("cannot listen for SIGINT and SIGTERM: {e}")))?;
+    closed.listen(injector);
     let handle = session.runtime.handle().clone();
     let mut trials: Vec<Trial> = plan
         .items

@@ -1,0 +1,88 @@
+//! Standard output through a relay, so that a reader that goes away (`conform … | head`)
+//! cancels the run like a signal (teardown, reports, exit code) instead of panicking the
+//! printer: the process writes into a pipe of its own, and a thread copies it to the real
+//! standard output; when that write fails with a closed pipe, the thread says so once and
+//! from then on drains what comes, discarding it. Installed only when standard output is not
+//! a terminal (a terminal does not close, and libtest's colours look at it).
+
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, RawFd};
+
+/// The installed relay; [`Relay::finish`] puts the real standard output back and waits until
+/// everything written has been passed on.
+pub struct Relay {
+    saved: RawFd,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Relay {
+    /// Puts the relay in place of standard output when it is not a terminal; `closed` is
+    /// called once, from the relay's thread, when the reader has gone away.
+    pub fn install(closed: impl Fn() + Send + 'static) -> Option<Self> {
+        // SAFETY: plain descriptor calls on this process's own descriptors; every one that
+        // fails leaves standard output as it was.
+        unsafe {
+            if libc::isatty(1) == 1 {
+                return None;
+            }
+            let mut ends = [0 as RawFd; 2];
+            if libc::pipe(ends.as_mut_ptr()) != 0 {
+                return None;
+            }
+            let saved = libc::dup(1);
+            if saved < 0 || libc::dup2(ends[1], 1) < 0 {
+                libc::close(ends[0]);
+                libc::close(ends[1]);
+                if saved >= 0 {
+                    libc::close(saved);
+                }
+                return None;
+            }
+            libc::close(ends[1]);
+            let mut from = std::fs::File::from_raw_fd(ends[0]);
+            let out = libc::dup(saved);
+            if out < 0 {
+                libc::dup2(saved, 1);
+                libc::close(saved);
+                return None;
+            }
+            let mut to = std::fs::File::from_raw_fd(out);
+            let thread = std::thread::Builder::new()
+                .name("conform-stdout".into())
+                .spawn(move || {
+                    let mut buffer = [0u8; 8192];
+                    let mut open = true;
+                    loop {
+                        match from.read(&mut buffer) {
+                            Ok(0) => return,
+                            Ok(n) if open => {
+                                if to.write_all(&buffer[..n]).is_err() {
+                                    open = false;
+                                    closed();
+                                }
+                            }
+                            Ok(_) => {}
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                            Err(_) => return,
+                        }
+                    }
+                })
+                .ok();
+            Some(Self { saved, thread })
+        }
+    }
+
+    /// Restores standard output and waits for the relay to pass on what it holds.
+    pub fn finish(mut self) {
+        let _ = std::io::stdout().flush();
+        // SAFETY: the descriptor saved at install is ours; putting it back as 1 closes the
+        // pipe's last write end, so the relay's thread reads to the end and stops.
+        unsafe {
+            libc::dup2(self.saved, 1);
+            libc::close(self.saved);
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
