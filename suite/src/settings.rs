@@ -154,6 +154,8 @@ pub struct Settings {
     pub registry_url: Option<Url>,
     /// CA certificate (PEM bytes).
     pub ca_cert: Option<Vec<u8>>,
+    /// The file `ca_cert` was read from.
+    pub ca_cert_path: Option<PathBuf>,
     /// Accept any certificate.
     pub insecure: bool,
     /// Request timeout.
@@ -256,6 +258,56 @@ fn env(name: &str) -> Option<String> {
 }
 
 impl Settings {
+    /// The options a printed command needs to reach the same target as this run (`rerun:`,
+    /// a sequence's `reproduce with:`, the sweep hint), pasteable in the shell the run was
+    /// started from: a token given by flag is written as its environment variable, one from
+    /// the environment or the config file is found there again.
+    pub fn reach_options(&self) -> String {
+        let mut words = Vec::new();
+        if let Some(target) = &self.target {
+            words.push(format!("--target {}", shell_word(target.as_str())));
+        }
+        if let Some(file) = &self.config_file {
+            words.push(format!(
+                "--config {}",
+                shell_word(&file.display().to_string())
+            ));
+        }
+        if matches!(self.token_source, Some(TokenSource::Flag(_))) {
+            words.push("--token \"$CONFORM_TOKEN\"".into());
+        }
+        if matches!(self.admin_token_source, Some(TokenSource::Flag(_))) {
+            words.push("--admin-token \"$CONFORM_ADMIN_TOKEN\"".into());
+        }
+        if let Some(file) = &self.ca_cert_path {
+            words.push(format!(
+                "--ca-cert {}",
+                shell_word(&file.display().to_string())
+            ));
+        }
+        if self.insecure {
+            words.push("--insecure".into());
+        }
+        words.join(" ")
+    }
+
+    /// [`Settings::reach_options`], and what decides the verdicts: the profile and the
+    /// organization and module the run was given.
+    pub fn rerun_options(&self) -> String {
+        let mut words = vec![self.reach_options()];
+        if self.profile == Profile::Tfe {
+            words.push("--profile tfe".into());
+        }
+        if let Some(org) = &self.organization {
+            words.push(format!("--organization {}", shell_word(org)));
+        }
+        if let Some(module) = &self.module {
+            words.push(format!("--module {}", shell_word(&module.to_string())));
+        }
+        words.retain(|w| !w.is_empty());
+        words.join(" ")
+    }
+
     /// Resolves flags, environment and the config file: once per run.
     pub fn resolve(args: &RunArgs) -> Result<Self, ConfigError> {
         let conn = &args.connection;
@@ -290,6 +342,7 @@ impl Settings {
             .map(|u| parse_url("--registry-url", &u))
             .transpose()?;
         let ca_path = conn.ca_cert.clone().or(file.ca_cert.clone());
+        let ca_cert_path = ca_path.clone();
         let ca_cert = ca_path
             .map(|p| {
                 std::fs::read(&p)
@@ -413,6 +466,7 @@ impl Settings {
                 .unwrap_or_else(|| "Bearer".into()),
             registry_url,
             ca_cert,
+            ca_cert_path,
             insecure: conn.insecure || file.insecure.unwrap_or(false),
             timeout: Duration::from_secs_f64(timeout),
             max_body: args.max_body.unwrap_or(8 * 1024 * 1024),
@@ -679,6 +733,20 @@ fn default_prefix() -> String {
     format!("conform-{:06x}", hasher.finish() & 0xff_ffff)
 }
 
+/// A word as a POSIX shell reads it back: bare when it holds only safe characters, else in
+/// single quotes.
+pub fn shell_word(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+    if safe {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -702,3 +770,4 @@ mod tests {
         assert!(file.require.iter().all(|g| !g.is_empty()));
     }
 }
+

@@ -239,11 +239,32 @@ impl TestResult {
             }
         }
         if !self.findings.is_empty() {
-            out.push_str(&format!(
-                "rerun: conform --exact {} (with this run's --target and tokens)\n",
-                self.name
-            ));
+            out.push_str(&format!("rerun: {}\n", rerun_command(&self.name)));
         }
         out
     }
+}
+
+/// The options of the run this process makes (`conform` runs one plan), for the commands it
+/// prints to be pasteable: see [`crate::settings::Settings::rerun_options`].
+static RERUN_OPTIONS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Records the run's options for the printed commands (once; the CLI's run does it).
+pub fn set_rerun_options(options: String) {
+    let _ = RERUN_OPTIONS.set(options);
+}
+
+/// `conform --exact NAME` with the run's options, or, in a process that runs several plans
+/// (the selftest, the project's tests), with a note that they are the run's own.
+pub fn rerun_command(name: &str) -> String {
+    match RERUN_OPTIONS.get() {
+        Some(options) if options.is_empty() => format!("conform --exact {name}"),
+        Some(options) => format!("conform {options} --exact {name}"),
+        None => format!("conform --exact {name} (with this run's --target and tokens)"),
+    }
+}
+
+/// The run's options for a printed command, when the CLI recorded them.
+pub fn rerun_options() -> Option<&'static str> {
+    RERUN_OPTIONS.get().map(String::as_str)
 }

@@ -124,3 +124,69 @@ fn seed_flags_make_an_organization_and_a_local_workspace_the_banner_names() {
         .expect("conform serve runs");
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
 }
+
+/// The `rerun:` line a failure prints is pasteable as printed: the target, the profile and the
+/// token's variable are in it, and run in a shell it judges that one test again.
+#[test]
+fn a_printed_rerun_command_reproduces_the_failure_when_pasted() {
+    let served = Served::with_args(&["--token", "rerun-token", "--fault", "no-bare"]);
+    let dir = std::env::temp_dir().join(format!("conform-rerun-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args([
+            "--target",
+            &served.url,
+            "--token",
+            "rerun-token",
+            "--profile",
+            "tfe",
+        ])
+        .args([
+            "--reports",
+            dir.to_str().unwrap_or_default(),
+            "account::details",
+        ])
+        .env_remove("CONFORM_TOKEN")
+        .output()
+        .expect("conform runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let rerun = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("rerun: "))
+        .unwrap_or_else(|| panic!("no rerun line:\n{stdout}"))
+        .to_string();
+    assert!(
+        rerun.contains("--token \"$CONFORM_TOKEN\"") && rerun.contains("--profile tfe"),
+        "{rerun}"
+    );
+    assert!(!rerun.contains("rerun-token"), "{rerun}");
+    let binary = env!("CARGO_BIN_EXE_conform");
+    let pasted = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} --reports {}",
+            rerun.replacen("conform", binary, 1),
+            dir.join("again").display()
+        ))
+        .env("CONFORM_TOKEN", "rerun-token")
+        .output()
+        .expect("sh runs");
+    let again = String::from_utf8_lossy(&pasted.stdout);
+    assert_eq!(pasted.status.code(), Some(1), "{again}");
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("again").join("results.json")).expect("results.json"),
+    )
+    .expect("results.json parses");
+    let judged: Vec<(&str, &str)> = results["tests"]
+        .as_array()
+        .expect("tests")
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap_or_default(),
+                t["verdict"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(judged, [("account::details::bare", "fail")], "{again}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

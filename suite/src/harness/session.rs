@@ -37,6 +37,8 @@ pub struct Session {
     embedded: Option<conform_reference::Running>,
     started: Instant,
     ledger: Option<std::path::PathBuf>,
+    /// The options that reach this run's target again (`Settings::reach_options`).
+    settings_reach: String,
     /// Set when teardown begins: a signal then no longer stops the target's requests.
     tearing_down: Arc<std::sync::Mutex<bool>>,
 }
@@ -147,6 +149,7 @@ impl Session {
             runner,
             concurrency: plan.concurrency,
             ledger: embedded.is_none().then(|| settings.ledger.clone()),
+            settings_reach: plan.settings.reach_options(),
             tearing_down: Arc::default(),
             embedded,
             started,
@@ -196,10 +199,10 @@ impl Session {
     /// for the embedded service, which forgets everything when the run ends.
     pub fn sweep_command(&self) -> Option<String> {
         self.ledger.as_ref().map(|ledger| {
+            let reach = self.settings_reach.clone();
             format!(
-                "conform sweep --target {} --ledger {}",
-                self.ctx.target.config.root,
-                ledger.display()
+                "conform sweep {reach} --ledger {}",
+                crate::settings::shell_word(&ledger.display().to_string())
             )
         })
     }

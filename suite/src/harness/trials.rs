@@ -75,6 +75,7 @@ fn run_session(
 ) -> Result<ExitCode, ConfigError> {
     let reports = plan.settings.reports.clone();
     writable_folder(&reports)?;
+    crate::verdict::set_rerun_options(plan.settings.rerun_options());
     // libtest opens the log itself and panics when it cannot
     if let Some(log) = &libtest.logfile {
         std::fs::OpenOptions::new()

@@ -533,9 +533,18 @@ fn render(
         ));
     }
     text.push_str(&format!(
-        "seed {seed} (case {case} of {}); reproduce with: conform {} --seed {seed} --cases 1 (and the same target options)\n",
+        "seed {seed} (case {case} of {}); reproduce with: conform {}{} --seed {seed} --cases 1{}\n",
         config.cases,
-        test_name(family)
+        crate::verdict::rerun_options()
+            .filter(|o| !o.is_empty())
+            .map(|o| format!("{o} "))
+            .unwrap_or_default(),
+        test_name(family),
+        if crate::verdict::rerun_options().is_some() {
+            ""
+        } else {
+            " (and the same target options)"
+        }
     ));
     text.push_str(&format!(
         "minimal sequence: {} (shrunk from {} in {} runs, {:.2} s{})\n",
