@@ -42,6 +42,22 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page (roff: `conform manpage > conform.1; man ./conform.1`).
     Manpage,
+    /// What changed between two runs' results.json: new failures, fixed tests, moved verdicts.
+    Compare(CompareArgs),
+}
+
+/// Options of `conform compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The earlier run's results.json.
+    #[arg(value_name = "BASELINE")]
+    pub baseline: PathBuf,
+    /// The later run's results.json.
+    #[arg(value_name = "CURRENT")]
+    pub current: PathBuf,
+    /// Write the comparison as markdown to this file too.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 /// Options of `conform completions`.
@@ -500,6 +516,14 @@ pub struct RunArgs {
     /// Run only the tests that change nothing, and create no fixtures.
     #[arg(long)]
     pub read_only: bool,
+    /// A previous run's results.json: print and write (changes.md) what changed since it,
+    /// new failures first.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// With --baseline: only new failures fail the run (exit 1); failures the baseline had
+    /// already do not.
+    #[arg(long, requires = "baseline")]
+    pub only_regressions_fail: bool,
     /// Client-side rate limit shared by all requests (`30/s`, `600/m`).
     #[arg(long, value_name = "N/s")]
     pub rate: Option<String>,
@@ -573,6 +597,8 @@ impl Default for RunArgs {
             partition: None,
             ledger: None,
             read_only: false,
+            baseline: None,
+            only_regressions_fail: false,
             rate: None,
             deadline: None,
             test_timeout: None,

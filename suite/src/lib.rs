@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod checks;
 pub mod cli;
 pub mod clock;
+pub mod compare;
 pub mod diff;
 pub mod exit;
 pub mod fixtures;

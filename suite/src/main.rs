@@ -57,6 +57,7 @@ fn main() -> ExitCode {
             clap_complete::generate(args.shell, &mut command, "conform", &mut std::io::stdout());
             ExitCode::SUCCESS
         }
+        Some(Command::Compare(args)) => conform::compare::command(&args),
         Some(Command::Manpage) => {
             match clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout()) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -156,6 +156,10 @@ pub struct Settings {
     pub ca_cert: Option<Vec<u8>>,
     /// The file `ca_cert` was read from.
     pub ca_cert_path: Option<PathBuf>,
+    /// A previous run's verdicts to compare with (`--baseline`).
+    pub baseline: Option<crate::compare::Verdicts>,
+    /// Only new failures fail the run (`--only-regressions-fail`).
+    pub only_regressions_fail: bool,
     /// Accept any certificate.
     pub insecure: bool,
     /// Request timeout.
@@ -467,6 +471,13 @@ impl Settings {
             registry_url,
             ca_cert,
             ca_cert_path,
+            baseline: args
+                .baseline
+                .as_deref()
+                .map(crate::compare::Verdicts::read)
+                .transpose()
+                .map_err(|e| ConfigError(format!("--baseline {e}")))?,
+            only_regressions_fail: args.only_regressions_fail,
             insecure: conn.insecure || file.insecure.unwrap_or(false),
             timeout: Duration::from_secs_f64(timeout),
             max_body: args.max_body.unwrap_or(8 * 1024 * 1024),
@@ -770,4 +781,3 @@ mod tests {
         assert!(file.require.iter().all(|g| !g.is_empty()));
     }
 }
-

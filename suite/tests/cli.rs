@@ -711,3 +711,65 @@ fn a_reader_that_goes_away_cancels_the_run_without_a_panic() {
     );
     assert!(reports.join("results.json").is_file(), "{errors}");
 }
+
+/// A nightly run with `--baseline` last night's results.json: a fault added between the two
+/// runs shows as new failures (console and changes.md); with `--only-regressions-fail` the old
+/// failures alone do not fail the job; `conform compare` says the same.
+#[test]
+fn a_baseline_shows_what_changed_and_can_fail_only_on_regressions() {
+    let dir = scratch("baseline");
+    let (night1, night2, night3) = (dir.join("1"), dir.join("2"), dir.join("3"));
+    let first = conform(&["account::"], &night1);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let baseline = night1.join("results.json");
+    let baseline = baseline.to_str().unwrap_or_default();
+    let broken = [
+        "--reference-fault",
+        "no-bare",
+        "--baseline",
+        baseline,
+        "account::",
+    ];
+    let second = conform(&broken, &night2);
+    assert_eq!(second.status.code(), Some(1), "{}", text(&second));
+    let said = text(&second);
+    assert!(said.contains("3 new failure(s), 0 fixed"), "{said}");
+    assert!(
+        said.contains("account::details::bare pass -> fail [endpoint.exists]"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("note:"),
+        "both runs judged the embedded reference: {said}"
+    );
+    let written = std::fs::read_to_string(night2.join("changes.md")).expect("changes.md");
+    assert!(written.contains("| `account::details::bare` | pass | fail | endpoint.exists |"));
+    // the same failures again, judged against the night before: nothing new
+    let second_results = night2.join("results.json");
+    let second_results = second_results.to_str().unwrap_or_default();
+    let again = [
+        "--reference-fault",
+        "no-bare",
+        "--baseline",
+        second_results,
+        "--only-regressions-fail",
+        "account::",
+    ];
+    let third = conform(&again, &night3);
+    assert_eq!(third.status.code(), Some(0), "{}", text(&third));
+    assert!(
+        text(&third).contains("0 new failure(s)"),
+        "{}",
+        text(&third)
+    );
+    let compare = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["compare", baseline, second_results])
+        .output()
+        .expect("conform runs");
+    assert_eq!(compare.status.code(), Some(1), "{}", text(&compare));
+    let missing = conform(
+        &["--baseline", "/no/such/results.json", "account::"],
+        &night3,
+    );
+    assert_eq!(missing.status.code(), Some(2), "{}", text(&missing));
+}

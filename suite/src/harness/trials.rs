@@ -221,7 +221,28 @@ fn run_session(
         );
         return Ok(ExitCode::from(ExitCodes::REPORTS_UNWRITTEN));
     }
-    let code = exit_code(&results, profile);
+    let mut code = exit_code(&results, profile);
+    if let Some(baseline) = &plan.settings.baseline {
+        let now =
+            crate::compare::Verdicts::read(&reports.join("results.json")).map_err(ConfigError)?;
+        let changes = crate::compare::Changes::between(baseline, &now);
+        print!("{}", changes.render(&baseline.source, false));
+        let file = reports.join("changes.md");
+        match std::fs::write(&file, changes.render(&baseline.source, true)) {
+            Ok(()) => println!("changes: {}", file.display()),
+            Err(e) => {
+                eprintln!("error: cannot write the report {}: {e}", file.display());
+                return Ok(ExitCode::from(ExitCodes::REPORTS_UNWRITTEN));
+            }
+        }
+        if plan.settings.only_regressions_fail && code == ExitCodes::FAILED {
+            code = if changes.regressions.is_empty() {
+                ExitCodes::OK
+            } else {
+                ExitCodes::FAILED
+            };
+        }
+    }
     if code == ExitCodes::NOTHING_JUDGED {
         println!(
             "nothing was judged: {} test(s) selected, none passed or failed (exit code {code})",
