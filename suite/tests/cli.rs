@@ -773,3 +773,26 @@ fn a_baseline_shows_what_changed_and_can_fail_only_on_regressions() {
     );
     assert_eq!(missing.status.code(), Some(2), "{}", text(&missing));
 }
+
+/// `--format json`: standard output is libtest's JSON lines and nothing else; the banner and
+/// the group table go to standard error.
+#[test]
+fn format_json_writes_only_json_lines_to_stdout() {
+    let reports = scratch("format-json");
+    let out = conform(&["--format", "json", "account::"], &reports);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(lines.len() > 2, "{stdout}");
+    for line in lines {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(line).is_ok(),
+            "not JSON: {line}"
+        );
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("conform ") && stderr.contains("total"),
+        "{stderr}"
+    );
+}

@@ -86,3 +86,54 @@ impl Relay {
         }
     }
 }
+
+/// `--format json`: standard output carries libtest's JSON lines only; what the run says to a
+/// person (the configuration, the group table, the reports written) goes to standard error
+/// instead, around [`MachineOutput::machine`].
+pub struct MachineOutput {
+    saved: RawFd,
+}
+
+impl MachineOutput {
+    /// From now on, standard output goes to standard error (until [`MachineOutput::machine`]).
+    pub fn human_to_stderr() -> Option<Self> {
+        let _ = std::io::stdout().flush();
+        // SAFETY: descriptor calls on this process's own standard streams; on failure,
+        // standard output stays as it was.
+        unsafe {
+            let saved = libc::dup(1);
+            if saved < 0 {
+                return None;
+            }
+            if libc::dup2(2, 1) < 0 {
+                libc::close(saved);
+                return None;
+            }
+            Some(Self { saved })
+        }
+    }
+
+    /// Runs `f` with the real standard output (libtest's JSON lines), then sends standard
+    /// output to standard error again.
+    pub fn machine<T>(&self, f: impl FnOnce() -> T) -> T {
+        let _ = std::io::stdout().flush();
+        // SAFETY: as in `human_to_stderr`.
+        unsafe { libc::dup2(self.saved, 1) };
+        let out = f();
+        let _ = std::io::stdout().flush();
+        // SAFETY: as in `human_to_stderr`.
+        unsafe { libc::dup2(2, 1) };
+        out
+    }
+}
+
+impl Drop for MachineOutput {
+    fn drop(&mut self) {
+        let _ = std::io::stdout().flush();
+        // SAFETY: the saved descriptor is ours.
+        unsafe {
+            libc::dup2(self.saved, 1);
+            libc::close(self.saved);
+        }
+    }
+}

@@ -37,7 +37,12 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
         let closed = closed.clone();
         move || closed.fire()
     });
-    let outcome = run_session(plan, libtest, &closed);
+    let json = libtest.format == Some(libtest_mimic::FormatSetting::Json);
+    let machine = json
+        .then(super::relay::MachineOutput::human_to_stderr)
+        .flatten();
+    let outcome = run_session(plan, libtest, &closed, machine.as_ref());
+    drop(machine);
     if let Some(relay) = relay {
         relay.finish();
     }
@@ -72,6 +77,7 @@ fn run_session(
     plan: Plan,
     mut libtest: Arguments,
     closed: &ClosedOutput,
+    machine: Option<&super::relay::MachineOutput>,
 ) -> Result<ExitCode, ConfigError> {
     let reports = plan.settings.reports.clone();
     writable_folder(&reports)?;
@@ -145,7 +151,10 @@ fn run_session(
         .collect();
     trials.retain(|t| !libtest.is_filtered_out(t));
     progress.set_total(trials.len());
-    let _ = libtest_mimic::run(&libtest, trials);
+    let _ = match machine {
+        Some(machine) => machine.machine(|| libtest_mimic::run(&libtest, trials)),
+        None => libtest_mimic::run(&libtest, trials),
+    };
     progress.finish();
     let interrupted = session.interrupted();
     let sweep = session.sweep_command();
