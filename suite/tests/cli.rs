@@ -306,13 +306,19 @@ fn unreachable_or_silent_target_exits_2_within_seconds() {
             "--token",
             "test-token-123",
             "--timeout",
-            "1",
+            "4",
         ],
         &reports,
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        text(&out).contains("no answer within the request timeout (1 s, --timeout)"),
+        text(&out).contains("no answer within the request timeout (4 s, --timeout)"),
+        "{}",
+        text(&out)
+    );
+    // while it waits, it says so
+    assert!(
+        text(&out).contains("preflight: waiting for"),
         "{}",
         text(&out)
     );

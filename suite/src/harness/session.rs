@@ -80,12 +80,30 @@ impl Session {
         })
         .map_err(|e| ConfigError(e.to_string()))?;
         let organizations = plan.catalog.organizations();
-        let learned = runtime.block_on(preflight(
-            &probe_target,
-            &settings,
-            &organizations,
-            plan.catalog.admin_read().as_deref(),
-        ))?;
+        let learned = runtime.block_on(async {
+            // a slow target says nothing for a while: say what the run waits for
+            let root = probe_target.config.root.to_string();
+            let timeout = settings.timeout.as_secs_f64();
+            let patience = tokio::spawn(async move {
+                let mut waited = 0;
+                loop {
+                    tokio::time::sleep(Duration::from_secs(3)).await;
+                    waited += 3;
+                    eprintln!(
+                        "preflight: waiting for {root} to answer its first reads ({waited} s; each read waits up to {timeout} s, --timeout)"
+                    );
+                }
+            });
+            let learned = preflight(
+                &probe_target,
+                &settings,
+                &organizations,
+                plan.catalog.admin_read().as_deref(),
+            )
+            .await;
+            patience.abort();
+            learned
+        })?;
         target_config.forms = learned.forms;
         target_config.served_at_tfe_path = runtime.block_on(served_at_tfe_paths(
             &probe_target,
