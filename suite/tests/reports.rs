@@ -256,6 +256,50 @@ fn every_format_states_the_same_verdicts() {
     assert!(!passing["passed_checks"].as_array().unwrap().is_empty());
     assert_eq!(doc["config"]["token"], "(redacted)");
     assert!(doc["figures"]["requests"].as_u64().unwrap() > 0);
+
+    // JUnit as CI reads it: the totals on <testsuites>, the skipped count on each suite, and
+    // a failure's whole finding (check, message, evidence) in the <failure> element's body.
+    let suites = junit_parser::from_reader(junit.as_bytes()).expect("a JUnit parser reads it");
+    assert_eq!(suites.tests, json.len() as u64);
+    assert_eq!(suites.failures, counts["fail"] as u64);
+    assert_eq!(suites.errors, counts["error"] as u64);
+    assert!(suites.time > 0.0, "{}", suites.time);
+    let skipped: u64 = suites.suites.iter().map(|s| s.skipped).sum();
+    let not_run = ["blocked", "unsupported", "skipped", "waived"];
+    assert_eq!(
+        skipped,
+        not_run.iter().map(|v| counts[*v] as u64).sum::<u64>()
+    );
+    let case = suites
+        .suites
+        .iter()
+        .flat_map(|s| &s.cases)
+        .find(|c| c.original_name == "runs::show::bare")
+        .expect("runs::show::bare in junit.xml");
+    assert!(case.status.is_failure(), "{:?}", case.status);
+    let failure = case.status.failure_as_ref();
+    let message = check["message"].as_str().unwrap();
+    assert!(
+        failure.message.starts_with("endpoint.exists: ") && !failure.message.contains('\n'),
+        "{}",
+        failure.message
+    );
+    assert!(
+        !failure.text.trim().is_empty(),
+        "the failure's body is empty"
+    );
+    for part in [
+        "endpoint.exists",
+        message,
+        "response: 404",
+        "reproduce: curl",
+    ] {
+        assert!(
+            failure.text.contains(part),
+            "{part} not in {}",
+            failure.text
+        );
+    }
 }
 
 fn waivers_waive_until_they_expire_and_stale_ones_are_reported() {
