@@ -799,6 +799,163 @@ fn every_report_names_the_root_cause_of_blocked_tests_once() {
     assert!(junit.contains(see));
 }
 
+/// A run where the bare path forms are not served (165 failures of one cause), the
+/// sequences find an extra item in every list, and organizations cannot be deleted: summary.md
+/// lists every root cause and, in full, every failure a large cause does not account for
+/// before any `::bare` one, and names the ones it cuts; a sequence failure reads as its
+/// numbered steps in summary.md, report.html and junit.xml alike; report.html puts the root
+/// causes (linking their tests) and the failing tests before what was not deleted (folded).
+fn failures_of_their_own_come_first_and_sequences_read_as_steps() {
+    let dir = scratch("order");
+    let out = conform(
+        &dir,
+        &[
+            "--reference-shape",
+            "api-v2-only",
+            "--reference-fault",
+            "list-holds-extra",
+            "--reference-fault",
+            "drop-route=DELETE /organizations/:organization_name",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let doc = results_json(&dir);
+    let json = verdicts_json(&doc);
+    let failing: Vec<&String> = json
+        .iter()
+        .filter(|(_, v)| *v == "fail")
+        .map(|(n, _)| n)
+        .collect();
+    let bare = |n: &str| n.ends_with("::bare");
+    assert!(
+        failing.iter().filter(|n| bare(n)).count() > 100,
+        "{failing:?}"
+    );
+    let reason = |name: &str| -> String {
+        doc["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .and_then(|t| t["reason"].as_str())
+            .unwrap_or_else(|| panic!("{name} has no reason"))
+            .trim_end()
+            .to_string()
+    };
+    // a family whose curl lines carry a query (`&`) if the draw gave one
+    let families: Vec<&&String> = failing
+        .iter()
+        .filter(|n| n.starts_with("sequences::"))
+        .collect();
+    let sequence = families
+        .iter()
+        .find(|n| reason(n).contains('&'))
+        .or(families.first())
+        .expect("a failing sequence family");
+    let steps = reason(sequence);
+    assert!(
+        steps.lines().any(|l| l.starts_with("  1. ")),
+        "numbered steps: {steps}"
+    );
+
+    let md = std::fs::read_to_string(dir.join("reports/summary.md")).expect("md");
+    for entity in ["&amp;", "&lt;", "&gt;", "&quot;"] {
+        assert!(
+            !md.contains(entity),
+            "an HTML entity in summary.md: {entity}"
+        );
+    }
+    let causes = doc["root_causes"].as_array().expect("root_causes");
+    let listed = md
+        .split("## Root causes")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("root causes in summary.md");
+    assert_eq!(
+        listed.lines().filter(|l| l.starts_with("- ")).count(),
+        causes.len(),
+        "every root cause: {listed}"
+    );
+    let in_full: Vec<&str> = md
+        .lines()
+        .filter_map(|l| l.strip_prefix("### `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    for name in failing.iter().filter(|n| !bare(n)) {
+        assert!(
+            in_full.contains(&name.as_str()),
+            "{name} not listed in full"
+        );
+    }
+    let first_bare = in_full
+        .iter()
+        .position(|n| bare(n))
+        .expect("a bare one listed");
+    assert!(in_full[first_bare..].iter().all(|n| bare(n)), "{in_full:?}");
+    assert!(in_full.len() < failing.len(), "the cap applies");
+    assert!(
+        md.contains("more failing tests, named here by cause"),
+        "{md}"
+    );
+    for name in &failing {
+        assert!(
+            md.contains(&format!("`{name}`")),
+            "{name} cut without a word"
+        );
+    }
+    let block = md
+        .split(&format!("### `{sequence}`"))
+        .nth(1)
+        .and_then(|s| s.split("```text\n").nth(1))
+        .and_then(|s| s.split("\n```").next())
+        .expect("the sequence failure in a fenced block");
+    assert_eq!(
+        block, steps,
+        "summary.md keeps the steps as the console prints them"
+    );
+
+    let html = std::fs::read_to_string(dir.join("reports/report.html")).expect("html");
+    let escaped = steps
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;");
+    assert!(
+        html.contains(&format!("<pre class=\"reason\">{escaped}</pre>")),
+        "the steps as one pre block, escaped once"
+    );
+    assert!(!html.contains("&amp;amp;"), "escaped twice");
+    let at = |what: &str| html.find(what).unwrap_or_else(|| panic!("no {what}"));
+    assert!(at("<h2>Root causes</h2>") < at("<h2>Tests</h2>"));
+    assert!(at("<h2>Tests</h2>") < at("<h2>Not deleted</h2>"));
+    assert!(html.contains("<details id=\"leftovers\"><summary>"));
+    let causes_html = &html[at("<h2>Root causes</h2>")..at("<h2>Groups</h2>")];
+    for name in &failing {
+        assert!(
+            causes_html.contains(&format!("<a href=\"#q={name}\"")),
+            "the root causes do not link {name}"
+        );
+    }
+    assert!(html.contains("<td class=\"n hot\"><a href=\"#group=sequences&amp;verdict=fail\">"));
+    let rows = rows_html(&html);
+    let first_other = rows
+        .iter()
+        .position(|r| r.2 != "fail" && r.2 != "error")
+        .expect("passing rows");
+    assert_eq!(first_other, failing.len(), "the failing rows come first");
+
+    let junit = std::fs::read_to_string(dir.join("reports/junit.xml")).expect("junit");
+    let suites = junit_parser::from_reader(junit.as_bytes()).expect("a JUnit parser reads it");
+    let case = suites
+        .suites
+        .iter()
+        .flat_map(|s| &s.cases)
+        .find(|c| c.original_name.as_str() == sequence.as_str())
+        .expect("the family in junit.xml");
+    assert!(case.status.failure_as_ref().text.contains(&steps));
+}
+
 fn main() {
     harness::run(vec![
         harness::test(
@@ -821,6 +978,10 @@ fn main() {
         harness::test(
             "progress_is_plain_lines_in_ci_and_a_live_line_on_a_terminal",
             progress_is_plain_lines_in_ci_and_a_live_line_on_a_terminal,
+        ),
+        harness::test(
+            "failures_of_their_own_come_first_and_sequences_read_as_steps",
+            failures_of_their_own_come_first_and_sequences_read_as_steps,
         ),
         harness::test(
             "every_report_names_the_root_cause_of_blocked_tests_once",
