@@ -637,6 +637,12 @@ fn the_html_report_renders_and_filters_in_headless_chromium(chromium: PathBuf) {
         assert_eq!(shown, expected.len().to_string(), "{hash}: the shown count");
     }
 
+    // A whole name, as the root causes link it, shows that test alone.
+    let (rows, shown) = visible("#q=runs::show::bare");
+    let shown_rows: Vec<&str> = rows.iter().filter(|r| !r.3).map(|r| r.0.as_str()).collect();
+    assert_eq!(shown_rows, ["runs::show::bare"]);
+    assert_eq!(shown, "1");
+
     // The failing rows carry their transcripts.
     let (_, _) = visible("#verdict=fail");
     let fail_rows = json.values().filter(|v| *v == "fail").count();

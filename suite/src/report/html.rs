@@ -6,7 +6,8 @@
 //! could not delete (folded) and the configuration. A text of several lines (a sequence
 //! failure's numbered steps) is a `pre` block.
 //!
-//! Filters by group, verdict and name; they live in the URL hash (`#group=runs&verdict=fail`,
+//! Filters by group, verdict and name (a part of it, or a whole name: that test alone); they
+//! live in the URL hash (`#group=runs&verdict=fail`,
 //! `verdict=fail,error` for several), so a link opens the page filtered. Every row is a
 //! `tr.t` with `data-group`, `data-verdict` and `data-name`; hidden rows carry `hidden`; the
 //! number of rows shown is in `#shown`.
@@ -43,6 +44,28 @@ fn safe(info: &RunInfo, text: &str) -> String {
     esc(&info.scrub(text))
 }
 
+/// Scrubs, escapes, and shows the `code` spans the project's messages use as `<code>`
+/// (a text with an odd number of backticks is left as it is).
+fn prose(info: &RunInfo, text: &str) -> String {
+    let escaped = safe(info, text);
+    let parts: Vec<&str> = escaped.split('`').collect();
+    if parts.len().is_multiple_of(2) {
+        return escaped;
+    }
+    let mut out = String::with_capacity(escaped.len() + parts.len() * 6);
+    for (i, part) in parts.iter().enumerate() {
+        match i % 2 {
+            1 => {
+                out.push_str("<code>");
+                out.push_str(part);
+                out.push_str("</code>");
+            }
+            _ => out.push_str(part),
+        }
+    }
+    out
+}
+
 /// Root-cause tests linked inline; more than this are folded.
 const INLINE_LINKS: usize = 3;
 
@@ -52,7 +75,7 @@ const INLINE_LINKS: usize = 3;
 fn text_block(info: &RunInfo, text: &str) -> String {
     let text = text.trim_end();
     if text.lines().count() <= 1 {
-        format!("<div>{}</div>", safe(info, text))
+        format!("<div>{}</div>", prose(info, text))
     } else {
         format!("<pre class=\"reason\">{}</pre>", safe(info, text))
     }
@@ -121,10 +144,13 @@ const SCRIPT: &str = r#"
   function apply() {
     var g = group.value, vs = verdict.value ? verdict.value.split(',') : null;
     var t = text.value.toLowerCase(), shown = 0;
+    // a whole test name (a root cause's link) shows that test alone
+    var exact = rows.some(function (row) { return row.getAttribute('data-name') === t; });
     rows.forEach(function (row) {
+      var name = row.getAttribute('data-name');
       var show = (!g || row.getAttribute('data-group') === g) &&
         (!vs || vs.indexOf(row.getAttribute('data-verdict')) >= 0) &&
-        (!t || row.getAttribute('data-name').indexOf(t) >= 0);
+        (!t || (exact ? name === t : name.indexOf(t) >= 0));
       row.hidden = !show;
       if (show) { shown += 1; }
     });
@@ -198,7 +224,7 @@ pub fn render(report: &RunReport) -> String {
     if !causes.is_empty() {
         h.push_str("<h2>Root causes</h2><ul id=\"causes\">");
         for g in &causes {
-            let _ = write!(h, "<li>{}", safe(info, &g.line()));
+            let _ = write!(h, "<li>{}", prose(info, &g.line()));
             let links: Vec<String> = g.tests.iter().map(|t| test_link(t)).collect();
             if links.len() <= INLINE_LINKS {
                 let _ = write!(h, ": {}", links.join(", "));
@@ -253,7 +279,7 @@ pub fn render(report: &RunReport) -> String {
     if !report.warnings.is_empty() {
         h.push_str("<h2>Warnings</h2><ul id=\"warnings\">");
         for w in report.warnings {
-            let _ = write!(h, "<li>{}</li>", safe(info, w));
+            let _ = write!(h, "<li>{}</li>", prose(info, w));
         }
         h.push_str("</ul>\n");
     }
@@ -376,4 +402,26 @@ fn row(h: &mut String, r: &TestResult, report: &RunReport) {
         h.push_str("</details>");
     }
     h.push_str("</td></tr>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_become_code_and_everything_is_escaped_once() {
+        let info = RunInfo {
+            config: Vec::new(),
+            secrets: Vec::new(),
+        };
+        assert_eq!(
+            prose(&info, "on the `::bare` path form & <more>"),
+            "on the <code>::bare</code> path form &amp; &lt;more&gt;"
+        );
+        assert_eq!(prose(&info, "one ` alone"), "one ` alone");
+        assert_eq!(
+            text_block(&info, "steps:\n  1. a&b\n"),
+            "<pre class=\"reason\">steps:\n  1. a&amp;b</pre>"
+        );
+    }
 }

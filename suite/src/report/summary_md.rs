@@ -1,6 +1,8 @@
 //! `summary.md`: a GitHub-flavoured markdown summary, ready to append to
-//! `$GITHUB_STEP_SUMMARY`: the headline, the configuration, a table per group, the failures
-//! with their failed checks, the waived tests, leftovers and warnings.
+//! `$GITHUB_STEP_SUMMARY`: the headline, a table per group, every root cause, the failures
+//! with their failed checks (those a large cause does not account for first; a text of
+//! several lines as a fenced block), the waived tests, the warnings, what was not deleted
+//! (folded) and the configuration.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -181,22 +183,24 @@ pub fn render(report: &RunReport) -> String {
         }
         md.push('\n');
     }
-    if !report.leftovers.is_empty() {
-        let _ = writeln!(
-            md,
-            "## Not deleted\n\nThe run made these and could not delete them:\n"
-        );
-        for l in report.leftovers {
-            let _ = writeln!(md, "- {}", prose(&info.scrub(l)));
-        }
-        md.push('\n');
-    }
     if !report.warnings.is_empty() {
         let _ = writeln!(md, "## Warnings\n");
         for w in report.warnings {
             let _ = writeln!(md, "- {}", prose(&info.scrub(w)));
         }
         md.push('\n');
+    }
+    // often long, and no verdict's evidence: folded
+    if !report.leftovers.is_empty() {
+        let _ = writeln!(
+            md,
+            "## Not deleted\n\n<details><summary>{} resource(s) the run made and could not delete (<code>conform sweep</code> removes them)</summary>\n",
+            report.leftovers.len()
+        );
+        for l in report.leftovers {
+            let _ = writeln!(md, "- {}", prose(&info.scrub(l)));
+        }
+        md.push_str("\n</details>\n\n");
     }
     md.push_str("<details><summary>Configuration</summary>\n\n| key | value |\n|---|---|\n");
     for (k, v) in &info.config {
