@@ -31,7 +31,7 @@ impl fmt::Display for Secret {
 }
 
 /// What a redacted credential reads as.
-pub const REDACTED: &str = "(redacted)";
+const REDACTED: &str = "(redacted)";
 
 /// The length from which a secret is redacted wherever it occurs: a credential that long is
 /// not a word of the run's own texts, so any occurrence is the credential (a target echoing
@@ -42,7 +42,7 @@ pub const SAFE_SECRET_LEN: usize = 8;
 
 /// Redacts the given secrets from `text`: a secret of [`SAFE_SECRET_LEN`] characters or
 /// more wherever it occurs, a shorter one only where it stands as a credential
-/// ([`as_credential`]), so that names and messages that merely contain its letters stay
+/// (`as_credential`), so that names and messages that merely contain its letters stay
 /// intact.
 pub fn redact(text: &str, secrets: &[&Secret]) -> String {
     let mut out = text.to_string();
@@ -64,7 +64,7 @@ pub fn redact(text: &str, secrets: &[&Secret]) -> String {
 /// colon (`X-Token: adm`), a whole quoted string (`"token":"adm"`, `'adm'`), or a whole
 /// query or form value (`?token=adm&page=2`). An occurrence inside a longer word
 /// (`admin_users`, `/api/v2`, `::api-v2`) is left alone.
-pub fn as_credential(text: &str, secret: &str) -> String {
+fn as_credential(text: &str, secret: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = 0;
     for (at, _) in text.match_indices(secret) {
