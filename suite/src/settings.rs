@@ -686,9 +686,7 @@ fn toml_error(text: &str, error: &toml::de::Error) -> String {
         };
         if key.to_ascii_lowercase().contains("token") {
             for secret in [value.trim(), value.trim().trim_matches(['"', '\''])] {
-                if !secret.is_empty() {
-                    message = message.replace(secret, "(redacted)");
-                }
+                message = crate::target::redact(&message, &[&Secret::new(secret)]);
             }
         }
     }
@@ -714,11 +712,8 @@ pub fn scrub_arguments(text: &str, argv: &[std::ffi::OsString]) -> String {
             }
         }
     }
-    let mut out = text.to_string();
-    for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        out = out.replace(secret.as_str(), "(redacted)");
-    }
-    out
+    let secrets: Vec<Secret> = secrets.into_iter().map(Secret::new).collect();
+    crate::target::redact(text, &secrets.iter().collect::<Vec<_>>())
 }
 
 fn parse_url(flag: &str, text: &str) -> Result<Url, ConfigError> {
@@ -779,5 +774,23 @@ mod tests {
         assert!(file.target.is_some() && file.rate.is_some() && file.deadline.is_some());
         assert!(file.test_timeout.is_some());
         assert!(file.require.iter().all(|g| !g.is_empty()));
+    }
+
+    /// A short token in a command-line error is redacted where it is quoted, and the flags
+    /// that merely hold its letters stay whole.
+    #[test]
+    fn a_short_token_in_a_command_line_error_leaves_the_flags_whole() {
+        let argv: Vec<std::ffi::OsString> = ["conform", "--admin-token", "adm", "--bogus"]
+            .iter()
+            .map(Into::into)
+            .collect();
+        let text = scrub_arguments(
+            "error: unexpected argument '--bogus' found after '--admin-token' 'adm'",
+            &argv,
+        );
+        assert_eq!(
+            text,
+            "error: unexpected argument '--bogus' found after '--admin-token' '(redacted)'"
+        );
     }
 }

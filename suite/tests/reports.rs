@@ -256,6 +256,50 @@ fn every_format_states_the_same_verdicts() {
     assert!(!passing["passed_checks"].as_array().unwrap().is_empty());
     assert_eq!(doc["config"]["token"], "(redacted)");
     assert!(doc["figures"]["requests"].as_u64().unwrap() > 0);
+
+    // JUnit as CI reads it: the totals on <testsuites>, the skipped count on each suite, and
+    // a failure's whole finding (check, message, evidence) in the <failure> element's body.
+    let suites = junit_parser::from_reader(junit.as_bytes()).expect("a JUnit parser reads it");
+    assert_eq!(suites.tests, json.len() as u64);
+    assert_eq!(suites.failures, counts["fail"] as u64);
+    assert_eq!(suites.errors, counts["error"] as u64);
+    assert!(suites.time > 0.0, "{}", suites.time);
+    let skipped: u64 = suites.suites.iter().map(|s| s.skipped).sum();
+    let not_run = ["blocked", "unsupported", "skipped", "waived"];
+    assert_eq!(
+        skipped,
+        not_run.iter().map(|v| counts[*v] as u64).sum::<u64>()
+    );
+    let case = suites
+        .suites
+        .iter()
+        .flat_map(|s| &s.cases)
+        .find(|c| c.original_name == "runs::show::bare")
+        .expect("runs::show::bare in junit.xml");
+    assert!(case.status.is_failure(), "{:?}", case.status);
+    let failure = case.status.failure_as_ref();
+    let message = check["message"].as_str().unwrap();
+    assert!(
+        failure.message.starts_with("endpoint.exists: ") && !failure.message.contains('\n'),
+        "{}",
+        failure.message
+    );
+    assert!(
+        !failure.text.trim().is_empty(),
+        "the failure's body is empty"
+    );
+    for part in [
+        "endpoint.exists",
+        message,
+        "response: 404",
+        "reproduce: curl",
+    ] {
+        assert!(
+            failure.text.contains(part),
+            "{part} not in {}",
+            failure.text
+        );
+    }
 }
 
 fn waivers_waive_until_they_expire_and_stale_ones_are_reported() {
@@ -593,6 +637,12 @@ fn the_html_report_renders_and_filters_in_headless_chromium(chromium: PathBuf) {
         assert_eq!(shown, expected.len().to_string(), "{hash}: the shown count");
     }
 
+    // A whole name, as the root causes link it, shows that test alone.
+    let (rows, shown) = visible("#q=runs::show::bare");
+    let shown_rows: Vec<&str> = rows.iter().filter(|r| !r.3).map(|r| r.0.as_str()).collect();
+    assert_eq!(shown_rows, ["runs::show::bare"]);
+    assert_eq!(shown, "1");
+
     // The failing rows carry their transcripts.
     let (_, _) = visible("#verdict=fail");
     let fail_rows = json.values().filter(|v| *v == "fail").count();
@@ -755,6 +805,163 @@ fn every_report_names_the_root_cause_of_blocked_tests_once() {
     assert!(junit.contains(see));
 }
 
+/// A run where the bare path forms are not served (165 failures of one cause), the
+/// sequences find an extra item in every list, and organizations cannot be deleted: summary.md
+/// lists every root cause and, in full, every failure a large cause does not account for
+/// before any `::bare` one, and names the ones it cuts; a sequence failure reads as its
+/// numbered steps in summary.md, report.html and junit.xml alike; report.html puts the root
+/// causes (linking their tests) and the failing tests before what was not deleted (folded).
+fn failures_of_their_own_come_first_and_sequences_read_as_steps() {
+    let dir = scratch("order");
+    let out = conform(
+        &dir,
+        &[
+            "--reference-shape",
+            "api-v2-only",
+            "--reference-fault",
+            "list-holds-extra",
+            "--reference-fault",
+            "drop-route=DELETE /organizations/:organization_name",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let doc = results_json(&dir);
+    let json = verdicts_json(&doc);
+    let failing: Vec<&String> = json
+        .iter()
+        .filter(|(_, v)| *v == "fail")
+        .map(|(n, _)| n)
+        .collect();
+    let bare = |n: &str| n.ends_with("::bare");
+    assert!(
+        failing.iter().filter(|n| bare(n)).count() > 100,
+        "{failing:?}"
+    );
+    let reason = |name: &str| -> String {
+        doc["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .and_then(|t| t["reason"].as_str())
+            .unwrap_or_else(|| panic!("{name} has no reason"))
+            .trim_end()
+            .to_string()
+    };
+    // a family whose curl lines carry a query (`&`) if the draw gave one
+    let families: Vec<&&String> = failing
+        .iter()
+        .filter(|n| n.starts_with("sequences::"))
+        .collect();
+    let sequence = families
+        .iter()
+        .find(|n| reason(n).contains('&'))
+        .or(families.first())
+        .expect("a failing sequence family");
+    let steps = reason(sequence);
+    assert!(
+        steps.lines().any(|l| l.starts_with("  1. ")),
+        "numbered steps: {steps}"
+    );
+
+    let md = std::fs::read_to_string(dir.join("reports/summary.md")).expect("md");
+    for entity in ["&amp;", "&lt;", "&gt;", "&quot;"] {
+        assert!(
+            !md.contains(entity),
+            "an HTML entity in summary.md: {entity}"
+        );
+    }
+    let causes = doc["root_causes"].as_array().expect("root_causes");
+    let listed = md
+        .split("## Root causes")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("root causes in summary.md");
+    assert_eq!(
+        listed.lines().filter(|l| l.starts_with("- ")).count(),
+        causes.len(),
+        "every root cause: {listed}"
+    );
+    let in_full: Vec<&str> = md
+        .lines()
+        .filter_map(|l| l.strip_prefix("### `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    for name in failing.iter().filter(|n| !bare(n)) {
+        assert!(
+            in_full.contains(&name.as_str()),
+            "{name} not listed in full"
+        );
+    }
+    let first_bare = in_full
+        .iter()
+        .position(|n| bare(n))
+        .expect("a bare one listed");
+    assert!(in_full[first_bare..].iter().all(|n| bare(n)), "{in_full:?}");
+    assert!(in_full.len() < failing.len(), "the cap applies");
+    assert!(
+        md.contains("more failing tests, named here by cause"),
+        "{md}"
+    );
+    for name in &failing {
+        assert!(
+            md.contains(&format!("`{name}`")),
+            "{name} cut without a word"
+        );
+    }
+    let block = md
+        .split(&format!("### `{sequence}`"))
+        .nth(1)
+        .and_then(|s| s.split("```text\n").nth(1))
+        .and_then(|s| s.split("\n```").next())
+        .expect("the sequence failure in a fenced block");
+    assert_eq!(
+        block, steps,
+        "summary.md keeps the steps as the console prints them"
+    );
+
+    let html = std::fs::read_to_string(dir.join("reports/report.html")).expect("html");
+    let escaped = steps
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;");
+    assert!(
+        html.contains(&format!("<pre class=\"reason\">{escaped}</pre>")),
+        "the steps as one pre block, escaped once"
+    );
+    assert!(!html.contains("&amp;amp;"), "escaped twice");
+    let at = |what: &str| html.find(what).unwrap_or_else(|| panic!("no {what}"));
+    assert!(at("<h2>Root causes</h2>") < at("<h2>Tests</h2>"));
+    assert!(at("<h2>Tests</h2>") < at("<h2>Not deleted</h2>"));
+    assert!(html.contains("<details id=\"leftovers\"><summary>"));
+    let causes_html = &html[at("<h2>Root causes</h2>")..at("<h2>Groups</h2>")];
+    for name in &failing {
+        assert!(
+            causes_html.contains(&format!("<a href=\"#q={name}\"")),
+            "the root causes do not link {name}"
+        );
+    }
+    assert!(html.contains("<td class=\"n hot\"><a href=\"#group=sequences&amp;verdict=fail\">"));
+    let rows = rows_html(&html);
+    let first_other = rows
+        .iter()
+        .position(|r| r.2 != "fail" && r.2 != "error")
+        .expect("passing rows");
+    assert_eq!(first_other, failing.len(), "the failing rows come first");
+
+    let junit = std::fs::read_to_string(dir.join("reports/junit.xml")).expect("junit");
+    let suites = junit_parser::from_reader(junit.as_bytes()).expect("a JUnit parser reads it");
+    let case = suites
+        .suites
+        .iter()
+        .flat_map(|s| &s.cases)
+        .find(|c| c.original_name.as_str() == sequence.as_str())
+        .expect("the family in junit.xml");
+    assert!(case.status.failure_as_ref().text.contains(&steps));
+}
+
 fn main() {
     harness::run(vec![
         harness::test(
@@ -777,6 +984,10 @@ fn main() {
         harness::test(
             "progress_is_plain_lines_in_ci_and_a_live_line_on_a_terminal",
             progress_is_plain_lines_in_ci_and_a_live_line_on_a_terminal,
+        ),
+        harness::test(
+            "failures_of_their_own_come_first_and_sequences_read_as_steps",
+            failures_of_their_own_come_first_and_sequences_read_as_steps,
         ),
         harness::test(
             "every_report_names_the_root_cause_of_blocked_tests_once",

@@ -169,3 +169,127 @@ fn a_token_delete_whose_create_answered_no_secret_is_blocked_by_that_create() {
     );
     assert!(results[0].observed().contains(&"tfe.token-authenticates"));
 }
+
+/// Every place `secret` occurs in `text` is inside a longer word (`admin_users`), never a
+/// value of its own (a header's, a quoted string's, a query's).
+fn only_inside_words(text: &str, secret: &str) -> Result<(), String> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    for (at, _) in text.match_indices(secret) {
+        let before = text[..at].chars().next_back();
+        let after = text[at + secret.len()..].chars().next();
+        if !word(before) && !word(after) {
+            let from = text[..at]
+                .char_indices()
+                .rev()
+                .nth(60)
+                .map_or(0, |(i, _)| i);
+            return Err(text[from..(at + secret.len() + 20).min(text.len())].to_string());
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_three_letter_token_leaves_every_test_name_intact_and_is_warned_about() {
+    // `conform serve` with the short tokens a local set-up may use; a dropped route so that
+    // failing tests carry their transcripts into every report
+    let served = Served::start("usr", "adm", &["drop-route=GET /admin/general-settings"]);
+    let reports = scratch("short");
+    let groups = "admin_users,admin_settings,admin_organizations";
+    let mut command = Command::new(BIN);
+    command
+        .args(["--target", served.url.as_str(), "--token", "usr"])
+        .args(["--admin-token", "adm", "--group", groups])
+        .arg("--reports")
+        .arg(&reports);
+    for variable in ["CONFORM_TOKEN", "TFE_TOKEN", "CONFORM_ADMIN_TOKEN", "CI"] {
+        command.env_remove(variable);
+    }
+    let out = command.output().expect("conform runs");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warned: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("too short to redact safely"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{stderr}");
+    assert!(
+        warned[0].contains("the token and the administrator token are shorter than 8"),
+        "{}",
+        warned[0]
+    );
+
+    let listed = Command::new(BIN)
+        .args(["--list", "--group", groups])
+        .output()
+        .expect("conform --list");
+    let names: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test"))
+        .map(str::to_string)
+        .collect();
+    assert!(names.len() > 20 && names.iter().all(|n| n.starts_with("admin_")));
+
+    let read = |file: &str| std::fs::read_to_string(reports.join(file)).expect(file);
+    let json: serde_json::Value = serde_json::from_str(&read("results.json")).expect("JSON");
+    let mut in_json: Vec<String> = json["tests"]
+        .as_array()
+        .expect("tests")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_string())
+        .collect();
+    in_json.sort();
+    let mut expected = names.clone();
+    expected.sort();
+    assert_eq!(in_json, expected, "results.json names every test intact");
+    let groups_json: Vec<&String> = json["groups"].as_object().expect("groups").keys().collect();
+    assert!(
+        groups_json.iter().all(|g| g.starts_with("admin_")),
+        "{groups_json:?}"
+    );
+    let failing: Vec<&str> = json["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["verdict"] == "fail")
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(!failing.is_empty(), "the dropped route fails a test");
+
+    let junit = read("junit.xml");
+    let suites = junit_parser::from_reader(junit.as_bytes()).expect("a JUnit parser reads it");
+    let mut in_junit: Vec<String> = suites
+        .suites
+        .iter()
+        .flat_map(|s| s.cases.iter().map(|c| c.original_name.clone()))
+        .collect();
+    in_junit.sort();
+    assert_eq!(in_junit, expected, "junit.xml names every test intact");
+    assert!(suites.suites.iter().all(|s| s.name.starts_with("admin_")));
+
+    let md = read("summary.md");
+    for name in &failing {
+        assert!(
+            md.contains(&format!("### `{name}`")),
+            "{name} not in summary.md"
+        );
+    }
+    for (file, text) in [
+        ("results.json", read("results.json")),
+        ("junit.xml", junit),
+        ("summary.md", md),
+        ("report.html", read("report.html")),
+    ] {
+        assert!(!text.contains("(redacted)in_"), "{file} rewrote a name");
+        for token in ["usr", "adm"] {
+            if let Err(around) = only_inside_words(&text, token) {
+                panic!("{file}: the token `{token}` stands as a value: …{around}…");
+            }
+        }
+    }
+    assert!(
+        !said.contains("(redacted)in_"),
+        "the console rewrote a name"
+    );
+}

@@ -16,7 +16,7 @@ use crate::runner::Context;
 use crate::sequences::{self, SequenceConfig};
 use crate::settings::{ConfigError, Settings};
 use crate::slots::Slots;
-use crate::target::{Target, TargetConfig};
+use crate::target::{Secret, Target, TargetConfig};
 use crate::verdict::{TestResult, Verdict};
 use crate::waivers::Waivers;
 
@@ -123,6 +123,17 @@ impl Session {
             config: settings.describe(&root, &target_config.registry),
             secrets: target.secrets().into_iter().cloned().collect(),
         };
+        let named = [
+            ("token", &target_config.token),
+            ("administrator token", &target_config.admin_token),
+        ];
+        let named: Vec<(&str, &Secret)> = named
+            .iter()
+            .filter_map(|(n, s)| Some((*n, s.as_ref()?)))
+            .collect();
+        if let Some(line) = crate::target::short_secret_warning(&named) {
+            eprintln!("{line}");
+        }
         let (templates, fixed) = crate::safety::guard_rules(&plan.catalog);
         target.guard().arm(
             templates,

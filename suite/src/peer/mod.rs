@@ -313,8 +313,9 @@ impl SetRun<'_> {
                     };
                     let mut outcome = gotest::run(&name, &how);
                     // Nothing a test printed may carry the token.
-                    outcome.output = outcome.output.replace(&token, "(redacted)");
-                    outcome.reason = outcome.reason.replace(&token, "(redacted)");
+                    let secret = [&crate::target::Secret::new(token.as_str())];
+                    outcome.output = crate::target::redact(&outcome.output, &secret);
+                    outcome.reason = crate::target::redact(&outcome.reason, &secret);
                     outcome
                 })
                 .await

@@ -1,8 +1,13 @@
-//! `report.html`: one self-contained page (inline CSS and plain JS, no external asset): the
-//! configuration and figures, a table per group, and a row per test with its failed checks
-//! and, for failing and waived tests, every request and response of the test.
+//! `report.html`: one self-contained page (inline CSS and plain JS, no external asset), in
+//! the order a reader needs it: the figures, the root causes (each naming and linking the
+//! tests it accounts for), a table per group (failing counts highlighted, linking to those
+//! tests), the warnings, a row per test (failing tests first) with its failed checks and,
+//! for failing and waived tests, every request and response of the test, then what the run
+//! could not delete (folded) and the configuration. A text of several lines (a sequence
+//! failure's numbered steps) is a `pre` block.
 //!
-//! Filters by group, verdict and name; they live in the URL hash (`#group=runs&verdict=fail`,
+//! Filters by group, verdict and name (a part of it, or a whole name: that test alone); they
+//! live in the URL hash (`#group=runs&verdict=fail`,
 //! `verdict=fail,error` for several), so a link opens the page filtered. Every row is a
 //! `tr.t` with `data-group`, `data-verdict` and `data-name`; hidden rows carry `hidden`; the
 //! number of rows shown is in `#shown`.
@@ -39,6 +44,63 @@ fn safe(info: &RunInfo, text: &str) -> String {
     esc(&info.scrub(text))
 }
 
+/// Scrubs, escapes, and shows the `code` spans the project's messages use as `<code>`
+/// (a text with an odd number of backticks is left as it is).
+fn prose(info: &RunInfo, text: &str) -> String {
+    let escaped = safe(info, text);
+    let parts: Vec<&str> = escaped.split('`').collect();
+    if parts.len().is_multiple_of(2) {
+        return escaped;
+    }
+    let mut out = String::with_capacity(escaped.len() + parts.len() * 6);
+    for (i, part) in parts.iter().enumerate() {
+        match i % 2 {
+            1 => {
+                out.push_str("<code>");
+                out.push_str(part);
+                out.push_str("</code>");
+            }
+            _ => out.push_str(part),
+        }
+    }
+    out
+}
+
+/// Root-cause tests linked inline; more than this are folded.
+const INLINE_LINKS: usize = 3;
+
+/// A text of one line as a `div`; of several (a sequence failure's numbered steps and
+/// `curl` lines) as a `pre` that keeps them, as the console prints them. Scrubbed, escaped
+/// once.
+fn text_block(info: &RunInfo, text: &str) -> String {
+    let text = text.trim_end();
+    if text.lines().count() <= 1 {
+        format!("<div>{}</div>", prose(info, text))
+    } else {
+        format!("<pre class=\"reason\">{}</pre>", safe(info, text))
+    }
+}
+
+/// A link that shows one test (the name filter), its name as the text.
+fn test_link(name: &str) -> String {
+    format!(
+        "<a href=\"#q={}\" class=\"check\">{}</a>",
+        esc(name),
+        esc(name)
+    )
+}
+
+/// Where a verdict's rows come in the test table: failing first, then what needs a look
+/// (blocked, waived), then the rest; by name within each.
+fn rank(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::Fail | Verdict::Error => 0,
+        Verdict::Blocked => 1,
+        Verdict::Waived => 2,
+        _ => 3,
+    }
+}
+
 const STYLE: &str = r#"
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#1d2127}
 h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.15em;margin-top:1.5em}
@@ -53,6 +115,9 @@ pre.ev{border-left:3px solid #c62828}
 .filters{position:sticky;top:0;background:#fff;padding:.6em 0;border-bottom:1px solid #e3e6ea}
 .filters label{margin-right:1em}.check{font-family:ui-monospace,monospace}
 .muted{color:#68707c}a{color:#0b57d0}
+td.hot{background:#fde0e0;font-weight:700}td.hot a{color:#8c1c1c}
+#causes li{margin-bottom:.3em}#causes details{display:inline}
+pre.reason{border-left:3px solid #68707c}
 "#;
 
 const SCRIPT: &str = r#"
@@ -79,10 +144,13 @@ const SCRIPT: &str = r#"
   function apply() {
     var g = group.value, vs = verdict.value ? verdict.value.split(',') : null;
     var t = text.value.toLowerCase(), shown = 0;
+    // a whole test name (a root cause's link) shows that test alone
+    var exact = rows.some(function (row) { return row.getAttribute('data-name') === t; });
     rows.forEach(function (row) {
+      var name = row.getAttribute('data-name');
       var show = (!g || row.getAttribute('data-group') === g) &&
         (!vs || vs.indexOf(row.getAttribute('data-verdict')) >= 0) &&
-        (!t || row.getAttribute('data-name').indexOf(t) >= 0);
+        (!t || (exact ? name === t : name.indexOf(t) >= 0));
       row.hidden = !show;
       if (show) { shown += 1; }
     });
@@ -133,26 +201,46 @@ pub fn render(report: &RunReport) -> String {
     );
     let _ = writeln!(
         h,
-        "<h1>conform: {title}</h1><p class=\"muted\">profile <b>{}</b> against <code>{}</code> · conform {} · {} tests · {} requests · {:.1} s · {:.0} requests/s</p>",
+        "<h1>conform: {title}</h1><p class=\"muted\">profile <b>{}</b> against <code>{}</code> · conform {} · {} tests · {} requests · {:.1} s · {:.0} requests/s{}</p>",
         report.profile.as_str(),
         safe(info, &info.get("target").unwrap_or_default()),
         env!("CARGO_PKG_VERSION"),
         total.total(),
         report.figures.requests,
         report.figures.wall.as_secs_f64(),
-        rate(report.figures)
+        rate(report.figures),
+        if report.leftovers.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " · <a href=\"#leftovers\">{} not deleted</a>",
+                report.leftovers.len()
+            )
+        }
     );
 
-    // Root causes first: what to fix before reading single tests.
+    // Root causes first: what to fix before reading single tests, each naming its tests.
     let causes = super::cause_groups(report.results, report.profile);
     if !causes.is_empty() {
         h.push_str("<h2>Root causes</h2><ul id=\"causes\">");
         for g in &causes {
-            let _ = write!(h, "<li>{}</li>", safe(info, &g.line()));
+            let _ = write!(h, "<li>{}", prose(info, &g.line()));
+            let links: Vec<String> = g.tests.iter().map(|t| test_link(t)).collect();
+            if links.len() <= INLINE_LINKS {
+                let _ = write!(h, ": {}", links.join(", "));
+            } else {
+                let _ = write!(
+                    h,
+                    " <details><summary>the {} tests</summary>{}</details>",
+                    links.len(),
+                    links.join(", ")
+                );
+            }
+            h.push_str("</li>");
         }
         h.push_str("</ul>");
     }
-    // Groups table, with links that filter.
+    // Groups table, with links that filter; failing counts stand out.
     h.push_str("<h2>Groups</h2><table id=\"groups\"><thead><tr><th>group</th>");
     for v in VERDICTS {
         let _ = write!(
@@ -164,8 +252,17 @@ pub fn render(report: &RunReport) -> String {
     h.push_str("</tr></thead><tbody>\n");
     for (g, c) in &groups {
         let _ = write!(h, "<tr><td><a href=\"#group={0}\">{0}</a></td>", esc(g));
-        for n in c.0 {
-            let _ = write!(h, "<td class=\"n\">{n}</td>");
+        for (v, n) in VERDICTS.iter().zip(c.0) {
+            if is_failure(*v) && n > 0 {
+                let _ = write!(
+                    h,
+                    "<td class=\"n hot\"><a href=\"#group={}&amp;verdict={}\">{n}</a></td>",
+                    esc(g),
+                    v.as_str()
+                );
+            } else {
+                let _ = write!(h, "<td class=\"n\">{n}</td>");
+            }
         }
         h.push_str("</tr>\n");
     }
@@ -179,13 +276,10 @@ pub fn render(report: &RunReport) -> String {
     }
     h.push_str("</tr></tbody></table>\n");
 
-    if !report.warnings.is_empty() || !report.leftovers.is_empty() {
-        h.push_str("<h2>Warnings</h2><ul>");
+    if !report.warnings.is_empty() {
+        h.push_str("<h2>Warnings</h2><ul id=\"warnings\">");
         for w in report.warnings {
-            let _ = write!(h, "<li>{}</li>", safe(info, w));
-        }
-        for l in report.leftovers {
-            let _ = write!(h, "<li>not deleted: {}</li>", safe(info, l));
+            let _ = write!(h, "<li>{}</li>", prose(info, w));
         }
         h.push_str("</ul>\n");
     }
@@ -207,10 +301,25 @@ pub fn render(report: &RunReport) -> String {
     );
 
     h.push_str("<table id=\"tests\"><thead><tr><th>test</th><th>verdict</th><th class=\"n\">ms</th><th class=\"n\">requests</th><th>details</th></tr></thead><tbody>\n");
-    for r in report.results {
+    let mut rows: Vec<&TestResult> = report.results.iter().collect();
+    rows.sort_by_key(|r| rank(r.verdict));
+    for r in rows {
         row(&mut h, r, report);
     }
     h.push_str("</tbody></table>\n");
+
+    // What the run could not delete: often long, and no verdict's evidence, so folded.
+    if !report.leftovers.is_empty() {
+        let _ = write!(
+            h,
+            "<h2>Not deleted</h2><details id=\"leftovers\"><summary>{} resource(s) this run made and could not delete (<code>conform sweep</code> removes them)</summary><ul>",
+            report.leftovers.len()
+        );
+        for l in report.leftovers {
+            let _ = write!(h, "<li>{}</li>", safe(info, l));
+        }
+        h.push_str("</ul></details>\n");
+    }
 
     h.push_str("<h2>Configuration</h2><table>");
     for (k, v) in &info.config {
@@ -237,7 +346,7 @@ fn row(h: &mut String, r: &TestResult, report: &RunReport) {
         req = r.exchanges.len(),
     );
     if let Some(reason) = &r.reason {
-        let _ = write!(h, "<div>{}</div>", safe(info, reason));
+        h.push_str(&text_block(info, reason));
     }
     if !r.findings.is_empty() {
         h.push_str("<ul>");
@@ -249,11 +358,11 @@ fn row(h: &mut String, r: &TestResult, report: &RunReport) {
             };
             let _ = write!(
                 h,
-                "<li><span class=\"check\">{}</span> [{}]{counts}: {} <span class=\"muted\">({})</span></li>",
+                "<li><span class=\"check\">{}</span> [{}]{counts}: <span class=\"muted\">({})</span>{}</li>",
                 esc(f.check.id),
                 f.check.level,
-                safe(info, &f.message),
-                esc(f.check.cites)
+                esc(f.check.cites),
+                text_block(info, &f.message)
             );
         }
         h.push_str("</ul>");
@@ -293,4 +402,26 @@ fn row(h: &mut String, r: &TestResult, report: &RunReport) {
         h.push_str("</details>");
     }
     h.push_str("</td></tr>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_become_code_and_everything_is_escaped_once() {
+        let info = RunInfo {
+            config: Vec::new(),
+            secrets: Vec::new(),
+        };
+        assert_eq!(
+            prose(&info, "on the `::bare` path form & <more>"),
+            "on the <code>::bare</code> path form &amp; &lt;more&gt;"
+        );
+        assert_eq!(prose(&info, "one ` alone"), "one ` alone");
+        assert_eq!(
+            text_block(&info, "steps:\n  1. a&b\n"),
+            "<pre class=\"reason\">steps:\n  1. a&amp;b</pre>"
+        );
+    }
 }

@@ -4,7 +4,10 @@
 //! A run writes, into `--reports DIR`: `junit.xml`, `summary.md` (for a CI step summary),
 //! `results.json` (every test, for tools) and `report.html` (self-contained, with the
 //! transcripts of the failing tests and filters by group and verdict). All of them state the
-//! same verdicts, and every text in them is scrubbed of the run's secrets.
+//! same verdicts, and every text in them is scrubbed of the run's secrets
+//! ([`crate::target::redact`]: a secret of 8 characters or more wherever it occurs, a
+//! shorter one only where it stands as a credential, so that test names and messages that
+//! merely contain its letters stay intact).
 
 mod causes;
 mod console;
@@ -38,7 +41,9 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
-    /// Scrubs every secret from a text.
+    /// Scrubs the run's secrets from a text (see [`crate::target::redact`]). Call it on the
+    /// text before it is escaped for its format: a short secret is recognised by what stands
+    /// around it (a quote, `=`, an authorization scheme).
     pub fn scrub(&self, text: &str) -> String {
         let refs: Vec<&Secret> = self.secrets.iter().collect();
         redact(text, &refs)
@@ -218,5 +223,114 @@ fn rate(figures: &Figures) -> f64 {
         figures.requests as f64 / secs
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{Finding, ENDPOINT_EXISTS};
+    use crate::target::{Exchange, RequestRecord, ResponseRecord, ThrottleStats};
+
+    /// Every place `secret` occurs in `text` is inside a longer word (`admin_users`), never a
+    /// value of its own.
+    fn only_inside_words(text: &str, secret: &str) -> Result<(), String> {
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        for (at, _) in text.match_indices(secret) {
+            let before = text[..at].chars().next_back();
+            let after = text[at + secret.len()..].chars().next();
+            if !word(before) && !word(after) {
+                let from = text[..at]
+                    .char_indices()
+                    .rev()
+                    .nth(40)
+                    .map_or(0, |(i, _)| i);
+                return Err(text[from..(at + secret.len() + 20).min(text.len())].to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// A three-letter administrator token that a target echoes as a credential (a header, a
+    /// JSON `token` field, a query value): every report keeps the test's name whole and
+    /// redacts the token wherever it stands as a credential.
+    #[test]
+    fn a_short_token_is_redacted_as_a_credential_and_names_stay_whole() {
+        let name = "admin_users::list::api-v2";
+        let exchange = Exchange {
+            request: RequestRecord {
+                method: "GET".into(),
+                url: "http://127.0.0.1:1/api/v2/admin/users?token=adm&page=2".into(),
+                headers: vec![("authorization".into(), "Bearer $CONFORM_ADMIN_TOKEN".into())],
+                body: None,
+            },
+            response: Ok(ResponseRecord {
+                status: 404,
+                headers: vec![("x-echo".into(), "Bearer adm".into())],
+                body: br#"{"data":{"type":"authentication-tokens","attributes":{"token":"adm"}}}"#
+                    .to_vec(),
+                truncated: false,
+                received: 70,
+            }),
+            elapsed: Default::default(),
+        };
+        let result = TestResult {
+            name: name.into(),
+            group: "admin_users".into(),
+            verdict: Verdict::Fail,
+            reason: None,
+            findings: vec![Finding {
+                check: &ENDPOINT_EXISTS,
+                message:
+                    "GET /api/v2/admin/users answered 404 (admin_users lists the adm token's users)"
+                        .into(),
+                exchange: Some(0),
+            }],
+            passed: Vec::new(),
+            exchanges: vec![exchange],
+            requests: 1,
+            duration: Default::default(),
+            blocked_by: None,
+            minimal: None,
+        };
+        let info = RunInfo {
+            config: vec![("admin-token".into(), "(redacted)".into())],
+            secrets: vec![Secret::new("usr-token-long-enough"), Secret::new("adm")],
+        };
+        let figures = Figures {
+            requests: 1,
+            wall: Default::default(),
+            throttle: ThrottleStats::default(),
+        };
+        let results = [result];
+        let report = RunReport {
+            results: &results,
+            info: &info,
+            profile: Profile::Core,
+            figures: &figures,
+            leftovers: &[],
+            warnings: &[],
+        };
+        let dir = std::env::temp_dir().join(format!("conform-redaction-{}", std::process::id()));
+        let written = write_reports(&dir, &report);
+        for (path, outcome) in written {
+            outcome.expect("written");
+            let text = std::fs::read_to_string(&path).expect("read back");
+            let file = path.display();
+            assert!(text.contains(name), "{file}: the name is not whole");
+            assert!(!text.contains("(redacted)in_"), "{file}");
+            assert!(
+                text.contains("the adm token"),
+                "{file}: the message is not whole"
+            );
+            assert!(
+                text.contains("(redacted)"),
+                "{file}: the credential is not redacted"
+            );
+            if let Err(around) = only_inside_words(&text.replace("the adm token", ""), "adm") {
+                panic!("{file}: the token stands as a value: …{around}…");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

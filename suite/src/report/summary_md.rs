@@ -1,15 +1,22 @@
 //! `summary.md`: a GitHub-flavoured markdown summary, ready to append to
-//! `$GITHUB_STEP_SUMMARY`: the headline, the configuration, a table per group, the failures
-//! with their failed checks, the waived tests, leftovers and warnings.
+//! `$GITHUB_STEP_SUMMARY`: the headline, a table per group, every root cause, the failures
+//! with their failed checks (those a large cause does not account for first; a text of
+//! several lines as a fenced block), the waived tests, the warnings, what was not deleted
+//! (folded) and the configuration.
 
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
 use super::{is_failure, rate, tally, write_scrubbed, RunReport, VERDICTS};
 use crate::verdict::{TestResult, Verdict};
 
-/// Failures listed in full; the rest are counted (GitHub caps a step summary at 1 MiB).
+/// Failures listed in full; the rest are named under their cause (GitHub caps a step
+/// summary at 1 MiB).
 const MAX_LISTED: usize = 100;
+
+/// Test names given with each root cause.
+const NAMES_PER_CAUSE: usize = 8;
 
 /// Writes `summary.md`.
 pub fn write_summary_md(path: &Path, report: &RunReport) -> std::io::Result<()> {
@@ -81,28 +88,70 @@ pub fn render(report: &RunReport) -> String {
     }
     md.push_str("\n\n");
 
+    // Root causes first, every one of them; then the failures, those a large cause does not
+    // already account for first (errors, then the rarest causes, `::bare` path forms last), so
+    // that a cap never hides a failure of its own behind a hundred of one kind.
     let causes = super::cause_groups(report.results, report.profile);
     if !causes.is_empty() {
         let _ = writeln!(
             md,
             "## Root causes\n\nEach is reported at its own test; the tests below it are blocked by it or share it. Fix these first.\n"
         );
-        for g in causes.iter().take(MAX_LISTED) {
-            let _ = writeln!(md, "- {}", one_line(&info.scrub(&g.line())));
+        for g in &causes {
+            let _ = writeln!(
+                md,
+                "- {}: {}",
+                prose(&info.scrub(&g.line())),
+                names(&g.tests, NAMES_PER_CAUSE)
+            );
         }
         md.push('\n');
     }
     if !failing.is_empty() {
+        let cause_of: HashMap<&str, (usize, usize)> = causes
+            .iter()
+            .enumerate()
+            .flat_map(|(i, g)| {
+                g.tests
+                    .iter()
+                    .map(move |t| (t.as_str(), (g.tests.len(), i)))
+            })
+            .collect();
+        let mut ordered = failing.clone();
+        ordered.sort_by_key(|r| {
+            let bare = r.name.ends_with("::bare");
+            (
+                bare,
+                cause_of.get(r.name.as_str()).copied().unwrap_or((0, 0)),
+            )
+        });
         let _ = writeln!(md, "## Failures\n");
-        for r in failing.iter().take(MAX_LISTED) {
+        for r in ordered.iter().take(MAX_LISTED) {
             test_block(&mut md, r, info);
         }
-        if failing.len() > MAX_LISTED {
+        let cut = &ordered[ordered.len().min(MAX_LISTED)..];
+        if !cut.is_empty() {
             let _ = writeln!(
                 md,
-                "… and {} more failing tests: see `report.html` or `results.json`.\n",
-                failing.len() - MAX_LISTED
+                "### {} more failing tests, named here by cause\n\nNot listed in full (the summary stops at {MAX_LISTED}); each one's findings and requests are in `report.html` and `results.json`:\n",
+                cut.len()
             );
+            let mut by_cause: BTreeMap<usize, (String, Vec<String>)> = BTreeMap::new();
+            for r in cut {
+                let (key, line) = match cause_of.get(r.name.as_str()) {
+                    Some(&(_, i)) => (i, info.scrub(&causes[i].cause)),
+                    None => (usize::MAX, r.verdict.as_str().to_string()),
+                };
+                by_cause
+                    .entry(key)
+                    .or_insert_with(|| (line, Vec::new()))
+                    .1
+                    .push(r.name.clone());
+            }
+            for (line, tests) in by_cause.into_values() {
+                let _ = writeln!(md, "- {}: {}", prose(&line), names(&tests, usize::MAX));
+            }
+            md.push('\n');
         }
     }
     let waived: Vec<&TestResult> = report
@@ -117,27 +166,41 @@ pub fn render(report: &RunReport) -> String {
                 md,
                 "- `{}`: {}",
                 r.name,
-                one_line(&info.scrub(r.reason.as_deref().unwrap_or("")))
+                prose(&info.scrub(r.reason.as_deref().unwrap_or("")))
             );
         }
-        md.push('\n');
-    }
-    if !report.leftovers.is_empty() {
-        let _ = writeln!(
-            md,
-            "## Not deleted\n\nThe run made these and could not delete them:\n"
-        );
-        for l in report.leftovers {
-            let _ = writeln!(md, "- {}", one_line(&info.scrub(l)));
+        if waived.len() > MAX_LISTED {
+            let cut: Vec<String> = waived[MAX_LISTED..]
+                .iter()
+                .map(|r| r.name.clone())
+                .collect();
+            let _ = writeln!(
+                md,
+                "- and {} more waived: {}",
+                cut.len(),
+                names(&cut, usize::MAX)
+            );
         }
         md.push('\n');
     }
     if !report.warnings.is_empty() {
         let _ = writeln!(md, "## Warnings\n");
         for w in report.warnings {
-            let _ = writeln!(md, "- {}", one_line(&info.scrub(w)));
+            let _ = writeln!(md, "- {}", prose(&info.scrub(w)));
         }
         md.push('\n');
+    }
+    // often long, and no verdict's evidence: folded
+    if !report.leftovers.is_empty() {
+        let _ = writeln!(
+            md,
+            "## Not deleted\n\n<details><summary>{} resource(s) the run made and could not delete (<code>conform sweep</code> removes them)</summary>\n",
+            report.leftovers.len()
+        );
+        for l in report.leftovers {
+            let _ = writeln!(md, "- {}", prose(&info.scrub(l)));
+        }
+        md.push_str("\n</details>\n\n");
     }
     md.push_str("<details><summary>Configuration</summary>\n\n| key | value |\n|---|---|\n");
     for (k, v) in &info.config {
@@ -150,15 +213,14 @@ pub fn render(report: &RunReport) -> String {
 fn test_block(md: &mut String, r: &TestResult, info: &super::RunInfo) {
     let _ = writeln!(
         md,
-        "### `{}` · {} · {} ms",
+        "### `{}` · {} · {} ms\n",
         r.name,
         r.verdict.as_str(),
         r.duration.as_millis()
     );
     if let Some(reason) = &r.reason {
-        let _ = writeln!(md, "\n{}", one_line(&info.scrub(reason)));
+        text_block(md, &info.scrub(reason));
     }
-    md.push('\n');
     for f in &r.findings {
         let evidence = f
             .exchange
@@ -169,36 +231,110 @@ fn test_block(md: &mut String, r: &TestResult, info: &super::RunInfo) {
                     .map(|s| s.to_string())
                     .unwrap_or_else(|| "no answer".into());
                 format!(
-                    " — `{} {}` → {status}",
-                    ex.request.method,
-                    info.scrub(&ex.request.url)
+                    " — {} → {status}",
+                    code(&format!(
+                        "{} {}",
+                        ex.request.method,
+                        info.scrub(&ex.request.url)
+                    ))
                 )
             })
             .unwrap_or_default();
+        let message = info.scrub(&f.message);
+        let (inline, block) = match message.lines().count() {
+            0 | 1 => (prose(&message), None),
+            _ => (String::new(), Some(message)),
+        };
         let _ = writeln!(
             md,
-            "- **{}** [{}] {}{evidence}  \n  <sub>{}</sub>",
+            "- **{}** [{}] {inline}{evidence}  \n  <sub>{}</sub>",
             f.check.id,
             f.check.level,
-            one_line(&info.scrub(&f.message)),
             cell(f.check.cites)
         );
+        if let Some(block) = block {
+            md.push('\n');
+            text_block(md, &block);
+        }
     }
     md.push('\n');
 }
 
-/// A text on one line, safe inside markdown prose.
-fn one_line(text: &str) -> String {
-    escape_html(&text.split_whitespace().collect::<Vec<_>>().join(" "))
+/// A text as a paragraph when it is one line, else as a fenced block that keeps its lines
+/// (a sequence failure's numbered steps and `curl` lines, as the console prints them).
+fn text_block(md: &mut String, text: &str) {
+    let text = text.trim_end();
+    if text.lines().count() <= 1 {
+        let _ = writeln!(md, "{}\n", prose(text));
+        return;
+    }
+    let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
+    let _ = writeln!(md, "{fence}text\n{text}\n{fence}\n");
+}
+
+/// The longest run of `c` in `text`.
+fn longest_run(text: &str, c: char) -> usize {
+    text.split(|x| x != c).map(str::len).max().unwrap_or(0)
+}
+
+/// A text as an inline code span, whatever backticks it holds.
+fn code(text: &str) -> String {
+    let ticks = "`".repeat(longest_run(text, '`') + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{text}{pad}{ticks}")
+}
+
+/// Test names as code spans, at most `max` of them, then how many more.
+fn names(tests: &[String], max: usize) -> String {
+    let mut out: Vec<String> = tests.iter().take(max).map(|t| code(t)).collect();
+    if tests.len() > max {
+        out.push(format!("and {} more", tests.len() - max));
+    }
+    out.join(", ")
+}
+
+/// A text on one line, as Markdown prose: what would read as HTML (`<`, `&`) is
+/// backslash-escaped, never turned into entities.
+fn prose(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        if matches!(c, '<' | '>' | '&') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A table cell: one line, pipes escaped.
 fn cell(text: &str) -> String {
-    one_line(text).replace('|', "\\|")
+    prose(text).replace('|', "\\|")
 }
 
-fn escape_html(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_lines_keep_their_lines_in_a_fence_and_prose_holds_no_entity() {
+        let mut md = String::new();
+        text_block(
+            &mut md,
+            "sequence failed: x\n  1. create\n     curl -sS 'http://h/x?a=1&b=<2>'\n",
+        );
+        assert_eq!(
+            md,
+            "```text\nsequence failed: x\n  1. create\n     curl -sS 'http://h/x?a=1&b=<2>'\n```\n\n"
+        );
+        let mut md = String::new();
+        text_block(&mut md, "a ``` b\nc");
+        assert!(md.starts_with("````text\n"), "{md}");
+        assert_eq!(prose("a & <b>\n c"), "a \\& \\<b\\> c");
+        assert_eq!(code("a`b"), "``a`b``");
+    }
 }
