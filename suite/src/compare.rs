@@ -21,6 +21,22 @@ pub struct Verdicts {
 }
 
 impl Verdicts {
+    /// This run's verdicts, to compare before the reports are written.
+    pub fn of(results: &[crate::verdict::TestResult], target: &str, profile: &str) -> Self {
+        Self {
+            source: "this run".into(),
+            target: target.to_string(),
+            profile: profile.to_string(),
+            tests: results
+                .iter()
+                .map(|r| {
+                    let checks = r.findings.iter().map(|f| f.check.id.to_string()).collect();
+                    (r.name.clone(), (r.verdict.as_str().to_string(), checks))
+                })
+                .collect(),
+        }
+    }
+
     /// Reads a `results.json` written by `conform`.
     pub fn read(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -128,6 +144,14 @@ impl Changes {
 
     /// The console's lines, or the markdown's when `markdown`.
     pub fn render(&self, baseline: &str, markdown: bool) -> String {
+        self.render_at(baseline, markdown.then_some(1))
+    }
+
+    /// The console's lines (`None`), or markdown whose headings start at this level
+    /// (`changes.md` at 1, a section of `summary.md` at 2).
+    pub fn render_at(&self, baseline: &str, level: Option<usize>) -> String {
+        let markdown = level.is_some();
+        let hashes = "#".repeat(level.unwrap_or(1));
         let mut out = String::new();
         let heading = format!(
             "since the baseline ({baseline}): {} new failure(s), {} fixed, {} other verdict(s) moved, of {} tests in both runs",
@@ -137,7 +161,7 @@ impl Changes {
             self.compared
         );
         if markdown {
-            out.push_str(&format!("# Changes\n\n{}\n", capitalised(&heading)));
+            out.push_str(&format!("{hashes} Changes\n\n{}\n", capitalised(&heading)));
         } else {
             out.push_str(&format!("\n{heading}\n"));
         }
@@ -158,7 +182,7 @@ impl Changes {
             }
             if markdown {
                 out.push_str(&format!(
-                    "\n## {}\n\n| test | before | now | failing checks |\n|---|---|---|---|\n",
+                    "\n{hashes}# {}\n\n| test | before | now | failing checks |\n|---|---|---|---|\n",
                     capitalised(title)
                 ));
             } else {

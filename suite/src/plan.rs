@@ -215,11 +215,12 @@ impl Plan {
 }
 
 /// Every `--fixture KIND=ID` names a kind the catalog knows (a resource of cases/resources.toml,
-/// or `notification_url`): a mistyped kind would otherwise be ignored and its tests made or
-/// blocked as if nothing were given.
+/// or what the run's own flags set): a mistyped kind would otherwise be ignored and its tests
+/// made or blocked as if nothing were given.
 fn known_fixtures(settings: &Settings, catalog: &Catalog) -> Result<(), ConfigError> {
-    let known =
-        |kind: &str| kind == "notification_url" || catalog.graph.resources.contains_key(kind);
+    // what the run's own flags put there (--notification-url, --allow-instance-changes)
+    let own = ["notification_url", crate::settings::INSTANCE_CHANGES];
+    let known = |kind: &str| own.contains(&kind) || catalog.graph.resources.contains_key(kind);
     match settings.fixtures.keys().find(|kind| !known(kind)) {
         None => Ok(()),
         Some(kind) => Err(ConfigError(format!(

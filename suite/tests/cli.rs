@@ -750,6 +750,14 @@ fn a_baseline_shows_what_changed_and_can_fail_only_on_regressions() {
     );
     let written = std::fs::read_to_string(night2.join("changes.md")).expect("changes.md");
     assert!(written.contains("| `account::details::bare` | pass | fail | endpoint.exists |"));
+    // and in the run's own reports
+    let summary = std::fs::read_to_string(night2.join("summary.md")).expect("summary.md");
+    assert!(
+        summary.contains("## Changes") && summary.contains("### New failures"),
+        "{summary}"
+    );
+    let html = std::fs::read_to_string(night2.join("report.html")).expect("report.html");
+    assert!(html.contains("Since the baseline") && html.contains("3 new failure(s)"));
     // the same failures again, judged against the night before: nothing new
     let second_results = night2.join("results.json");
     let second_results = second_results.to_str().unwrap_or_default();

@@ -186,6 +186,18 @@ fn run_session(
     for w in &warnings[preflight_warnings.len()..] {
         eprintln!("warning: {}", info.scrub(w));
     }
+    // what changed since --baseline, in every report
+    let changes = plan.settings.baseline.as_ref().map(|baseline| {
+        let now = crate::compare::Verdicts::of(
+            &results,
+            &info.get("target").unwrap_or_default(),
+            profile.as_str(),
+        );
+        (
+            baseline.source.clone(),
+            crate::compare::Changes::between(baseline, &now),
+        )
+    });
     let report = RunReport {
         results: &results,
         info: &info,
@@ -193,6 +205,7 @@ fn run_session(
         figures: &figures,
         leftovers: &leftovers,
         warnings: &warnings,
+        changes: changes.as_ref().map(|(source, c)| (source.as_str(), c)),
     };
     let mut written = Vec::new();
     let mut unwritten = Vec::new();
@@ -231,19 +244,8 @@ fn run_session(
         return Ok(ExitCode::from(ExitCodes::REPORTS_UNWRITTEN));
     }
     let mut code = exit_code(&results, profile);
-    if let Some(baseline) = &plan.settings.baseline {
-        let now =
-            crate::compare::Verdicts::read(&reports.join("results.json")).map_err(ConfigError)?;
-        let changes = crate::compare::Changes::between(baseline, &now);
-        print!("{}", changes.render(&baseline.source, false));
-        let file = reports.join("changes.md");
-        match std::fs::write(&file, changes.render(&baseline.source, true)) {
-            Ok(()) => println!("changes: {}", file.display()),
-            Err(e) => {
-                eprintln!("error: cannot write the report {}: {e}", file.display());
-                return Ok(ExitCode::from(ExitCodes::REPORTS_UNWRITTEN));
-            }
-        }
+    if let Some((source, changes)) = &changes {
+        print!("{}", changes.render(source, false));
         if plan.settings.only_regressions_fail && code == ExitCodes::FAILED {
             code = if changes.regressions.is_empty() {
                 ExitCodes::OK

@@ -219,6 +219,38 @@ pub fn render(report: &RunReport) -> String {
         }
     );
 
+    // What changed since --baseline: new failures first.
+    if let Some((baseline, changes)) = report.changes {
+        let _ = write!(
+            h,
+            "<h2>Since the baseline</h2><p id=\"changes\">{} new failure(s), {} fixed, {} other verdict(s) moved since <code>{}</code></p>",
+            changes.regressions.len(),
+            changes.fixed.len(),
+            changes.moved.len(),
+            esc(baseline)
+        );
+        for (title, list) in [
+            ("New failures", &changes.regressions),
+            ("Fixed", &changes.fixed),
+            ("Moved", &changes.moved),
+        ] {
+            if list.is_empty() {
+                continue;
+            }
+            let _ = write!(h, "<h3>{title}</h3><ul>");
+            for m in list {
+                let _ = write!(
+                    h,
+                    "<li>{}: {} &rarr; {} {}</li>",
+                    test_link(&m.name),
+                    esc(&m.before),
+                    esc(&m.now),
+                    esc(&m.checks.join(", "))
+                );
+            }
+            h.push_str("</ul>");
+        }
+    }
     // Root causes first: what to fix before reading single tests, each naming its tests.
     let causes = super::cause_groups(report.results, report.profile);
     if !causes.is_empty() {

@@ -73,6 +73,8 @@ pub struct RunReport<'a> {
     pub leftovers: &'a [String],
     /// End-of-run warnings (waivers that matched nothing, expired waivers, ...).
     pub warnings: &'a [String],
+    /// What changed since `--baseline` (the baseline's file, and the changes).
+    pub changes: Option<(&'a str, &'a crate::compare::Changes)>,
 }
 
 /// The verdicts in the order every report lists them.
@@ -163,6 +165,11 @@ pub fn write_reports(dir: &Path, report: &RunReport) -> Vec<(PathBuf, std::io::R
     let html = dir.join("report.html");
     let r = write_html(&html, report);
     out.push((html, r));
+    if let Some((baseline, changes)) = report.changes {
+        let path = dir.join("changes.md");
+        let r = write_scrubbed(&path, &changes.render(baseline, true), report.info);
+        out.push((path, r));
+    }
     out
 }
 
@@ -310,6 +317,7 @@ mod tests {
             figures: &figures,
             leftovers: &[],
             warnings: &[],
+            changes: None,
         };
         let dir = std::env::temp_dir().join(format!("conform-redaction-{}", std::process::id()));
         let written = write_reports(&dir, &report);

@@ -53,6 +53,10 @@ pub fn render(report: &RunReport) -> String {
     if let Some(line) = super::effects_line(report.results) {
         let _ = writeln!(md, "{line}\n");
     }
+    // what a nightly reader asks first: what changed since last night
+    if let Some((baseline, changes)) = report.changes {
+        let _ = writeln!(md, "{}", changes.render_at(baseline, Some(2)));
+    }
     let t = &report.figures.throttle;
     if t.rate_limited > 0 || !t.paced.is_zero() {
         let _ = writeln!(
