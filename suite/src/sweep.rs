@@ -85,7 +85,9 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
     let mut remover = Remover::new(&target, &catalog);
     let have_ledger = args.ledger.exists();
     // a ledger named on the command line that is not there is a mistake, not "nothing to do"
-    if !have_ledger && args.ledger != std::path::Path::new(crate::cli::DEFAULT_LEDGER) {
+    // (unless the sweep looks for organizations by name, the way to sweep a lost ledger)
+    let by_name = older_than.is_some() || args.prefix.is_some();
+    if !have_ledger && !by_name && args.ledger != std::path::Path::new(crate::cli::DEFAULT_LEDGER) {
         return Err(ConfigError(format!(
             "--ledger {}: no such file",
             args.ledger.display()
