@@ -1,187 +1,10 @@
-//! Which catalog endpoint and path form an exchange is, and the single-exchange checks a test
-//! would run on it.
+//! The single-exchange checks a test would run on an exchange of a catalog endpoint.
 
 use serde_json::Value;
 
-use crate::catalog::{path_for, Catalog, Endpoint, Kind, Variant, REGISTRY, UPLOAD};
+use crate::catalog::{Kind, Matched};
 use crate::checks::{self as c, Check, Schemas};
 use crate::target::Exchange;
-
-/// Where a form is served.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Server {
-    Api,
-    Registry,
-    Upload,
-}
-
-/// One path form of one endpoint.
-#[derive(Debug, Clone)]
-struct Form {
-    server: Server,
-    method: String,
-    segments: Vec<String>,
-    /// The variant for a request without and with `/api/v2`.
-    variants: (Variant, Variant),
-    group: String,
-    endpoint: Endpoint,
-}
-
-/// The endpoint an exchange was matched to.
-#[derive(Debug, Clone)]
-pub struct Matched {
-    /// `group::id`.
-    pub endpoint: String,
-    /// The path form (`bare`, `api-v2`, `deprecated`, `registry`, `upload`...).
-    pub form: &'static str,
-    /// The endpoint's catalog row.
-    pub row: Endpoint,
-    /// The values of the path's parameters, by name.
-    pub params: Vec<(String, String)>,
-}
-
-impl Matched {
-    /// The test name of this endpoint and form (`group::id::form`).
-    pub fn test_name(&self) -> String {
-        format!("{}::{}", self.endpoint, self.form)
-    }
-}
-
-/// Matches requests to the catalog's endpoints.
-#[derive(Debug, Clone)]
-pub struct Matcher {
-    forms: Vec<Form>,
-    registry_path: String,
-}
-
-impl Matcher {
-    /// The forms of every endpoint of `catalog`; `registry_path` is the path of the registry
-    /// read address on the target (`/api/registry/v1/modules/`).
-    pub fn new(catalog: &Catalog, registry_path: &str) -> Self {
-        let mut forms = Vec::new();
-        for (g, e) in catalog.endpoints() {
-            let mut push = |server, method: &str, template: &str, variants| {
-                forms.push(Form {
-                    server,
-                    method: method.to_string(),
-                    segments: split(template),
-                    variants,
-                    group: g.group.clone(),
-                    endpoint: e.clone(),
-                });
-            };
-            if let Some(rest) = e.path.strip_prefix(REGISTRY) {
-                push(
-                    Server::Registry,
-                    &e.method,
-                    rest,
-                    (Variant::Registry, Variant::Registry),
-                );
-                continue;
-            }
-            if e.path.starts_with(UPLOAD) {
-                push(
-                    Server::Upload,
-                    &e.method,
-                    "/v1/object/:object_id",
-                    (Variant::Upload, Variant::Upload),
-                );
-                continue;
-            }
-            push(
-                Server::Api,
-                &e.method,
-                &path_for(&e.path, Variant::Bare),
-                (Variant::Bare, Variant::ApiV2),
-            );
-            if let Some(d) = &e.deprecated {
-                push(
-                    Server::Api,
-                    &d.method,
-                    &path_for(&d.path, Variant::Bare),
-                    (Variant::Deprecated, Variant::DeprecatedApiV2),
-                );
-            }
-            if let Some(a) = &e.alias {
-                push(
-                    Server::Api,
-                    &a.method,
-                    &path_for(&a.path, Variant::Bare),
-                    (Variant::Alias, Variant::AliasApiV2),
-                );
-            }
-        }
-        Self {
-            forms,
-            registry_path: format!("/{}", registry_path.trim_matches('/')),
-        }
-    }
-
-    /// The endpoint and form of a request (method, URL path relative to the target's root),
-    /// the form with the most literal segments winning.
-    pub fn find(&self, method: &str, path: &str) -> Option<Matched> {
-        let (server, rest, prefixed) = if let Some(rest) = path
-            .strip_prefix(&self.registry_path)
-            .filter(|r| r.is_empty() || r.starts_with('/'))
-        {
-            (Server::Registry, rest, false)
-        } else if path.starts_with("/v1/object/") {
-            (Server::Upload, path, false)
-        } else if let Some(rest) = path
-            .strip_prefix(crate::catalog::API_PREFIX)
-            .filter(|r| r.is_empty() || r.starts_with('/'))
-        {
-            (Server::Api, rest, true)
-        } else {
-            (Server::Api, path, false)
-        };
-        let segs = split(rest);
-        let mut best: Option<(usize, &Form)> = None;
-        for form in self
-            .forms
-            .iter()
-            .filter(|f| f.server == server && f.method.eq_ignore_ascii_case(method))
-        {
-            if form.segments.len() != segs.len() {
-                continue;
-            }
-            let fits = form
-                .segments
-                .iter()
-                .zip(&segs)
-                .all(|(t, s)| t.starts_with(':') || t == s);
-            let literals = form.segments.iter().filter(|t| !t.starts_with(':')).count();
-            if fits && best.is_none_or(|(n, _)| literals > n) {
-                best = Some((literals, form));
-            }
-        }
-        let (_, form) = best?;
-        let variant = if prefixed {
-            form.variants.1
-        } else {
-            form.variants.0
-        };
-        let params = form
-            .segments
-            .iter()
-            .zip(&segs)
-            .filter_map(|(t, s)| t.strip_prefix(':').map(|p| (p.to_string(), s.clone())))
-            .collect();
-        Some(Matched {
-            endpoint: format!("{}::{}", form.group, form.endpoint.id),
-            form: variant.as_str(),
-            row: form.endpoint.clone(),
-            params,
-        })
-    }
-}
-
-fn split(path: &str) -> Vec<String> {
-    path.split('/')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
-}
 
 /// One check's result on one exchange.
 pub type Judgement = (&'static Check, Result<(), String>);
@@ -207,7 +30,7 @@ pub fn judge(
         e.kind,
         Kind::Create | Kind::Show | Kind::List | Kind::Update
     );
-    if (400..500).contains(&status) && status != 429 && m.form != "registry" && m.form != "upload" {
+    if (400..500).contains(&status) && status != 429 && m.on_api() {
         out.push((&c::TFE_ERROR_DOCUMENT, c::tfe_error_document(schemas, ex)));
     }
     if !(200..300).contains(&status) {
@@ -311,8 +134,8 @@ mod tests {
     use super::*;
 
     fn matched(path: &str) -> Matched {
-        let catalog = Catalog::embedded().unwrap();
-        Matcher::new(&catalog, crate::catalog::REGISTRY_DEFAULT)
+        crate::catalog::Catalog::embedded()
+            .unwrap()
             .find("GET", path)
             .unwrap()
     }
@@ -333,12 +156,10 @@ mod tests {
 
     #[test]
     fn an_organization_renamed_by_its_update_answers_its_new_name() {
-        let update = Matcher::new(
-            &Catalog::embedded().unwrap(),
-            crate::catalog::REGISTRY_DEFAULT,
-        )
-        .find("PATCH", "/api/v2/organizations/old-name")
-        .unwrap();
+        let update = crate::catalog::Catalog::embedded()
+            .unwrap()
+            .find("PATCH", "/api/v2/organizations/old-name")
+            .unwrap();
         let renamed = serde_json::json!({"data": {"id": "new-name", "type": "organizations"}});
         let rename = r#"{"data":{"type":"organizations","attributes":{"name":"new-name"}}}"#;
         assert_eq!(same_id(&update, &renamed, Some(rename)), Some(Ok(())));

@@ -14,7 +14,7 @@
 mod judge;
 mod report;
 
-pub use judge::{judge, Matched, Matcher};
+pub use judge::judge;
 pub use report::{Observed, RunInfo};
 
 use std::net::SocketAddr;
@@ -43,7 +43,9 @@ struct Proxy {
     target_origin: String,
     /// The same, for the proxy.
     proxy_origin: String,
-    matcher: Matcher,
+    catalog: Catalog,
+    /// The registry's read address, relative to the target's root.
+    registry_path: String,
     schemas: Schemas,
     upload_kinds: Vec<String>,
     max_body: usize,
@@ -234,7 +236,8 @@ pub async fn start(args: &ProxyArgs) -> Result<Running, String> {
         target_origin: origin(&target),
         proxy_origin: format!("http://{bound}"),
         target: target.clone(),
-        matcher: Matcher::new(&catalog, &registry_path),
+        catalog,
+        registry_path,
         schemas,
         upload_kinds,
         max_body: args.max_body,
@@ -498,7 +501,9 @@ impl Proxy {
             .unwrap_or_default();
         let root = self.target.path().trim_end_matches('/');
         let relative = path.strip_prefix(root).unwrap_or(&path).to_string();
-        let matched = self.matcher.find(&ex.request.method, &relative);
+        let matched =
+            self.catalog
+                .find_with_registry(&self.registry_path, &ex.request.method, &relative);
         let Ok(mut observed) = self.observed.lock() else {
             return;
         };
@@ -553,7 +558,8 @@ mod tests {
             target: url::Url::parse("http://10.0.0.1:8080/").unwrap(),
             target_origin: "http://10.0.0.1:8080".into(),
             proxy_origin: "http://127.0.0.1:9000".into(),
-            matcher: Matcher::new(&catalog, crate::catalog::REGISTRY_DEFAULT),
+            catalog,
+            registry_path: crate::catalog::REGISTRY_DEFAULT.into(),
             schemas: Schemas::embedded().unwrap(),
             upload_kinds: Vec::new(),
             max_body: 1024,
@@ -590,30 +596,9 @@ mod tests {
     }
 
     #[test]
-    fn requests_are_matched_to_their_endpoint_and_path_form() {
-        let p = proxy();
-        let m = p.matcher.find("POST", "/api/v2/organizations").unwrap();
-        assert_eq!(m.test_name(), "organizations::create::api-v2");
-        let m = p.matcher.find("GET", "/organizations/acme").unwrap();
-        assert_eq!(m.test_name(), "organizations::show::bare");
-        assert_eq!(
-            m.params,
-            vec![("organization_name".to_string(), "acme".to_string())]
-        );
-        let m = p
-            .matcher
-            .find("GET", "/api/registry/v1/modules/acme/net/aws/versions")
-            .unwrap();
-        assert_eq!(m.form, "registry");
-        let m = p.matcher.find("PUT", "/v1/object/obj-1").unwrap();
-        assert_eq!(m.form, "upload");
-        assert!(p.matcher.find("GET", "/api/v2/no-such-route").is_none());
-    }
-
-    #[test]
     fn a_body_over_the_cap_is_not_judged_on_its_contents() {
         let p = proxy();
-        let m = p.matcher.find("GET", "/api/v2/organizations").unwrap();
+        let m = p.catalog.find("GET", "/api/v2/organizations").unwrap();
         let ex = Exchange {
             request: RequestRecord {
                 method: "GET".into(),
