@@ -1,8 +1,9 @@
 //! `conform proxy`: a reverse proxy for real clients' traffic. Each exchange is passed on to
-//! the target, matched to its catalog endpoint and path form, and judged by the same
-//! single-exchange checks a test uses (no 5xx, JSON body, envelopes, created and shown ids,
-//! upload address form; at TFE level status codes, media type, error documents, pagination
-//! meta). On SIGINT, SIGTERM or at `--duration` it writes `results.json` and `summary.md`: per
+//! the target, matched to its catalog endpoint and path form ([`Catalog::find_with_registry`])
+//! and judged by [`answer::exchange`], the single-exchange checks the sequence engine uses too
+//! (no 5xx, JSON body, envelopes, created and shown ids, upload address form; at TFE level
+//! status codes, media type, and, the proxy seeing each exchange alone, every error document
+//! and paging meta): the proxy matches and tallies, nothing more. On SIGINT, SIGTERM or at `--duration` it writes `results.json` and `summary.md`: per
 //! endpoint and path form seen, how often, which checks held, which deviated with the
 //! exchange that shows it, and the documented endpoints the traffic never touched.
 //!
@@ -11,10 +12,8 @@
 //! request bodies are read up to `--max-request-body`, answers are judged on their first
 //! `--max-body` bytes and the rest is streamed through unread.
 
-mod judge;
 mod report;
 
-pub use judge::judge;
 pub use report::{Observed, RunInfo};
 
 use std::net::SocketAddr;
@@ -29,6 +28,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 
 use crate::catalog::Catalog;
+use crate::checks::answer::{self, Seen};
 use crate::checks::Schemas;
 use crate::cli::{ProfileArg, ProxyArgs};
 use crate::exit::ExitCodes;
@@ -47,7 +47,6 @@ struct Proxy {
     /// The registry's read address, relative to the target's root.
     registry_path: String,
     schemas: Schemas,
-    upload_kinds: Vec<String>,
     max_body: usize,
     max_request_body: usize,
     observed: Mutex<Observed>,
@@ -207,12 +206,6 @@ pub async fn start(args: &ProxyArgs) -> Result<Running, String> {
         .strip_prefix(&root_path)
         .unwrap_or(&registry_path)
         .to_string();
-    let mut upload_kinds: Vec<String> = catalog
-        .endpoints()
-        .filter(|(_, e)| e.path.starts_with(crate::catalog::UPLOAD))
-        .filter_map(|(_, e)| e.resource.clone())
-        .collect();
-    upload_kinds.dedup();
     let documented: Vec<String> = catalog.tests().into_iter().map(|t| t.name).collect();
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -239,7 +232,6 @@ pub async fn start(args: &ProxyArgs) -> Result<Running, String> {
         catalog,
         registry_path,
         schemas,
-        upload_kinds,
         max_body: args.max_body,
         max_request_body: args.max_request_body,
         observed: Mutex::new(Observed::default()),
@@ -509,7 +501,7 @@ impl Proxy {
         };
         match matched {
             Some(m) => {
-                let judged = judge(&self.schemas, &m, &self.upload_kinds, ex);
+                let judged = answer::exchange(&self.schemas, &m, ex, Seen::Alone);
                 observed.record(&m, ex, judged);
             }
             None => observed.unmatched(&ex.request.method, &relative),
@@ -561,7 +553,6 @@ mod tests {
             catalog,
             registry_path: crate::catalog::REGISTRY_DEFAULT.into(),
             schemas: Schemas::embedded().unwrap(),
-            upload_kinds: Vec::new(),
             max_body: 1024,
             max_request_body: 1024,
             observed: Mutex::new(Observed::default()),
@@ -593,30 +584,5 @@ mod tests {
             .contains("http://127.0.0.1:9000/v1/object/obj-2"));
         headers.insert("content-type", HeaderValue::from_static("application/gzip"));
         assert_eq!(p.rewrite_body(&headers, body.to_vec()), body.to_vec());
-    }
-
-    #[test]
-    fn a_body_over_the_cap_is_not_judged_on_its_contents() {
-        let p = proxy();
-        let m = p.catalog.find("GET", "/api/v2/organizations").unwrap();
-        let ex = Exchange {
-            request: RequestRecord {
-                method: "GET".into(),
-                url: "http://10.0.0.1:8080/api/v2/organizations".into(),
-                headers: Vec::new(),
-                body: None,
-            },
-            response: Ok(ResponseRecord {
-                status: 200,
-                headers: vec![("content-type".into(), "application/vnd.api+json".into())],
-                body: b"{\"data\":[".to_vec(),
-                truncated: true,
-                received: 4096,
-            }),
-            elapsed: Duration::ZERO,
-        };
-        let judged = judge(&p.schemas, &m, &[], &ex);
-        assert!(judged.iter().all(|(_, r)| r.is_ok()));
-        assert!(!judged.iter().any(|(c, _)| c.id == "json.body"));
     }
 }
