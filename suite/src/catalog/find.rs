@@ -4,7 +4,7 @@
 //! [`Catalog::show_path_for`] are built on it.
 
 use super::paths::{path_for, API_PREFIX, REGISTRY, REGISTRY_DEFAULT, UPLOAD};
-use super::{Catalog, Endpoint, Variant};
+use super::{Catalog, Endpoint, HttpMethod, Kind, Variant};
 
 /// Where an upload address's path points (Versioning 2: `/v1/object/<object_id>`).
 const UPLOAD_PATH: &str = "/v1/object/:object_id";
@@ -40,6 +40,45 @@ impl Matched {
     /// upload address).
     pub fn on_api(&self) -> bool {
         !matches!(self.variant, Variant::Registry | Variant::Upload)
+    }
+
+    /// A request no catalog endpoint is (a TFE route the spec's tables do not list, which a
+    /// sequence family uses: a workspace's), judged as what its sender says it is: an
+    /// endpoint of `kind` with no expectation beyond the kind's (TFE's status for it), on the
+    /// administrator API or not.
+    pub fn beyond_catalog(method: HttpMethod, path: &str, kind: Kind, admin: bool) -> Self {
+        let row = Endpoint {
+            id: String::new(),
+            method,
+            path: path.split('?').next().unwrap_or_default().to_string(),
+            kind,
+            resource: None,
+            body: Default::default(),
+            payload: None,
+            query: Vec::new(),
+            paged: false,
+            fresh: Vec::new(),
+            before: Vec::new(),
+            after: Vec::new(),
+            lock: None,
+            expect: Default::default(),
+            admin,
+            restore: None,
+            requires: Vec::new(),
+            unobservable: None,
+            precondition: None,
+            deprecated: None,
+            alias: None,
+            note: None,
+            params: Default::default(),
+        };
+        Matched {
+            endpoint: format!("{} {}", row.method.as_str(), row.path),
+            variant: Variant::Bare,
+            row,
+            params: Vec::new(),
+            takes_upload: false,
+        }
     }
 
     /// `template` in its bare form, filled with the request's values; `None` when it names

@@ -57,11 +57,14 @@ pub fn judge(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Seen {
     /// Each exchange seen alone (`conform proxy`): every 4xx of the API (a 429 aside) is a
-    /// JSON:API error document (`tfe.error-document`), and every list answered to TFE's page
-    /// parameters carries `meta.pagination` (`tfe.pagination-meta`).
+    /// JSON:API error document (`tfe.error-document`), every list answered to TFE's page
+    /// parameters carries `meta.pagination` (`tfe.pagination-meta`), and every create of a
+    /// kind that takes an upload answers an upload address of the documented form
+    /// (`upload.url-form`).
     Alone,
-    /// Within a run (the sequence engine): the error answers and the paging a test provokes
-    /// on purpose are judged by that test (its refusals, its paging), not on every answer.
+    /// Within a run (the sequence engine): the error answers, the paging and the uploads a
+    /// run provokes on purpose are judged where it provokes them (the refusals, the paging
+    /// walks, the upload tests), not on every answer.
     InRun,
 }
 
@@ -70,8 +73,8 @@ pub enum Seen {
 /// for a success, the status code the catalog expects (`expect.status`, else TFE's for the
 /// kind; TFE level), the JSON body, the one judgement of an answer of its kind ([`judge`]:
 /// media type, envelope, the resource's documented shape, the created id), the shown or updated
-/// id where the path names it, the upload address a create of a kind that takes an upload
-/// answers, and seen alone, the paging meta of a list answered to TFE's page parameters. A
+/// id where the path names it, and seen alone, the upload address a create of a kind that
+/// takes an upload answers and the paging meta of a list answered to TFE's page parameters. A
 /// body cut at the size cap is not judged on its contents. A check that does not apply is
 /// not listed.
 pub fn exchange(schemas: &Schemas, m: &Matched, ex: &Exchange, seen: Seen) -> Vec<Judgement> {
@@ -108,7 +111,7 @@ pub fn exchange(schemas: &Schemas, m: &Matched, ex: &Exchange, seen: Seen) -> Ve
     out.push((&JSON_BODY, Ok(())));
     out.extend(judge(schemas, e.kind, e.admin, ex, &doc));
     match e.kind {
-        Kind::Create if m.takes_upload => {
+        Kind::Create if seen == Seen::Alone && m.takes_upload => {
             if let Some((_, url)) = upload_candidates(&doc).into_iter().next() {
                 out.push((&UPLOAD_URL_FORM, upload_url_form(&url)));
             }

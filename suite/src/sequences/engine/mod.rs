@@ -16,7 +16,8 @@ use reqwest::Method;
 use serde_json::Value;
 
 use crate::catalog::families::model::{Family, Model, Route};
-use crate::catalog::{Kind, Organizations};
+use crate::catalog::{HttpMethod, Kind, Matched, Organizations};
+use crate::checks::answer::Seen;
 use crate::checks::{self as c, Check, Finding};
 use crate::runner::Context;
 use crate::target::{Auth, Body, Exchange, Request, TransportError};
@@ -185,6 +186,9 @@ pub struct Run<'a> {
     pick: usize,
     /// Where the sequence's own organizations are made.
     organizations: Organizations,
+    /// The endpoint of each request sent through a family route, by exchange index: the
+    /// catalog's (`None`: a TFE route the spec's tables do not list).
+    matched: BTreeMap<usize, Option<Matched>>,
 }
 
 impl<'a> Run<'a> {
@@ -217,6 +221,7 @@ impl<'a> Run<'a> {
             admin: false,
             pick: 0,
             organizations: ctx.catalog.organizations(),
+            matched: BTreeMap::new(),
         }
     }
 
@@ -403,6 +408,7 @@ impl<'a> Run<'a> {
             path
         };
         let method = route.method.method();
+        let matched = self.ctx.catalog.find(method.as_str(), &path);
         let auth = if self.admin { Auth::Admin } else { Auth::User };
         let mut request = Request::new(method, self.ctx.target.url(&path), auth);
         if let Some(body) = &route.body {
@@ -410,7 +416,9 @@ impl<'a> Run<'a> {
             let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
             request = request.with_body(Body::Json(value));
         }
-        self.send(request).await
+        let index = self.send(request).await?;
+        self.matched.insert(index, matched);
+        Ok(index)
     }
 
     fn ex(&self, index: usize) -> &Exchange {
@@ -437,22 +445,36 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Records the one judgement of an answer of `kind` ([`c::answer::judge`]), in order: the
-    /// first that fails at the profile ends the sequence.
-    fn judge(&mut self, index: usize, kind: Kind, doc: &Value) -> StepResult {
-        // the administrator API's views are judged by their own schemas (a create of an
-        // administrator family is not one)
-        let admin = kind != Kind::Create && self.family.colls.iter().any(|c| c.admin);
-        let judged = c::answer::judge(&self.ctx.schemas, kind, admin, self.ex(index), doc);
+    /// Records the judgement of the answer to a family route's request ([`c::answer::exchange`]:
+    /// the status the catalog expects, the JSON body, the media type, the envelope, the
+    /// resource's documented shape, the ids), in order: the first that fails at the profile
+    /// ends the sequence. The request is the catalog endpoint [`crate::catalog::Catalog::find`]
+    /// matched it to, else a TFE route the spec's tables do not list (a workspace's), judged as
+    /// the step's `kind` ([`Matched::beyond_catalog`]). The error answers and the paging a
+    /// sequence provokes are its steps' to judge ([`Seen::InRun`]).
+    fn exchange(&mut self, index: usize, kind: Kind) -> StepResult {
+        let m = match self.matched.get(&index) {
+            Some(Some(m)) => m.clone(),
+            _ => {
+                let request = &self.ex(index).request;
+                let method = HttpMethod::parse(&request.method).map_err(|_| Stop)?;
+                let path = url::Url::parse(&request.url)
+                    .map(|u| u.path().to_string())
+                    .unwrap_or_default();
+                Matched::beyond_catalog(method, &path, kind, self.admin)
+            }
+        };
+        let judged = c::answer::exchange(&self.ctx.schemas, &m, self.ex(index), Seen::InRun);
         for (check, result) in judged {
             self.check(check, Some(index), result)?;
         }
         Ok(())
     }
 
-    fn single(&mut self, index: usize) -> Result<Value, Stop> {
+    /// The document of a single-resource answer of `kind`, judged ([`Run::exchange`]).
+    fn single(&mut self, index: usize, kind: Kind) -> Result<Value, Stop> {
         let doc = self.document(index)?;
-        self.judge(index, Kind::Show, &doc)?;
+        self.exchange(index, kind)?;
         Ok(doc)
     }
 
@@ -471,17 +493,11 @@ impl<'a> Run<'a> {
         self.check(check, Some(index), result)
     }
 
+    /// The document of a list answer, judged ([`Run::exchange`]).
     fn list_doc(&mut self, index: usize) -> Result<Value, Stop> {
         let doc = self.document(index)?;
-        self.judge(index, Kind::List, &doc)?;
+        self.exchange(index, Kind::List)?;
         Ok(doc)
-    }
-
-    fn status(&mut self, index: usize, kind: crate::catalog::Kind) -> StepResult {
-        match c::tfe_status(self.ex(index), kind, &[]) {
-            Some(result) => self.check(&c::TFE_STATUS, Some(index), result),
-            None => Ok(()),
-        }
     }
 
     /// A request on a deleted item must not succeed (TFE: 404).
