@@ -117,10 +117,9 @@ pub struct RunOutcome {
     pub exchanges: Vec<Exchange>,
     /// The first failure at the profile's level (the run stops there).
     pub failure: Option<Finding>,
-    /// Findings below the profile's level.
-    pub notes: Vec<Finding>,
-    /// Checks that passed.
-    pub passed: BTreeSet<&'static str>,
+    /// The checks that passed, and the findings below the profile's level (the first of each
+    /// check).
+    pub record: c::Record,
     /// The target could not be reached: why.
     pub unreachable: Option<String>,
     /// The harness could not set the sequence up: why.
@@ -316,30 +315,21 @@ impl<'a> Run<'a> {
         exchange: Option<usize>,
         result: Result<(), String>,
     ) -> StepResult {
+        let result = result.map_err(|message| format!("step {}: {message}", self.step_no));
         match result {
-            Ok(()) => {
-                self.out.passed.insert(check.id);
-                Ok(())
+            Err(message) if self.profile.fails_on(check.level) => {
+                self.out.failure = Some(Finding {
+                    check,
+                    message,
+                    exchange,
+                });
+                Err(Stop)
             }
-            Err(message) => {
-                let message = format!("step {}: {message}", self.step_no);
-                if self.profile.fails_on(check.level) {
-                    self.out.failure = Some(Finding {
-                        check,
-                        message,
-                        exchange,
-                    });
-                    Err(Stop)
-                } else {
-                    if !self.out.notes.iter().any(|n| n.check.id == check.id) {
-                        self.out.notes.push(Finding {
-                            check,
-                            message,
-                            exchange,
-                        });
-                    }
-                    Ok(())
-                }
+            // below the profile's level, the first finding of each check is noted
+            Err(_) if self.out.record.failed(check) => Ok(()),
+            result => {
+                self.out.record.check(check, exchange, result);
+                Ok(())
             }
         }
     }
@@ -435,7 +425,7 @@ impl<'a> Run<'a> {
     fn document(&mut self, index: usize) -> Result<Value, Stop> {
         match c::json_body(self.ex(index)) {
             Ok(doc) => {
-                self.out.passed.insert(c::JSON_BODY.id);
+                self.out.record.pass(&c::JSON_BODY);
                 Ok(doc)
             }
             Err(e) => {
@@ -535,10 +525,16 @@ impl<'a> Run<'a> {
                     it.reached = true;
                     it.seen = None;
                 }
-                (Some(want), Some(g)) if want == g => {
+                (Some(want), Some(g))
+                    if c::lifecycle::state_holds(
+                        Some(&g.as_str().into()),
+                        &want.as_str().into(),
+                        &[],
+                    ) =>
+                {
                     it.reached = true;
                     it.seen = None;
-                    self.out.passed.insert(c::STATE_AFTER.id);
+                    self.out.record.pass(&c::STATE_AFTER);
                 }
                 // The service has yet to get it there on its own (a run not planned yet).
                 (Some(want), Some(g)) if !it.reached && state.on_the_way(&want, &g) => {
