@@ -410,7 +410,11 @@ mod tests {
         assert!(state_holds(Some(&applied), &applied, &[]));
         let errored = json!("errored");
         assert!(!state_holds(Some(&errored), &applied, &[]));
-        assert!(state_holds(Some(&errored), &applied, &[errored.clone()]));
+        assert!(state_holds(
+            Some(&errored),
+            &applied,
+            std::slice::from_ref(&errored)
+        ));
         assert!(state_holds(Some(&json!([{"id": 7}])), &json!("7"), &[]));
         assert!(!state_holds(None, &applied, &[]));
         let message = state_not_reached(
