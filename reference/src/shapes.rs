@@ -17,7 +17,9 @@
 //! - no runner: the store's run lifecycle (`routes::runs`), through `Store::runner`;
 //! - TFE's words: the same as [`crate::Compat::Tfe`] (`conform serve --compat tfe`);
 //! - stores nothing, generic store: the gate answers every authenticated request itself
-//!   (`gate::pretend`), before any route.
+//!   (`gate::pretend`), before any route;
+//! - TFE's create statuses: the gate's answer side (`gate::envelope`), through
+//!   [`Shapes::created_200`].
 
 use std::fmt;
 use std::str::FromStr;
@@ -62,6 +64,9 @@ pub enum Shape {
     /// GET shows and lists, PATCH merges, DELETE forgets; no states, tokens, relationships,
     /// uploads or registry).
     GenericStore,
+    /// `tfe-create-200`: the creates TFE documents as answered 200 (a team, a team's
+    /// workspace and project access, an agent pool) answer 200, not 201.
+    TfeCreate200,
 }
 
 /// One entry of the shape catalog.
@@ -73,7 +78,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 12] = [
+const ALL: [Shape; 13] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -86,9 +91,10 @@ const ALL: [Shape; 12] = [
     Shape::TfePaths,
     Shape::StoresNothing,
     Shape::GenericStore,
+    Shape::TfeCreate200,
 ];
 
-static CATALOG: [ShapeInfo; 12] = [
+static CATALOG: [ShapeInfo; 13] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -136,6 +142,10 @@ static CATALOG: [ShapeInfo; 12] = [
     ShapeInfo {
         name: "generic-store",
         description: "a generic JSON:API store: POST keeps, GET shows and lists, PATCH merges, DELETE forgets; no domain meaning",
+    },
+    ShapeInfo {
+        name: "tfe-create-200",
+        description: "team, team access and agent pool creates answer 200, as TFE documents them (not 201)",
     },
 ];
 
@@ -194,6 +204,15 @@ const ONE_ORGANIZATION_ABSENT: &[&str] = &[
     "DELETE /admin/organizations/:organization_name",
 ];
 
+/// The creates `tfe-create-200` answers 200 (tfe-api-facts 9: TFE documents 200 for them).
+const CREATED_200: &[&str] = &[
+    "POST /organizations/:organization_name/teams",
+    "POST /team-workspaces",
+    "POST /team-projects",
+    "POST /organizations/:organization_name/agent-pools",
+    "POST /organizations/:organization_name/agent-pool",
+];
+
 /// The enabled shapes, with the questions the service asks about them.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Shapes(pub Vec<Shape>);
@@ -202,6 +221,15 @@ impl Shapes {
     /// Whether a shape is on.
     pub fn has(&self, shape: Shape) -> bool {
         self.0.contains(&shape)
+    }
+
+    /// Whether a create's 201 is answered 200 (`tfe-create-200`): `bare` is the path without
+    /// `/api/v2`.
+    pub fn created_200(&self, method: &Method, bare: &str) -> bool {
+        self.has(Shape::TfeCreate200)
+            && CREATED_200
+                .iter()
+                .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
     }
 
     /// Whether the request's route is absent from the shaped service (it then answers 404 as

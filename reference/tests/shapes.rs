@@ -45,7 +45,8 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
             "unavailable-now-and-then",
             "tfe-paths",
             "stores-nothing",
-            "generic-store"
+            "generic-store",
+            "tfe-create-200"
         ]
     );
     for info in shape_catalog() {

@@ -62,6 +62,99 @@ fn every_family_the_harness_names_has_a_file_and_runs_in_report_order() {
     assert_eq!(loaded, FAMILIES);
 }
 
+/// TFE routes the spec's tables do not list that the families use (tfe-api-facts: a
+/// workspace's, and a policy set's delete at TFE's path): the engine judges them as what the
+/// family file says they are, at TFE's status for that kind.
+const BEYOND_THE_CATALOG: &[&str] = &[
+    "POST /organizations/{org}/workspaces",
+    "GET /organizations/{org}/workspaces",
+    "GET /workspaces/{id}",
+    "PATCH /workspaces/{id}",
+    "DELETE /workspaces/{id}",
+    "DELETE /policy-sets/{id}",
+];
+
+/// Every request a family file writes is an endpoint of the catalog, or one of the few TFE
+/// routes beyond it: the engine judges each answer by the endpoint `Catalog::find` matches it
+/// to (its statuses, kind and schemas), so that a route the catalog knows is never judged by
+/// another rule.
+#[test]
+fn every_route_of_every_family_file_matches_a_catalog_endpoint() {
+    use conform::catalog::families::model::{get, Route};
+    let catalog = Catalog::embedded().expect("the embedded catalog loads");
+    // `{org}`, `{id}`, `{ns}-t{unique}`…: any value stands for a template's placeholder
+    let filled = |template: &str| {
+        let mut out = String::new();
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            out.push('x');
+            rest = rest[open..].split_once('}').map_or("", |(_, after)| after);
+        }
+        out + rest
+    };
+    let mut beyond = std::collections::BTreeSet::new();
+    let mut matched = 0;
+    for family in &catalog.families {
+        for coll in &family.colls {
+            let registry = coll.list_read.as_ref().is_some_and(|r| r.registry);
+            let mut routes: Vec<(&str, Route)> = vec![("create", coll.create.clone())];
+            routes.extend(coll.create_alt.clone().map(|r| ("create_alt", r)));
+            routes.extend(coll.show.as_deref().map(|p| ("show", get(p))));
+            routes.extend(coll.show_alt.as_deref().map(|p| ("show_alt", get(p))));
+            routes.extend(coll.list.as_deref().map(|p| ("list", get(p))));
+            routes.extend(coll.update.as_ref().map(|u| ("update", u.route.clone())));
+            routes.extend(coll.delete.clone().map(|r| ("delete", r)));
+            routes.extend(
+                coll.delete_alt
+                    .iter()
+                    .map(|d| ("delete_alt", d.route.clone())),
+            );
+            routes.extend(coll.cleanup.clone().map(|r| ("cleanup", r)));
+            for action in coll.state.iter().flat_map(|s| &s.actions) {
+                // an upload goes to the address the create answered
+                if !action.upload {
+                    routes.push(("action", action.route.clone()));
+                }
+            }
+            for (what, route) in routes {
+                let path = filled(&route.path);
+                let path = if registry && what == "list" {
+                    let at = conform::catalog::REGISTRY_DEFAULT.trim_end_matches('/');
+                    format!("{at}/{path}")
+                } else {
+                    path
+                };
+                let written = format!("{} {}", route.method.as_str(), route.path);
+                if catalog.find(route.method.as_str(), &path).is_some() {
+                    matched += 1;
+                    continue;
+                }
+                assert!(
+                    BEYOND_THE_CATALOG.contains(&written.as_str()),
+                    "cases/sequences/{}.toml, {} `{what}`: {written} matches no endpoint of the catalog",
+                    family.name,
+                    coll.kind,
+                );
+                beyond.insert(written);
+            }
+        }
+    }
+    assert!(matched > 50, "{matched} routes matched");
+    let listed: std::collections::BTreeSet<String> =
+        BEYOND_THE_CATALOG.iter().map(|r| r.to_string()).collect();
+    assert_eq!(
+        beyond, listed,
+        "BEYOND_THE_CATALOG lists only routes the families use"
+    );
+    // a team create is the catalog's, with TFE's documented 200 beside 201
+    let team = catalog
+        .find("POST", "/api/v2/organizations/x/teams")
+        .unwrap();
+    assert_eq!(team.endpoint, "teams::create");
+    assert_eq!(team.row.expect.status, [200, 201]);
+}
+
 const MINIMAL: &str = r#"
 family = "things"
 

@@ -2,10 +2,12 @@
 //! checked for consistency, and expanded into one test per endpoint and path variant.
 
 pub mod families;
+mod find;
 mod model;
 mod paths;
 mod variants;
 
+pub use find::Matched;
 pub use model::*;
 pub use paths::{
     encode_segment, fill_params, path_for, path_params, Organizations, API_PREFIX, REGISTRY,
@@ -196,22 +198,13 @@ impl Catalog {
         lists.into_iter().next()
     }
 
-    /// The test that judges a request (method and URL path relative to the service root):
-    /// the endpoint whose path template fits best, in the request's path form. A failed
-    /// fixture request is reported there, once; the tests it blocks point to it.
+    /// The test that judges a request to the service's API (method and URL path relative to
+    /// the service root): its endpoint and path form, [`Catalog::find`]. A failed fixture
+    /// request is reported there, once; the tests it blocks point to it. The registry's
+    /// address is the target's to say and an upload address does not say whose upload it is:
+    /// a request there is judged by the test that sent it.
     pub fn test_for(&self, method: &str, path: &str) -> Option<String> {
-        let found = self.endpoint_for(method, path)?;
-        let variant = if found.prefixed {
-            found.variants.1
-        } else {
-            found.variants.0
-        };
-        Some(format!(
-            "{}::{}::{}",
-            found.group.group,
-            found.endpoint.id,
-            variant.as_str()
-        ))
+        self.api_endpoint(method, path).map(|m| m.test_name())
     }
 
     /// Every form the catalog knows of the request `method path` (relative to the service
@@ -221,16 +214,17 @@ impl Catalog {
     /// values the request's path holds. The request's own form comes first. A form that names
     /// a parameter the request does not hold is left out.
     pub fn forms_of(&self, method: &str, path: &str) -> Vec<(String, String)> {
-        let Some(found) = self.endpoint_for(method, path) else {
+        let Some(found) = self.api_endpoint(method, path) else {
             return vec![(method.to_string(), path.to_string())];
         };
-        let e = found.endpoint;
-        let siblings = self.endpoints().map(|(_, other)| other).filter(|other| {
-            e.kind == Kind::Delete
+        let e = &found.row;
+        let siblings = self.endpoints().filter_map(|(g, other)| {
+            let sibling = e.kind == Kind::Delete
                 && other.kind == Kind::Delete
                 && other.resource.is_some()
                 && other.resource == e.resource
-                && !std::ptr::eq(*other, e)
+                && format!("{}::{}", g.group, other.id) != found.endpoint;
+            sibling.then_some(other)
         });
         let templates = std::iter::once(e)
             .chain(siblings)
@@ -265,86 +259,22 @@ impl Catalog {
     /// (its delete): a GET of the delete's own path, where the catalog has one, shows what the delete
     /// removes (an invited user's membership); else the kind's show.
     pub fn show_path_for(&self, kind: &str, method: &str, path: &str) -> Option<String> {
-        if method != "GET" && self.endpoint_for("GET", path).is_some() {
+        if method != "GET" && self.api_endpoint("GET", path).is_some() {
             return Some(path.to_string());
         }
-        let found = self.endpoint_for(method, path)?;
+        let found = self.api_endpoint(method, path)?;
         let (_, show) = self.show_of(kind)?;
         let bare = found.fill(&show.path)?;
-        Some(if found.prefixed {
+        Some(if found.variant.has_prefix() {
             format!("{}{bare}", API_PREFIX)
         } else {
             bare
         })
     }
 
-    /// The endpoint whose path template fits `method path` best (most literal segments), with
-    /// the values of its parameters.
-    fn endpoint_for(&self, method: &str, path: &str) -> Option<Found<'_>> {
-        let (bare, prefixed) = match path.strip_prefix(API_PREFIX) {
-            Some(rest) => (rest, true),
-            None => (path, false),
-        };
-        let segs: Vec<&str> = bare.split('/').filter(|s| !s.is_empty()).collect();
-        let mut best: Option<(usize, Found<'_>)> = None;
-        for (g, e) in self.endpoints() {
-            let forms = [
-                Some((
-                    e.method.as_str(),
-                    e.path.as_str(),
-                    (Variant::Bare, Variant::ApiV2),
-                )),
-                e.alias.as_ref().map(|a| {
-                    (
-                        e.method.as_str(),
-                        a.path.as_str(),
-                        (Variant::Alias, Variant::AliasApiV2),
-                    )
-                }),
-                e.deprecated.as_ref().map(|d| {
-                    (
-                        d.method.as_str(),
-                        d.path.as_str(),
-                        (Variant::Deprecated, Variant::DeprecatedApiV2),
-                    )
-                }),
-            ];
-            for (m, template, variants) in forms.into_iter().flatten() {
-                if m != method {
-                    continue;
-                }
-                let template = path_for(template, Variant::Bare);
-                let t: Vec<&str> = template.split('/').filter(|s| !s.is_empty()).collect();
-                if t.len() != segs.len() {
-                    continue;
-                }
-                let fits = t
-                    .iter()
-                    .zip(&segs)
-                    .all(|(t, s)| t.starts_with(':') || t == s);
-                let literals = t.iter().filter(|t| !t.starts_with(':')).count();
-                if fits && best.as_ref().is_none_or(|(n, _)| literals > *n) {
-                    let values = t
-                        .iter()
-                        .zip(&segs)
-                        .filter_map(|(t, s)| {
-                            Some((t.strip_prefix(':')?.to_string(), s.to_string()))
-                        })
-                        .collect();
-                    best = Some((
-                        literals,
-                        Found {
-                            group: g,
-                            endpoint: e,
-                            variants,
-                            prefixed,
-                            values,
-                        },
-                    ));
-                }
-            }
-        }
-        best.map(|(_, found)| found)
+    /// [`Catalog::find`] among the forms of the service's own API.
+    fn api_endpoint(&self, method: &str, path: &str) -> Option<Matched> {
+        self.find(method, path).filter(Matched::on_api)
     }
 
     /// The create test of a resource kind in the canonical path form, where its creation is
@@ -557,29 +487,4 @@ fn collect_dir(
         }
     }
     Ok(())
-}
-
-/// An endpoint found for a request: its group, its variants (bare, prefixed), whether the
-/// request was prefixed, and the values of the template's parameters.
-struct Found<'a> {
-    group: &'a Group,
-    endpoint: &'a Endpoint,
-    variants: (Variant, Variant),
-    prefixed: bool,
-    values: BTreeMap<String, String>,
-}
-
-impl Found<'_> {
-    /// `template` in its bare form, filled with the request's values; `None` when it names
-    /// a parameter the request does not hold.
-    fn fill(&self, template: &str) -> Option<String> {
-        let segments: Option<Vec<String>> = path_for(template, Variant::Bare)
-            .split('/')
-            .map(|seg| match seg.strip_prefix(':') {
-                Some(name) => self.values.get(name).cloned(),
-                None => Some(seg.to_string()),
-            })
-            .collect();
-        Some(segments?.join("/"))
-    }
 }

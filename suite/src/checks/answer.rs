@@ -1,17 +1,21 @@
-//! The one judgement of an answer by its endpoint's kind: which checks a single successful
-//! JSON answer of a create, show, update or list must pass, decided here once. The runner and
-//! `conform proxy` call [`judge`] and record what it answers; the effects that need further
-//! requests (read back, listed, gone) are the runner's and the sequence engine's, through the
-//! functions of `lifecycle` and `lists`.
+//! The judgement of one exchange, decided here once: [`exchange`] chooses every check a single
+//! exchange of a catalog endpoint gets (no 5xx, the status, the JSON body, then [`judge`]: the
+//! checks a successful JSON answer of a create, show, update or list must pass, and the shown
+//! id, the upload address, TFE's error documents and paging meta). `conform proxy` and the
+//! sequence engine call [`exchange`] and the runner [`judge`], and record what they answer;
+//! the effects that need further requests (read back, listed, gone) are the runner's and the
+//! sequence engine's, through the functions of `lifecycle` and `lists`.
 
 use serde_json::Value;
 
 use super::{
-    envelope_list, envelope_single, lifecycle, resource_family, tfe_media_type, tfe_resource_shape,
-    Check, Schemas, CREATE_RETURNS_ID, ENVELOPE_LIST, ENVELOPE_SINGLE, TFE_MEDIA_TYPE,
-    TFE_RESOURCE_SHAPE,
+    envelope_list, envelope_single, json_body, lifecycle, lists, no_server_error, resource_family,
+    tfe_error_document, tfe_media_type, tfe_resource_shape, tfe_status, upload_candidates,
+    upload_url_form, Check, Schemas, CREATE_RETURNS_ID, ENVELOPE_LIST, ENVELOPE_SINGLE, JSON_BODY,
+    NO_SERVER_ERROR, SHOW_SAME_ID, TFE_ERROR_DOCUMENT, TFE_MEDIA_TYPE, TFE_PAGINATION_META,
+    TFE_RESOURCE_SHAPE, TFE_STATUS, UPDATE_SAME_ID, UPLOAD_URL_FORM,
 };
-use crate::catalog::Kind;
+use crate::catalog::{Kind, Matched};
 use crate::target::Exchange;
 
 /// One check's result on one answer.
@@ -48,6 +52,124 @@ pub fn judge(
     out
 }
 
+/// Which answers [`exchange`] judges beyond the endpoint's own: where `conform proxy` and a
+/// run legitimately differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// Each exchange seen alone (`conform proxy`): every 4xx of the API (a 429 aside) is a
+    /// JSON:API error document (`tfe.error-document`), every list answered to TFE's page
+    /// parameters carries `meta.pagination` (`tfe.pagination-meta`), and every create of a
+    /// kind that takes an upload answers an upload address of the documented form
+    /// (`upload.url-form`).
+    Alone,
+    /// Within a run (the sequence engine): the error answers, the paging and the uploads a
+    /// run provokes on purpose are judged where it provokes them (the refusals, the paging
+    /// walks, the upload tests), not on every answer.
+    InRun,
+}
+
+/// The single-exchange checks of an exchange `ex` of the endpoint `m`, in the order they are
+/// reported: no 5xx; for a 4xx seen [`Seen::Alone`], the JSON:API error document (TFE level);
+/// for a success, the status code the catalog expects (`expect.status`, else TFE's for the
+/// kind; TFE level), the JSON body, the one judgement of an answer of its kind ([`judge`]:
+/// media type, envelope, the resource's documented shape, the created id), the shown or updated
+/// id where the path names it, and seen alone, the upload address a create of a kind that
+/// takes an upload answers and the paging meta of a list answered to TFE's page parameters. A
+/// body cut at the size cap is not judged on its contents. A check that does not apply is
+/// not listed.
+pub fn exchange(schemas: &Schemas, m: &Matched, ex: &Exchange, seen: Seen) -> Vec<Judgement> {
+    let mut out: Vec<Judgement> = Vec::new();
+    let Some(status) = ex.status() else {
+        return out;
+    };
+    out.push((&NO_SERVER_ERROR, no_server_error(ex)));
+    let e = &m.row;
+    if seen == Seen::Alone && (400..500).contains(&status) && status != 429 && m.on_api() {
+        out.push((&TFE_ERROR_DOCUMENT, tfe_error_document(schemas, ex)));
+    }
+    if !(200..300).contains(&status) {
+        return out;
+    }
+    if let Some(result) = tfe_status(ex, e.kind, &e.expect.status) {
+        out.push((&TFE_STATUS, result));
+    }
+    let wants_json = matches!(
+        e.kind,
+        Kind::Create | Kind::Show | Kind::List | Kind::Update | Kind::Read
+    );
+    let cut = ex.response.as_ref().is_ok_and(|r| r.truncated);
+    if !wants_json || status == 204 || cut {
+        return out;
+    }
+    let doc = match json_body(ex) {
+        Ok(doc) => doc,
+        Err(why) => {
+            out.push((&JSON_BODY, Err(why)));
+            return out;
+        }
+    };
+    out.push((&JSON_BODY, Ok(())));
+    out.extend(judge(schemas, e.kind, e.admin, ex, &doc));
+    match e.kind {
+        Kind::Create if seen == Seen::Alone && m.takes_upload => {
+            if let Some((_, url)) = upload_candidates(&doc).into_iter().next() {
+                out.push((&UPLOAD_URL_FORM, upload_url_form(&url)));
+            }
+        }
+        Kind::Show | Kind::Update => {
+            if let Some(result) = same_id(m, &doc, ex.request.body.as_deref()) {
+                let check = if e.kind == Kind::Show {
+                    &SHOW_SAME_ID
+                } else {
+                    &UPDATE_SAME_ID
+                };
+                out.push((check, result));
+            }
+        }
+        Kind::List if seen == Seen::Alone && lists::tfe_paged(&ex.request.url) => {
+            out.push((&TFE_PAGINATION_META, lists::pagination_meta(schemas, &doc)));
+        }
+        _ => {}
+    }
+    out
+}
+
+/// `show.same-id` / `update.same-id` where the path's last parameter is the resource's id
+/// (`…_id`, `id`, or an organization's name, which is its id); `None` where it is not known,
+/// and where the path does not name what it answers (`expect.shows`: a workspace's current
+/// state version is named by the workspace).
+///
+/// An organization's id is its name: an update that renames it (`data.attributes.name` in
+/// the request) answers the new name (tfe-api-facts 0, item 10: the id is the name).
+fn same_id(m: &Matched, doc: &Value, request: Option<&str>) -> Option<Result<(), String>> {
+    m.row.resource.as_ref()?;
+    if m.row.expect.shows.is_some() {
+        return None;
+    }
+    let (name, value) = m.params.last()?;
+    let organization =
+        name == "organization_name" && m.row.resource.as_deref() == Some("organization");
+    let is_id = name == "id" || name.ends_with("_id") || organization;
+    if !is_id {
+        return None;
+    }
+    let renamed = organization
+        .then(|| request.and_then(|b| serde_json::from_str::<Value>(b).ok()))
+        .flatten()
+        .and_then(|b| {
+            b.pointer("/data/attributes/name")?
+                .as_str()
+                .map(str::to_string)
+        });
+    let value = match renamed {
+        Some(new_name) => new_name,
+        None => percent_encoding::percent_decode_str(value)
+            .decode_utf8_lossy()
+            .into_owned(),
+    };
+    Some(lifecycle::same_id(doc, &value, "the answer"))
+}
+
 /// Whether the judgement of `check` is among `judged` and held.
 pub fn held(judged: &[Judgement], check: &Check) -> bool {
     judged
@@ -58,12 +180,12 @@ pub fn held(judged: &[Judgement], check: &Check) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::testing::exchange;
+    use crate::checks::testing::exchange as exchange_of;
 
     #[test]
     fn each_kind_has_its_envelope_and_a_create_its_id() {
         let schemas = Schemas::embedded().unwrap();
-        let ex = exchange(201, "application/vnd.api+json", "{}");
+        let ex = exchange_of(201, "application/vnd.api+json", "{}");
         let single = serde_json::json!({"data": {"id": "t-1", "type": "x", "attributes": {}}});
         let ids = |j: &[Judgement]| j.iter().map(|(c, _)| c.id).collect::<Vec<_>>();
         let create = judge(&schemas, Kind::Create, false, &ex, &single);
@@ -85,5 +207,76 @@ mod tests {
         let team = serde_json::json!({"data": {"id": "team-1", "type": "teams", "attributes": {}}});
         let show = judge(&schemas, Kind::Show, false, &ex, &team);
         assert!(!held(&show, &TFE_RESOURCE_SHAPE));
+    }
+
+    fn matched(method: &str, path: &str) -> Matched {
+        crate::catalog::Catalog::embedded()
+            .unwrap()
+            .find(method, path)
+            .unwrap()
+    }
+
+    #[test]
+    fn same_id_compares_the_path_only_where_it_names_the_answer() {
+        let doc = serde_json::json!({"data": {"id": "sv-1", "type": "state-versions"}});
+        // A workspace's current state version is named by the workspace, not by its own id.
+        let current = matched("GET", "/api/v2/workspaces/ws-1/current-state-version");
+        assert_eq!(current.endpoint, "state_versions::current");
+        assert_eq!(same_id(&current, &doc, None), None);
+        // A show named by its own id still has to answer that id.
+        let show = matched("GET", "/api/v2/state-versions/sv-2");
+        assert!(matches!(same_id(&show, &doc, None), Some(Err(_))));
+        let doc2 = serde_json::json!({"data": {"id": "sv-2", "type": "state-versions"}});
+        assert_eq!(same_id(&show, &doc2, None), Some(Ok(())));
+    }
+
+    #[test]
+    fn an_organization_renamed_by_its_update_answers_its_new_name() {
+        let update = matched("PATCH", "/api/v2/organizations/old-name");
+        let renamed = serde_json::json!({"data": {"id": "new-name", "type": "organizations"}});
+        let rename = r#"{"data":{"type":"organizations","attributes":{"name":"new-name"}}}"#;
+        assert_eq!(same_id(&update, &renamed, Some(rename)), Some(Ok(())));
+        // Without a rename, the path's name is still the id to answer.
+        let other = r#"{"data":{"type":"organizations","attributes":{"email":"a@b.c"}}}"#;
+        assert!(matches!(
+            same_id(&update, &renamed, Some(other)),
+            Some(Err(_))
+        ));
+    }
+
+    #[test]
+    fn a_body_over_the_cap_is_not_judged_on_its_contents() {
+        let schemas = Schemas::embedded().unwrap();
+        let m = matched("GET", "/api/v2/organizations");
+        let mut ex = exchange_of(200, "application/vnd.api+json", "{\"data\":[");
+        if let Ok(r) = &mut ex.response {
+            r.truncated = true;
+        }
+        let judged = exchange(&schemas, &m, &ex, Seen::Alone);
+        assert!(judged.iter().all(|(_, r)| r.is_ok()));
+        assert!(!judged.iter().any(|(c, _)| c.id == "json.body"));
+    }
+
+    #[test]
+    fn the_catalog_s_statuses_are_the_expected_ones_and_errors_are_judged_alone() {
+        let schemas = Schemas::embedded().unwrap();
+        let team = r#"{"data":{"id":"team-1","type":"teams","attributes":{}}}"#;
+        let m = matched("POST", "/api/v2/organizations/acme/teams");
+        let ex = exchange_of(200, "application/vnd.api+json", team);
+        let judged = exchange(&schemas, &m, &ex, Seen::InRun);
+        assert!(
+            held(&judged, &TFE_STATUS),
+            "TFE documents 200 for a team create"
+        );
+        let refused = exchange_of(422, "text/plain", "no");
+        let ids = |j: &[Judgement]| j.iter().map(|(c, _)| c.id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(&exchange(&schemas, &m, &refused, Seen::InRun)),
+            ["transport.no-5xx"]
+        );
+        assert_eq!(
+            ids(&exchange(&schemas, &m, &refused, Seen::Alone)),
+            ["transport.no-5xx", "tfe.error-document"]
+        );
     }
 }

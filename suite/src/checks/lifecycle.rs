@@ -340,6 +340,42 @@ pub fn authenticates(status: Option<u16>, live: bool, what: &str) -> Result<(), 
     }
 }
 
+/// The one state rule (`state.after-action`, `tfe.state-after-action`, `tfe.linked`, a
+/// precondition, the sequence engine's model): whether what a read shows at a state's pointer
+/// (`seen`) is the state `wanted`: that value, or one of `or` (states that count as there, such
+/// as a run past `applied`); an array holds it when a member is it or an object with it as a
+/// value. An id answered as a number is the same id as its digits in a string.
+pub fn state_holds(seen: Option<&Value>, wanted: &Value, or: &[Value]) -> bool {
+    let same = |v: &Value| {
+        v == wanted
+            || matches!((v, wanted), (Value::Number(n), Value::String(s)) if n.to_string() == *s)
+    };
+    match seen {
+        Some(Value::Array(items)) => items
+            .iter()
+            .any(|i| same(i) || i.as_object().is_some_and(|o| o.values().any(same))),
+        Some(v) => same(v) || or.contains(v),
+        None => false,
+    }
+}
+
+/// What a state not reached within the poll budget says: `wanted` (`absent`: no longer) at
+/// `pointer` of the read `read`, the value `last` seen there.
+pub fn state_not_reached(
+    wanted: &Value,
+    absent: bool,
+    pointer: &str,
+    read: &str,
+    last: &str,
+    polled: std::time::Duration,
+) -> String {
+    format!(
+        "expected {}{wanted} at {pointer} of {read}, last seen {last} (polled for {} s)",
+        if absent { "no longer " } else { "" },
+        polled.as_secs()
+    )
+}
+
 /// `state.after-action`: `whence` shows the resource (`what`) in the state `want` (or, while it
 /// may still be on its way, in one of `via`).
 pub fn in_state(
@@ -367,6 +403,33 @@ mod tests {
     use super::*;
     use crate::checks::testing::exchange;
     use serde_json::json;
+
+    #[test]
+    fn a_state_holds_as_itself_one_that_counts_or_a_member() {
+        let applied = json!("applied");
+        assert!(state_holds(Some(&applied), &applied, &[]));
+        let errored = json!("errored");
+        assert!(!state_holds(Some(&errored), &applied, &[]));
+        assert!(state_holds(
+            Some(&errored),
+            &applied,
+            std::slice::from_ref(&errored)
+        ));
+        assert!(state_holds(Some(&json!([{"id": 7}])), &json!("7"), &[]));
+        assert!(!state_holds(None, &applied, &[]));
+        let message = state_not_reached(
+            &applied,
+            true,
+            "/p",
+            "runs::show",
+            "\"x\"",
+            Default::default(),
+        );
+        assert_eq!(
+            message,
+            "expected no longer \"applied\" at /p of runs::show, last seen \"x\" (polled for 0 s)"
+        );
+    }
 
     #[test]
     fn ids_are_returned_and_answered() {

@@ -23,6 +23,27 @@ pub fn paged(ex: &Exchange, schemas: &Schemas, query: &str) -> Result<Value, Str
     Ok(doc)
 }
 
+/// Whether a list request (`url`) names TFE's page parameters (`page[number]`, `page[size]`),
+/// to which TFE answers `meta.pagination`.
+pub fn tfe_paged(url: &str) -> bool {
+    [
+        "page%5Bsize%5D",
+        "page[size]",
+        "page%5Bnumber%5D",
+        "page[number]",
+    ]
+    .iter()
+    .any(|p| url.contains(p))
+}
+
+/// `tfe.pagination-meta`: a list answered to TFE's page parameters carries `meta.pagination`
+/// (schema `tfe/pagination`).
+pub fn pagination_meta(schemas: &Schemas, doc: &Value) -> Result<(), String> {
+    schemas
+        .validate("tfe/pagination", doc)
+        .map_err(|e| format!("expected meta.pagination (schema tfe/pagination); {e}"))
+}
+
 /// `list.contains`: the ids read hold `wanted`, the resource (`what`) the run made.
 pub fn holds(ids: &[String], wanted: &str, what: &str) -> Result<(), String> {
     if ids.iter().any(|id| id == wanted) {

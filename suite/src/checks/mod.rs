@@ -236,28 +236,49 @@ pub fn observes_effect(id: &str) -> bool {
     EFFECTS.iter().any(|c| c.id == id)
 }
 
-/// Records a check's result into a test's findings or its passed checks; true when it
-/// passed.
-pub fn record(
-    findings: &mut Vec<Finding>,
-    passed: &mut std::collections::BTreeSet<&'static str>,
-    check: &'static Check,
-    exchange: Option<usize>,
-    result: Result<(), String>,
-) -> bool {
-    match result {
-        Ok(()) => {
-            passed.insert(check.id);
-            true
+/// The one recorder of check results: what a test (`TestRun`, and the registry probe it
+/// lends it to) or a sequence found and which checks passed.
+#[derive(Debug, Default)]
+pub struct Record {
+    /// The checks that failed, with their messages, in the order they were recorded.
+    pub findings: Vec<Finding>,
+    /// The ids of the checks that passed.
+    pub passed: std::collections::BTreeSet<&'static str>,
+}
+
+impl Record {
+    /// Records a check's result (`exchange`: the index of the exchange that shows it); true
+    /// when it passed.
+    pub fn check(
+        &mut self,
+        check: &'static Check,
+        exchange: Option<usize>,
+        result: Result<(), String>,
+    ) -> bool {
+        match result {
+            Ok(()) => {
+                self.passed.insert(check.id);
+                true
+            }
+            Err(message) => {
+                self.findings.push(Finding {
+                    check,
+                    message,
+                    exchange,
+                });
+                false
+            }
         }
-        Err(message) => {
-            findings.push(Finding {
-                check,
-                message,
-                exchange,
-            });
-            false
-        }
+    }
+
+    /// Records that a check passed.
+    pub fn pass(&mut self, check: &'static Check) {
+        self.passed.insert(check.id);
+    }
+
+    /// Whether a finding of `check` is recorded.
+    pub fn failed(&self, check: &Check) -> bool {
+        self.findings.iter().any(|f| f.check.id == check.id)
     }
 }
 

@@ -1,8 +1,9 @@
 //! `conform proxy`: a reverse proxy for real clients' traffic. Each exchange is passed on to
-//! the target, matched to its catalog endpoint and path form, and judged by the same
-//! single-exchange checks a test uses (no 5xx, JSON body, envelopes, created and shown ids,
-//! upload address form; at TFE level status codes, media type, error documents, pagination
-//! meta). On SIGINT, SIGTERM or at `--duration` it writes `results.json` and `summary.md`: per
+//! the target, matched to its catalog endpoint and path form ([`Catalog::find_with_registry`])
+//! and judged by [`answer::exchange`], the single-exchange checks the sequence engine uses too
+//! (no 5xx, JSON body, envelopes, created and shown ids, upload address form; at TFE level
+//! status codes, media type, and, the proxy seeing each exchange alone, every error document
+//! and paging meta): the proxy matches and tallies, nothing more. On SIGINT, SIGTERM or at `--duration` it writes `results.json` and `summary.md`: per
 //! endpoint and path form seen, how often, which checks held, which deviated with the
 //! exchange that shows it, and the documented endpoints the traffic never touched.
 //!
@@ -11,10 +12,8 @@
 //! request bodies are read up to `--max-request-body`, answers are judged on their first
 //! `--max-body` bytes and the rest is streamed through unread.
 
-mod judge;
 mod report;
 
-pub use judge::{judge, Matched, Matcher};
 pub use report::{Observed, RunInfo};
 
 use std::net::SocketAddr;
@@ -29,6 +28,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 
 use crate::catalog::Catalog;
+use crate::checks::answer::{self, Seen};
 use crate::checks::Schemas;
 use crate::cli::{ProfileArg, ProxyArgs};
 use crate::exit::ExitCodes;
@@ -45,9 +45,10 @@ struct Proxy {
     target_origin: String,
     /// The same, for the proxy.
     proxy_origin: String,
-    matcher: Matcher,
+    catalog: Catalog,
+    /// The registry's read address, relative to the target's root.
+    registry_path: String,
     schemas: Schemas,
-    upload_kinds: Vec<String>,
     max_body: usize,
     max_request_body: usize,
     observed: Mutex<Observed>,
@@ -207,12 +208,6 @@ pub async fn start(args: &ProxyArgs) -> Result<Running, String> {
         .strip_prefix(&root_path)
         .unwrap_or(&registry_path)
         .to_string();
-    let mut upload_kinds: Vec<String> = catalog
-        .endpoints()
-        .filter(|(_, e)| e.path.starts_with(crate::catalog::UPLOAD))
-        .filter_map(|(_, e)| e.resource.clone())
-        .collect();
-    upload_kinds.dedup();
     let documented: Vec<String> = catalog.tests().into_iter().map(|t| t.name).collect();
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -251,9 +246,9 @@ pub async fn start(args: &ProxyArgs) -> Result<Running, String> {
         target_origin: origin(&target),
         proxy_origin: format!("http://{bound}"),
         target: target.clone(),
-        matcher: Matcher::new(&catalog, &registry_path),
+        catalog,
+        registry_path,
         schemas,
-        upload_kinds,
         max_body: args.max_body,
         max_request_body: args.max_request_body,
         observed: Mutex::new(Observed::default()),
@@ -501,13 +496,15 @@ impl Proxy {
             .unwrap_or_default();
         let root = self.target.path().trim_end_matches('/');
         let relative = path.strip_prefix(root).unwrap_or(&path).to_string();
-        let matched = self.matcher.find(&ex.request.method, &relative);
+        let matched =
+            self.catalog
+                .find_with_registry(&self.registry_path, &ex.request.method, &relative);
         let Ok(mut observed) = self.observed.lock() else {
             return;
         };
         match matched {
             Some(m) => {
-                let judged = judge(&self.schemas, &m, &self.upload_kinds, ex);
+                let judged = answer::exchange(&self.schemas, &m, ex, Seen::Alone);
                 observed.record(&m, ex, judged);
             }
             None => observed.unmatched(&ex.request.method, &relative),
@@ -557,9 +554,9 @@ mod tests {
             target: url::Url::parse("http://10.0.0.1:8080/").unwrap(),
             target_origin: "http://10.0.0.1:8080".into(),
             proxy_origin: "http://127.0.0.1:9000".into(),
-            matcher: Matcher::new(&catalog, crate::catalog::REGISTRY_DEFAULT),
+            catalog,
+            registry_path: crate::catalog::REGISTRY_DEFAULT.into(),
             schemas: Schemas::embedded().unwrap(),
-            upload_kinds: Vec::new(),
             max_body: 1024,
             max_request_body: 1024,
             observed: Mutex::new(Observed::default()),
@@ -591,51 +588,5 @@ mod tests {
             .contains("http://127.0.0.1:9000/v1/object/obj-2"));
         headers.insert("content-type", HeaderValue::from_static("application/gzip"));
         assert_eq!(p.rewrite_body(&headers, body.to_vec()), body.to_vec());
-    }
-
-    #[test]
-    fn requests_are_matched_to_their_endpoint_and_path_form() {
-        let p = proxy();
-        let m = p.matcher.find("POST", "/api/v2/organizations").unwrap();
-        assert_eq!(m.test_name(), "organizations::create::api-v2");
-        let m = p.matcher.find("GET", "/organizations/acme").unwrap();
-        assert_eq!(m.test_name(), "organizations::show::bare");
-        assert_eq!(
-            m.params,
-            vec![("organization_name".to_string(), "acme".to_string())]
-        );
-        let m = p
-            .matcher
-            .find("GET", "/api/registry/v1/modules/acme/net/aws/versions")
-            .unwrap();
-        assert_eq!(m.form, "registry");
-        let m = p.matcher.find("PUT", "/v1/object/obj-1").unwrap();
-        assert_eq!(m.form, "upload");
-        assert!(p.matcher.find("GET", "/api/v2/no-such-route").is_none());
-    }
-
-    #[test]
-    fn a_body_over_the_cap_is_not_judged_on_its_contents() {
-        let p = proxy();
-        let m = p.matcher.find("GET", "/api/v2/organizations").unwrap();
-        let ex = Exchange {
-            request: RequestRecord {
-                method: "GET".into(),
-                url: "http://10.0.0.1:8080/api/v2/organizations".into(),
-                headers: Vec::new(),
-                body: None,
-            },
-            response: Ok(ResponseRecord {
-                status: 200,
-                headers: vec![("content-type".into(), "application/vnd.api+json".into())],
-                body: b"{\"data\":[".to_vec(),
-                truncated: true,
-                received: 4096,
-            }),
-            elapsed: Duration::ZERO,
-        };
-        let judged = judge(&p.schemas, &m, &[], &ex);
-        assert!(judged.iter().all(|(_, r)| r.is_ok()));
-        assert!(!judged.iter().any(|(c, _)| c.id == "json.body"));
     }
 }

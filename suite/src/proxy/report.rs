@@ -6,7 +6,8 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::judge::{Judgement, Matched};
+use crate::catalog::Matched;
+use crate::checks::answer::Judgement;
 use crate::checks::Level;
 use crate::target::Exchange;
 

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use crate::catalog::{path_for, Catalog, Endpoint, Kind, TestCase, Variant};
-use crate::checks::{self as c, Check, Finding, Schemas};
+use crate::checks::{self as c, Check, Schemas};
 use crate::fixtures::{auth_for, FixtureError, Fixtures, Scope};
 use crate::target::{Exchange, Request, Target};
 use crate::verdict::{Blocker, Profile, TestResult, Verdict};
@@ -116,8 +116,7 @@ struct TestRun<'a> {
     scope: Scope,
     fresh: BTreeSet<String>,
     exchanges: Vec<Exchange>,
-    findings: Vec<Finding>,
-    passed: BTreeSet<&'static str>,
+    record: c::Record,
     /// New values an update of something the run did not make sends (`restore`).
     new_values: Option<Value>,
     /// The values it had before, sent back after the test (`restore`).
@@ -157,8 +156,7 @@ impl<'a> TestRun<'a> {
             scope: Scope::default(),
             fresh,
             exchanges: Vec::new(),
-            findings: Vec::new(),
-            passed: BTreeSet::new(),
+            record: c::Record::default(),
             new_values: None,
             restore_values: None,
             notes: Vec::new(),
@@ -187,8 +185,8 @@ impl<'a> TestRun<'a> {
                 Some(format!("{why} (the group is required)")),
             ),
             Outcome::Done => match judge(
-                &self.findings,
-                &self.passed.iter().copied().collect::<Vec<_>>(),
+                &self.record.findings,
+                &self.record.passed.iter().copied().collect::<Vec<_>>(),
                 &self.exchanges,
                 profile,
             ) {
@@ -219,8 +217,8 @@ impl<'a> TestRun<'a> {
             group: self.case.group.clone(),
             verdict,
             reason,
-            findings: self.findings,
-            passed: self.passed.into_iter().collect(),
+            findings: self.record.findings,
+            passed: self.record.passed.into_iter().collect(),
             requests: self.exchanges.len(),
             exchanges: self.exchanges,
             duration,
@@ -237,13 +235,7 @@ impl<'a> TestRun<'a> {
         exchange: Option<usize>,
         result: Result<(), String>,
     ) -> bool {
-        c::record(
-            &mut self.findings,
-            &mut self.passed,
-            check,
-            exchange,
-            result,
-        )
+        self.record.check(check, exchange, result)
     }
 
     async fn send(&mut self, request: Request) -> usize {
@@ -431,7 +423,7 @@ impl<'a> TestRun<'a> {
                 None => return Outcome::Done,
             }
         } else {
-            self.passed.insert(c::ENDPOINT_EXISTS.id);
+            self.record.pass(&c::ENDPOINT_EXISTS);
         }
         let result = c::no_server_error(self.ex(main));
         self.check(&c::NO_SERVER_ERROR, Some(main), result);

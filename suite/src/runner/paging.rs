@@ -25,11 +25,7 @@ impl TestRun<'_> {
         let Some(doc) = self.answered_document(index, &c::TFE_PAGE_SIZE, what) else {
             return;
         };
-        let meta = self
-            .ctx
-            .schemas
-            .validate("tfe/pagination", &doc)
-            .map_err(|e| format!("expected meta.pagination (schema tfe/pagination); {e}"));
+        let meta = c::lists::pagination_meta(&self.ctx.schemas, &doc);
         self.check(&c::TFE_PAGINATION_META, Some(index), meta);
         // Page 1 holds at most one item, and page 2 is another page: a server that ignores
         // `page` answers page 1 twice. Only a pair read while the list stood still counts

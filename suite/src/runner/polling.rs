@@ -81,18 +81,7 @@ impl TestRun<'_> {
                     .cloned(),
                 None => d.pointer(&state.pointer).cloned(),
             });
-            // an id answered as a number is the same id as its digits in a string
-            let same = |v: &Value| {
-                v == &wanted
-                    || matches!((v, &wanted), (Value::Number(n), Value::String(s)) if n.to_string() == *s)
-            };
-            let holds = match &seen {
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .any(|i| same(i) || i.as_object().is_some_and(|o| o.values().any(same))),
-                Some(v) => same(v) || state.or.contains(v),
-                None => false,
-            };
+            let holds = c::lifecycle::state_holds(seen.as_ref(), &wanted, &state.or);
             let holds = if state.absent {
                 let gone = state.or_gone && self.ex(index).status() == Some(404);
                 (self.ex(index).is_success() && !holds) || gone
@@ -111,16 +100,17 @@ impl TestRun<'_> {
                 let last = seen
                     .map(|v| v.to_string())
                     .unwrap_or_else(|| "nothing".into());
+                let message = c::lifecycle::state_not_reached(
+                    &wanted,
+                    state.absent,
+                    &state.pointer,
+                    &read,
+                    &last,
+                    self.ctx.poll_budget,
+                );
                 return Err(NotReached {
                     index: Some(index),
-                    message: format!(
-                        "expected {}{} at {} of {}, last seen {last} (polled for {} s)",
-                        if state.absent { "no longer " } else { "" },
-                        wanted,
-                        state.pointer,
-                        read,
-                        self.ctx.poll_budget.as_secs()
-                    ),
+                    message,
                     last,
                 });
             }
@@ -316,7 +306,7 @@ impl TestRun<'_> {
         refusal: &crate::catalog::RefusedUnless,
         holds: Option<bool>,
     ) -> Outcome {
-        self.passed.insert(c::ENDPOINT_EXISTS.id);
+        self.record.pass(&c::ENDPOINT_EXISTS);
         self.error_document(main);
         let state = &refusal.state;
         match holds {

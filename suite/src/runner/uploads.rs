@@ -68,14 +68,12 @@ impl TestRun<'_> {
         }
     }
 
-    /// What the registry checks record into: this test's transcript, findings, passed checks
-    /// and notes.
+    /// What the registry checks record into: this test's transcript, its record and notes.
     pub(super) fn registry_probe(&mut self) -> registry::Probe<'_> {
         registry::Probe {
             target: &self.ctx.target,
             exchanges: &mut self.exchanges,
-            findings: &mut self.findings,
-            passed: &mut self.passed,
+            record: &mut self.record,
             notes: &mut self.notes,
         }
     }

@@ -68,7 +68,8 @@ struct Kept {
 impl Kept {
     fn of(outcome: &RunOutcome) -> Self {
         let notes = outcome
-            .notes
+            .record
+            .findings
             .iter()
             .map(|note| {
                 let ex = note
@@ -80,7 +81,7 @@ impl Kept {
             .collect();
         Self {
             sent: outcome.exchanges.len(),
-            passed: outcome.passed.clone(),
+            passed: outcome.record.passed.clone(),
             notes,
         }
     }

@@ -10,14 +10,12 @@
 //! `…/:version`, `…/:provider`, `…/:name`, `/search`, a list) and from the parameters its
 //! `query` names in `cases/`.
 
-use std::collections::BTreeSet;
-
 use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
 use crate::catalog::Endpoint;
-use crate::checks::{self as c, Check, Finding, ModuleRef, RegistryShape};
+use crate::checks::{self as c, Check, ModuleRef, RegistryShape};
 use crate::fixtures::{auth_for, Scope};
 use crate::target::{Auth, Exchange, Request, Target};
 
@@ -37,17 +35,15 @@ const NO_PROVIDER: &str = "conformnoprovider";
 /// Redirects followed at most when fetching a source.
 const MAX_REDIRECTS: usize = 5;
 
-/// What the registry checks of one test record into: the test's transcript, findings, passed
-/// checks and notes (borrowed from the runner's test).
+/// What the registry checks of one test record into: the test's transcript, record and notes
+/// (borrowed from the runner's test).
 pub struct Probe<'a> {
     /// The target (requests pass `Target::send`, and so the guard and the rate limit).
     pub target: &'a Target,
     /// The test's exchanges.
     pub exchanges: &'a mut Vec<Exchange>,
-    /// The test's findings.
-    pub findings: &'a mut Vec<Finding>,
-    /// The ids of the checks that passed.
-    pub passed: &'a mut BTreeSet<&'static str>,
+    /// The test's record of check results.
+    pub record: &'a mut c::Record,
     /// What the test reports besides its checks (a source not followed, a given module).
     pub notes: &'a mut Vec<String>,
 }
@@ -105,7 +101,7 @@ impl Probe<'_> {
         exchange: Option<usize>,
         result: Result<(), String>,
     ) -> bool {
-        c::record(self.findings, self.passed, check, exchange, result)
+        self.record.check(check, exchange, result)
     }
 }
 

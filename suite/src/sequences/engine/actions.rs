@@ -58,6 +58,10 @@ impl<'a> Run<'a> {
         if !self.model.live(item) {
             return self.expect_gone(&c::TFE_NOT_FOUND_AFTER_DELETE, index, item);
         }
+        if !action.upload {
+            // an upload address is the create's answer to give, no endpoint of the catalog's
+            self.exchange(index, crate::catalog::Kind::Action)?;
+        }
         let success = self.ex(index).is_success();
         let current = self.model.items[item].current_state().map(str::to_string);
         let vetoed = allowed_now == Some(false) || guard == Some(Some(false));
@@ -165,7 +169,7 @@ impl<'a> Run<'a> {
             index,
             &format!("show {label}, made in step {}", self.model.items[item].step),
         )?;
-        let doc = self.single(index)?;
+        let doc = self.single(index, crate::catalog::Kind::Show)?;
         self.same_id(
             index,
             &doc,

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{Env, Op, Run, StepResult, Stop};
 use crate::catalog::families::model::{Item, Route};
+use crate::catalog::Kind;
 use crate::checks::{self as c};
 use crate::pages;
 
@@ -84,8 +85,7 @@ impl<'a> Run<'a> {
         // of its create answer ends the sequence.
         let id = crate::fixtures::value_string(doc.pointer(&coll.id_pointer));
         let item = id.map(|id| self.adopt(op, id, &doc, parent, other));
-        self.judge(index, crate::catalog::Kind::Create, &doc)?;
-        self.status(index, crate::catalog::Kind::Create)?;
+        self.exchange(index, Kind::Create)?;
         if coll.id_pointer != "/data/id" {
             let result = item.map(|_| ()).ok_or_else(|| {
                 format!(
@@ -206,7 +206,6 @@ impl<'a> Run<'a> {
         }
         let label = self.label(item);
         let doc = self.shown(index, item)?;
-        self.status(index, crate::catalog::Kind::Show)?;
         let data = doc.get("data").cloned().unwrap_or(Value::Null);
         self.compare(index, item, &data, "the show")?;
         // The other path form answers the same document (where the target serves both: a
@@ -214,7 +213,7 @@ impl<'a> Run<'a> {
         if self.both_forms() {
             let other = self.send_route(&show, &env, !op.api_v2, "").await?;
             self.expect_success(&c::VARIANTS_AGREE, other, &format!("show {label}"))?;
-            let doc2 = self.document(other)?;
+            let doc2 = self.single(other, Kind::Show)?;
             let (with, without) = if op.api_v2 {
                 (&doc, &doc2)
             } else {
@@ -235,7 +234,7 @@ impl<'a> Run<'a> {
             )
             .await?;
         self.expect_success(&c::DEPRECATED_SAME, other, &format!("show {label}"))?;
-        let doc3 = self.single(other)?;
+        let doc3 = self.single(other, Kind::Show)?;
         let want = self.model.items[item].id.clone();
         let result = c::lifecycle::same_id(&doc3, &want, "it")
             .and_then(|()| c::documents_agree(&doc, &doc3, None))
@@ -321,7 +320,7 @@ impl<'a> Run<'a> {
         }
         let other = self.send_route(show, env, !op.api_v2, "").await?;
         self.expect_success(&c::VARIANTS_AGREE, other, &format!("search {label}"))?;
-        let doc2 = self.document(other)?;
+        let doc2 = self.list_doc(other)?;
         let result = c::documents_agree(&doc, &doc2, Some(&want))
             .map_err(|e| format!("the search for {label} with and without /api/v2: {e}"));
         self.check(&c::VARIANTS_AGREE, Some(other), result)
@@ -353,7 +352,7 @@ impl<'a> Run<'a> {
         }
         let label = self.label(item);
         self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &format!("update {label}"))?;
-        let doc = self.single(index)?;
+        let doc = self.single(index, Kind::Update)?;
         self.same_id(
             index,
             &doc,
@@ -361,7 +360,6 @@ impl<'a> Run<'a> {
             &c::UPDATE_SAME_ID,
             &format!("the update of {label}"),
         )?;
-        self.status(index, crate::catalog::Kind::Update)?;
         self.model.items[item]
             .expect
             .insert(update.pointer.clone(), env.fill(&update.value));
@@ -389,7 +387,7 @@ impl<'a> Run<'a> {
             if self.model.live(item) {
                 self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &format!("unlink {label}"))?;
                 self.model.items[item].deleted = true;
-                return self.status(index, crate::catalog::Kind::Relationship);
+                return self.exchange(index, Kind::Relationship);
             }
             return Ok(());
         }
@@ -428,7 +426,7 @@ impl<'a> Run<'a> {
                 self.model.items[p].deleted = true;
             }
         }
-        self.status(index, crate::catalog::Kind::Delete)
+        self.exchange(index, Kind::Delete)
     }
 
     /// The answer to a link (a relationship POST): the pair is linked, whatever it was.
@@ -444,7 +442,7 @@ impl<'a> Run<'a> {
         };
         let what = format!("link {} to {}", self.label(o), self.label(p));
         self.expect_success(&c::ENDPOINT_SUCCEEDS, index, &what)?;
-        self.status(index, crate::catalog::Kind::Relationship)?;
+        self.exchange(index, Kind::Relationship)?;
         let existing =
             self.model.of(op.coll).into_iter().find(|&i| {
                 self.model.items[i].parent == parent && self.model.items[i].other == other

@@ -108,7 +108,6 @@ impl<'a> Run<'a> {
                 let doc = self.list_doc(index)?;
                 let items = pages::items(&doc);
                 if self.narrowed(op.coll, &items) {
-                    self.status(index, crate::catalog::Kind::List)?;
                     let complete = !pages::has_next(&doc).unwrap_or(false);
                     return self.compare_list(
                         op,
@@ -132,7 +131,6 @@ impl<'a> Run<'a> {
             &format!("list {}s", coll.kind),
         )?;
         let doc = self.list_doc(index)?;
-        self.status(index, crate::catalog::Kind::List)?;
         let items = doc
             .get("data")
             .and_then(Value::as_array)
@@ -499,11 +497,11 @@ impl<'a> Run<'a> {
             return self.check(check, Some(index), result);
         }
         self.expect_success(check, index, &format!("read {path}"))?;
-        let doc = self.document(index)?;
-        if !read.registry {
-            let result = c::envelope_single(&self.ctx.schemas, &doc);
-            self.check(&c::ENVELOPE_SINGLE, Some(index), result)?;
-        }
+        let doc = if read.registry {
+            self.document(index)?
+        } else {
+            self.single(index, crate::catalog::Kind::Show)?
+        };
         let keys: Vec<String> = doc
             .pointer(&read.items)
             .and_then(Value::as_array)

@@ -16,7 +16,8 @@ use reqwest::Method;
 use serde_json::Value;
 
 use crate::catalog::families::model::{Family, Model, Route};
-use crate::catalog::{Kind, Organizations};
+use crate::catalog::{HttpMethod, Kind, Matched, Organizations};
+use crate::checks::answer::Seen;
 use crate::checks::{self as c, Check, Finding};
 use crate::runner::Context;
 use crate::target::{Auth, Body, Exchange, Request, TransportError};
@@ -116,10 +117,9 @@ pub struct RunOutcome {
     pub exchanges: Vec<Exchange>,
     /// The first failure at the profile's level (the run stops there).
     pub failure: Option<Finding>,
-    /// Findings below the profile's level.
-    pub notes: Vec<Finding>,
-    /// Checks that passed.
-    pub passed: BTreeSet<&'static str>,
+    /// The checks that passed, and the findings below the profile's level (the first of each
+    /// check).
+    pub record: c::Record,
     /// The target could not be reached: why.
     pub unreachable: Option<String>,
     /// The harness could not set the sequence up: why.
@@ -185,6 +185,9 @@ pub struct Run<'a> {
     pick: usize,
     /// Where the sequence's own organizations are made.
     organizations: Organizations,
+    /// The endpoint of each request sent through a family route, by exchange index: the
+    /// catalog's (`None`: a TFE route the spec's tables do not list).
+    matched: BTreeMap<usize, Option<Matched>>,
 }
 
 impl<'a> Run<'a> {
@@ -217,6 +220,7 @@ impl<'a> Run<'a> {
             admin: false,
             pick: 0,
             organizations: ctx.catalog.organizations(),
+            matched: BTreeMap::new(),
         }
     }
 
@@ -311,30 +315,21 @@ impl<'a> Run<'a> {
         exchange: Option<usize>,
         result: Result<(), String>,
     ) -> StepResult {
+        let result = result.map_err(|message| format!("step {}: {message}", self.step_no));
         match result {
-            Ok(()) => {
-                self.out.passed.insert(check.id);
-                Ok(())
+            Err(message) if self.profile.fails_on(check.level) => {
+                self.out.failure = Some(Finding {
+                    check,
+                    message,
+                    exchange,
+                });
+                Err(Stop)
             }
-            Err(message) => {
-                let message = format!("step {}: {message}", self.step_no);
-                if self.profile.fails_on(check.level) {
-                    self.out.failure = Some(Finding {
-                        check,
-                        message,
-                        exchange,
-                    });
-                    Err(Stop)
-                } else {
-                    if !self.out.notes.iter().any(|n| n.check.id == check.id) {
-                        self.out.notes.push(Finding {
-                            check,
-                            message,
-                            exchange,
-                        });
-                    }
-                    Ok(())
-                }
+            // below the profile's level, the first finding of each check is noted
+            Err(_) if self.out.record.failed(check) => Ok(()),
+            result => {
+                self.out.record.check(check, exchange, result);
+                Ok(())
             }
         }
     }
@@ -403,6 +398,7 @@ impl<'a> Run<'a> {
             path
         };
         let method = route.method.method();
+        let matched = self.ctx.catalog.find(method.as_str(), &path);
         let auth = if self.admin { Auth::Admin } else { Auth::User };
         let mut request = Request::new(method, self.ctx.target.url(&path), auth);
         if let Some(body) = &route.body {
@@ -410,7 +406,9 @@ impl<'a> Run<'a> {
             let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
             request = request.with_body(Body::Json(value));
         }
-        self.send(request).await
+        let index = self.send(request).await?;
+        self.matched.insert(index, matched);
+        Ok(index)
     }
 
     fn ex(&self, index: usize) -> &Exchange {
@@ -427,7 +425,7 @@ impl<'a> Run<'a> {
     fn document(&mut self, index: usize) -> Result<Value, Stop> {
         match c::json_body(self.ex(index)) {
             Ok(doc) => {
-                self.out.passed.insert(c::JSON_BODY.id);
+                self.out.record.pass(&c::JSON_BODY);
                 Ok(doc)
             }
             Err(e) => {
@@ -437,22 +435,36 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Records the one judgement of an answer of `kind` ([`c::answer::judge`]), in order: the
-    /// first that fails at the profile ends the sequence.
-    fn judge(&mut self, index: usize, kind: Kind, doc: &Value) -> StepResult {
-        // the administrator API's views are judged by their own schemas (a create of an
-        // administrator family is not one)
-        let admin = kind != Kind::Create && self.family.colls.iter().any(|c| c.admin);
-        let judged = c::answer::judge(&self.ctx.schemas, kind, admin, self.ex(index), doc);
+    /// Records the judgement of the answer to a family route's request ([`c::answer::exchange`]:
+    /// the status the catalog expects, the JSON body, the media type, the envelope, the
+    /// resource's documented shape, the ids), in order: the first that fails at the profile
+    /// ends the sequence. The request is the catalog endpoint [`crate::catalog::Catalog::find`]
+    /// matched it to, else a TFE route the spec's tables do not list (a workspace's), judged as
+    /// the step's `kind` ([`Matched::beyond_catalog`]). The error answers and the paging a
+    /// sequence provokes are its steps' to judge ([`Seen::InRun`]).
+    fn exchange(&mut self, index: usize, kind: Kind) -> StepResult {
+        let m = match self.matched.get(&index) {
+            Some(Some(m)) => m.clone(),
+            _ => {
+                let request = &self.ex(index).request;
+                let method = HttpMethod::parse(&request.method).map_err(|_| Stop)?;
+                let path = url::Url::parse(&request.url)
+                    .map(|u| u.path().to_string())
+                    .unwrap_or_default();
+                Matched::beyond_catalog(method, &path, kind, self.admin)
+            }
+        };
+        let judged = c::answer::exchange(&self.ctx.schemas, &m, self.ex(index), Seen::InRun);
         for (check, result) in judged {
             self.check(check, Some(index), result)?;
         }
         Ok(())
     }
 
-    fn single(&mut self, index: usize) -> Result<Value, Stop> {
+    /// The document of a single-resource answer of `kind`, judged ([`Run::exchange`]).
+    fn single(&mut self, index: usize, kind: Kind) -> Result<Value, Stop> {
         let doc = self.document(index)?;
-        self.judge(index, Kind::Show, &doc)?;
+        self.exchange(index, kind)?;
         Ok(doc)
     }
 
@@ -471,17 +483,11 @@ impl<'a> Run<'a> {
         self.check(check, Some(index), result)
     }
 
+    /// The document of a list answer, judged ([`Run::exchange`]).
     fn list_doc(&mut self, index: usize) -> Result<Value, Stop> {
         let doc = self.document(index)?;
-        self.judge(index, Kind::List, &doc)?;
+        self.exchange(index, Kind::List)?;
         Ok(doc)
-    }
-
-    fn status(&mut self, index: usize, kind: crate::catalog::Kind) -> StepResult {
-        match c::tfe_status(self.ex(index), kind, &[]) {
-            Some(result) => self.check(&c::TFE_STATUS, Some(index), result),
-            None => Ok(()),
-        }
     }
 
     /// A request on a deleted item must not succeed (TFE: 404).
@@ -519,10 +525,16 @@ impl<'a> Run<'a> {
                     it.reached = true;
                     it.seen = None;
                 }
-                (Some(want), Some(g)) if want == g => {
+                (Some(want), Some(g))
+                    if c::lifecycle::state_holds(
+                        Some(&g.as_str().into()),
+                        &want.as_str().into(),
+                        &[],
+                    ) =>
+                {
                     it.reached = true;
                     it.seen = None;
-                    self.out.passed.insert(c::STATE_AFTER.id);
+                    self.out.record.pass(&c::STATE_AFTER);
                 }
                 // The service has yet to get it there on its own (a run not planned yet).
                 (Some(want), Some(g)) if !it.reached && state.on_the_way(&want, &g) => {
