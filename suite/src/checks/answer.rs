@@ -110,6 +110,14 @@ pub fn exchange(schemas: &Schemas, m: &Matched, ex: &Exchange, seen: Seen) -> Ve
     };
     out.push((&JSON_BODY, Ok(())));
     out.extend(judge(schemas, e.kind, e.admin, ex, &doc));
+    // a whole document TFE documents (the IP ranges, an invite with its user included); the
+    // runner judges its own main answers by it
+    if let (Seen::Alone, Some(schema)) = (seen, &e.expect.tfe_schema) {
+        out.push((
+            &TFE_RESOURCE_SHAPE,
+            super::envelope::tfe_document_shape(schemas, schema, &doc),
+        ));
+    }
     match e.kind {
         Kind::Create if seen == Seen::Alone && m.takes_upload => {
             if let Some((_, url)) = upload_candidates(&doc).into_iter().next() {
@@ -242,6 +250,36 @@ mod tests {
             same_id(&update, &renamed, Some(other)),
             Some(Err(_))
         ));
+    }
+
+    #[test]
+    fn the_proxy_judges_a_whole_document_tfe_documents() {
+        let schemas = Schemas::embedded().unwrap();
+        let m = matched(
+            "POST",
+            "/api/v2/organizations/acme/organization-memberships",
+        );
+        let member = r#"{"data":{"id":"ou-1","type":"organization-memberships","attributes":{}}"#;
+        let without = exchange_of(201, "application/vnd.api+json", &format!("{member}}}"));
+        let shape = |ex: &Exchange, seen| {
+            exchange(&schemas, &m, ex, seen)
+                .into_iter()
+                .filter(|(c, r)| c.id == "tfe.resource-shape" && r.is_err())
+                .count()
+        };
+        assert_eq!(
+            shape(&without, Seen::Alone),
+            1,
+            "the invite's user is not included"
+        );
+        let with = exchange_of(
+            201,
+            "application/vnd.api+json",
+            &format!(r#"{member},"included":[{{"id":"user-1","type":"users"}}]}}"#),
+        );
+        assert_eq!(shape(&with, Seen::Alone), 0);
+        // the runner judges its own main answer by the schema
+        assert_eq!(shape(&without, Seen::InRun), 0);
     }
 
     #[test]
