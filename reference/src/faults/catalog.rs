@@ -508,6 +508,11 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "POST /organizations/:organization_name/organization-memberships answers the membership without its user `included`",
     ),
+    info(
+        "grant-mocks-none",
+        None,
+        "a team's workspace access at `write` or `admin` answers `sentinel-mocks: none`, where TFE's levels read them",
+    ),
 ];
 
 /// The catalog of every fault the reference can inject.

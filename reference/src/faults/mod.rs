@@ -117,6 +117,7 @@ pub(crate) enum Kind {
     TokenWithoutCreator,
     NestedAccessReplaced,
     InviteWithoutUser,
+    GrantMocksNone,
 }
 
 impl Kind {
@@ -291,6 +292,7 @@ impl FromStr for Fault {
             "token-without-creator" => Kind::TokenWithoutCreator,
             "nested-access-replaced" => Kind::NestedAccessReplaced,
             "invite-without-user" => Kind::InviteWithoutUser,
+            "grant-mocks-none" => Kind::GrantMocksNone,
             other => return Err(format!("fault `{other}` is in the catalog but not handled")),
         };
         Ok(Fault {

@@ -416,7 +416,7 @@ fn check_access(ctx: &Ctx, a: Access, attrs: &Map<String, Value>, level: &str) -
     Ok(())
 }
 
-fn defaults(a: Access, level: &str) -> Value {
+fn defaults(ctx: &Ctx, a: Access, level: &str) -> Value {
     if a.kind == "team-workspaces" {
         let (runs, vars, state) = match level {
             "read" => ("read", "read", "read-outputs"),
@@ -424,7 +424,8 @@ fn defaults(a: Access, level: &str) -> Value {
             _ => ("apply", "write", "write"),
         };
         // write and admin read sentinel mocks (go-tfe's TestTeamAccessesRead)
-        let mocks = if matches!(level, "write" | "admin") {
+        let mocks = if matches!(level, "write" | "admin") && !ctx.state.fault(Kind::GrantMocksNone)
+        {
             "read"
         } else {
             "none"
@@ -472,7 +473,7 @@ fn create_grant(ctx: &Ctx, a: Access, body: &Value) -> ApiResult<Response> {
     {
         return Err(ApiError::invalid("Team already has access to this target"));
     }
-    let attrs = merge(defaults(a, &level), &doc.attributes, &[]);
+    let attrs = merge(defaults(ctx, a, &level), &doc.attributes, &[]);
     let id = store.insert(a.kind, a.prefix, Some(&target), attrs, Map::new());
     let g = store.find_mut(a.kind, &id)?;
     g.set_rel("team", "teams", &team);
@@ -501,7 +502,7 @@ fn update_grant(ctx: &Ctx, a: Access, id: &str, body: &Value) -> ApiResult<Respo
         .unwrap_or_else(|| g.str("access").to_string());
     check_access(ctx, a, &doc.attributes, &level)?;
     if doc.opt("access").is_some() {
-        for (k, v) in defaults(a, &level).as_object().cloned().unwrap_or_default() {
+        for (k, v) in defaults(ctx, a, &level).as_object().cloned().unwrap_or_default() {
             g.attributes.insert(k, v);
         }
     }
