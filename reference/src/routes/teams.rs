@@ -502,7 +502,11 @@ fn update_grant(ctx: &Ctx, a: Access, id: &str, body: &Value) -> ApiResult<Respo
         .unwrap_or_else(|| g.str("access").to_string());
     check_access(ctx, a, &doc.attributes, &level)?;
     if doc.opt("access").is_some() {
-        for (k, v) in defaults(ctx, a, &level).as_object().cloned().unwrap_or_default() {
+        for (k, v) in defaults(ctx, a, &level)
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+        {
             g.attributes.insert(k, v);
         }
     }
