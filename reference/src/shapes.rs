@@ -62,6 +62,15 @@ pub enum Shape {
     /// GET shows and lists, PATCH merges, DELETE forgets; no states, tokens, relationships,
     /// uploads or registry).
     GenericStore,
+    /// `typed-bodies`: a request document whose `data` object names no `type` is refused 422
+    /// (JSON:API requires it; otf refuses it).
+    TypedBodies,
+    /// `membership-writes-only`: organization memberships can be created and deleted, but
+    /// none of their reads is routed (otf: invites and removals, no list or show).
+    MembershipWritesOnly,
+    /// `runs-need-configuration`: a run of a workspace without a configuration version is
+    /// refused 422 (TFE cannot run without one; otf answers 404).
+    RunsNeedConfiguration,
 }
 
 /// One entry of the shape catalog.
@@ -73,7 +82,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 12] = [
+const ALL: [Shape; 15] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -86,9 +95,12 @@ const ALL: [Shape; 12] = [
     Shape::TfePaths,
     Shape::StoresNothing,
     Shape::GenericStore,
+    Shape::TypedBodies,
+    Shape::MembershipWritesOnly,
+    Shape::RunsNeedConfiguration,
 ];
 
-static CATALOG: [ShapeInfo; 12] = [
+static CATALOG: [ShapeInfo; 15] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -136,6 +148,18 @@ static CATALOG: [ShapeInfo; 12] = [
     ShapeInfo {
         name: "generic-store",
         description: "a generic JSON:API store: POST keeps, GET shows and lists, PATCH merges, DELETE forgets; no domain meaning",
+    },
+    ShapeInfo {
+        name: "typed-bodies",
+        description: "a request document whose data object has no type is refused 422 (JSON:API requires it; otf)",
+    },
+    ShapeInfo {
+        name: "membership-writes-only",
+        description: "organization memberships are created and deleted, but no read of them is routed (otf)",
+    },
+    ShapeInfo {
+        name: "runs-need-configuration",
+        description: "a run of a workspace without a configuration version is refused 422 (TFE, otf)",
     },
 ];
 
@@ -195,6 +219,12 @@ const ONE_ORGANIZATION_ABSENT: &[&str] = &[
 ];
 
 /// The enabled shapes, with the questions the service asks about them.
+const MEMBERSHIP_READS: &[&str] = &[
+    "GET /organizations/:organization_name/organization-memberships",
+    "GET /organization-memberships",
+    "GET /organization-memberships/:organization_membership_id",
+];
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Shapes(pub Vec<Shape>);
 
@@ -213,6 +243,13 @@ impl Shapes {
         }
         if self.has(Shape::OneOrganization)
             && ONE_ORGANIZATION_ABSENT
+                .iter()
+                .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
+        {
+            return true;
+        }
+        if self.has(Shape::MembershipWritesOnly)
+            && MEMBERSHIP_READS
                 .iter()
                 .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
         {
