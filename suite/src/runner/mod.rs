@@ -277,6 +277,30 @@ impl<'a> TestRun<'a> {
                     "needs the `{kind}` fixture, which could not be had: {message} (no failing test is behind it)"
                 ))
             }
+            // The create answered without its upload address: the kind's upload test judges
+            // that (`upload.url-form`), and the test is blocked by it.
+            FixtureError::NoUploadAddress { kind, create } => {
+                let Some(see) = self.ctx.catalog.upload_test_of(&kind) else {
+                    return Outcome::Skip(format!(
+                        "needs the `{kind}` fixture, whose create answered no upload address (no failing test is behind it)"
+                    ));
+                };
+                let blocker = Blocker {
+                    needed: format!("the `{kind}` fixture"),
+                    request: format!(
+                        "{} {}",
+                        create.request.method,
+                        self.ctx.relative_path(&create)
+                    ),
+                    answer: format!(
+                        "{} without an upload address",
+                        create.status().map(|s| s.to_string()).unwrap_or_default()
+                    ),
+                    see: Some(see),
+                };
+                self.exchanges.push(*create);
+                Outcome::Blocked(blocker)
+            }
             FixtureError::Failed {
                 kind,
                 exchange: Some(ex),
