@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult, JSONAPI};
 use crate::faults::{Faults, Kind};
-use crate::shapes::Shapes;
+use crate::shapes::{Shape, Shapes};
 use crate::store::Store;
 
 /// The state every handler shares.
@@ -225,6 +225,17 @@ impl FromRequest<AppState> for Body {
         {
             return Err(ApiError::Invalid {
                 detail: "data.type \"\" is not a type this route takes".into(),
+                pointer: Some("/data/type".into()),
+            });
+        }
+        if state.shapes.has(Shape::TypedBodies)
+            && value
+                .get("data")
+                .and_then(Value::as_object)
+                .is_some_and(|data| !data.contains_key("type"))
+        {
+            return Err(ApiError::Invalid {
+                detail: "data.type is required".into(),
                 pointer: Some("/data/type".into()),
             });
         }

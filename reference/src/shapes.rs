@@ -67,6 +67,15 @@ pub enum Shape {
     /// `tfe-create-200`: the creates TFE documents as answered 200 (a team, a team's
     /// workspace and project access, an agent pool) answer 200, not 201.
     TfeCreate200,
+    /// `typed-bodies`: a request document whose `data` object names no `type` is refused 422
+    /// (JSON:API requires it; otf refuses it).
+    TypedBodies,
+    /// `membership-writes-only`: organization memberships can be created and deleted, but
+    /// none of their reads is routed (otf: invites and removals, no list or show).
+    MembershipWritesOnly,
+    /// `runs-need-configuration`: a run of a workspace without a configuration version is
+    /// refused 422 (TFE cannot run without one; otf answers 404).
+    RunsNeedConfiguration,
 }
 
 /// One entry of the shape catalog.
@@ -78,7 +87,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 13] = [
+const ALL: [Shape; 16] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -92,9 +101,12 @@ const ALL: [Shape; 13] = [
     Shape::StoresNothing,
     Shape::GenericStore,
     Shape::TfeCreate200,
+    Shape::TypedBodies,
+    Shape::MembershipWritesOnly,
+    Shape::RunsNeedConfiguration,
 ];
 
-static CATALOG: [ShapeInfo; 13] = [
+static CATALOG: [ShapeInfo; 16] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -146,6 +158,18 @@ static CATALOG: [ShapeInfo; 13] = [
     ShapeInfo {
         name: "tfe-create-200",
         description: "team, team access and agent pool creates answer 200, as TFE documents them (not 201)",
+    },
+    ShapeInfo {
+        name: "typed-bodies",
+        description: "a request document whose data object has no type is refused 422 (JSON:API requires it; otf)",
+    },
+    ShapeInfo {
+        name: "membership-writes-only",
+        description: "organization memberships are created and deleted, but no read of them is routed (otf)",
+    },
+    ShapeInfo {
+        name: "runs-need-configuration",
+        description: "a run of a workspace without a configuration version is refused 422 (TFE, otf)",
     },
 ];
 
@@ -214,6 +238,12 @@ const CREATED_200: &[&str] = &[
 ];
 
 /// The enabled shapes, with the questions the service asks about them.
+const MEMBERSHIP_READS: &[&str] = &[
+    "GET /organizations/:organization_name/organization-memberships",
+    "GET /organization-memberships",
+    "GET /organization-memberships/:organization_membership_id",
+];
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Shapes(pub Vec<Shape>);
 
@@ -241,6 +271,13 @@ impl Shapes {
         }
         if self.has(Shape::OneOrganization)
             && ONE_ORGANIZATION_ABSENT
+                .iter()
+                .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
+        {
+            return true;
+        }
+        if self.has(Shape::MembershipWritesOnly)
+            && MEMBERSHIP_READS
                 .iter()
                 .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
         {

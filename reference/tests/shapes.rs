@@ -46,7 +46,10 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
             "tfe-paths",
             "stores-nothing",
             "generic-store",
-            "tfe-create-200"
+            "tfe-create-200",
+            "typed-bodies",
+            "membership-writes-only",
+            "runs-need-configuration"
         ]
     );
     for info in shape_catalog() {
@@ -626,4 +629,65 @@ async fn generic_store_keeps_documents_without_their_meaning() {
         get(&app, &format!("/organizations/{id}")).await.status,
         StatusCode::NOT_FOUND
     );
+}
+
+#[tokio::test]
+async fn typed_bodies_refuses_a_document_without_a_type_and_nothing_else() {
+    let app = shaped(&["typed-bodies"]);
+    let untyped = json!({"data":{"attributes":{"name":"acme","email":"o@example.test"}}});
+    let refused = call(&app, Method::POST, "/organizations", Some(untyped)).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        refused.json()["errors"][0]["source"]["pointer"],
+        "/data/type"
+    );
+    let made = call(&app, Method::POST, "/organizations", Some(org_body("acme"))).await;
+    assert_eq!(made.status, StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn membership_writes_only_creates_and_deletes_but_reads_nothing() {
+    let app = shaped(&["membership-writes-only"]);
+    org(&app, "acme").await;
+    let body =
+        json!({"data":{"type":"organization-memberships","attributes":{"email":"m@example.test"}}});
+    let made = call(
+        &app,
+        Method::POST,
+        "/api/v2/organizations/acme/organization-memberships",
+        Some(body),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{:?}", made.json());
+    let membership = id(&made);
+    absent_route(
+        &get(
+            &app,
+            &format!("/api/v2/organization-memberships/{membership}"),
+        )
+        .await,
+    );
+    absent_route(&get(&app, "/api/v2/organizations/acme/organization-memberships").await);
+    absent_route(&get(&app, "/api/v2/organization-memberships").await);
+    let deleted = call(
+        &app,
+        Method::DELETE,
+        &format!("/api/v2/organization-memberships/{membership}"),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+}
+
+#[tokio::test]
+async fn runs_need_configuration_refuses_a_run_of_a_workspace_without_one() {
+    let app = shaped(&["runs-need-configuration"]);
+    org(&app, "acme").await;
+    let ws = workspace(&app, "acme", "app").await;
+    let body = json!({"data":{"type":"runs","relationships":{"workspace":{"data":{"type":"workspaces","id":ws}}}}});
+    let refused = call(&app, Method::POST, "/api/v2/runs", Some(body.clone())).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    uploaded_configuration(&app, &ws, json!({})).await;
+    let run = call(&app, Method::POST, "/api/v2/runs", Some(body)).await;
+    assert_eq!(run.status, StatusCode::CREATED);
 }

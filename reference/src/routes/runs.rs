@@ -172,6 +172,16 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
             .last()
             .map(|c| c.id.clone()),
     };
+    if cv.is_none()
+        && ctx
+            .state
+            .shapes
+            .has(crate::shapes::Shape::RunsNeedConfiguration)
+    {
+        return Err(ApiError::invalid(
+            "the workspace has no configuration version to run",
+        ));
+    }
     let uploaded = cv
         .as_ref()
         .and_then(|c| store.get("configuration-versions", c))

@@ -398,6 +398,45 @@ pub fn in_state(
     ))
 }
 
+/// Whether a document's `data` names `id` anywhere (as a string, or a number of those
+/// digits): the spec shows no relationship document, so a member may be named wherever the
+/// owner's show or list puts it.
+pub fn names(doc: &Value, id: &str) -> bool {
+    fn walk(v: &Value, id: &str) -> bool {
+        match v {
+            Value::String(s) => s == id,
+            Value::Number(n) => n.to_string() == id,
+            Value::Array(items) => items.iter().any(|i| walk(i, id)),
+            Value::Object(map) => map.values().any(|i| walk(i, id)),
+            _ => false,
+        }
+    }
+    doc.get("data").is_some_and(|data| walk(data, id))
+}
+
+/// `relationship.listed`: after an add, the owner's show or list (`what`, a route of the
+/// spec) names the member `id`; after a removal (`removed`), it answers without it.
+pub fn member_listed(ex: &Exchange, id: &str, removed: bool, what: &str) -> Result<(), String> {
+    if !ex.is_success() {
+        return Err(format!(
+            "expected {what} to answer, to see the member {id}; received {}",
+            status_text(ex.status())
+        ));
+    }
+    let doc = ex
+        .json()
+        .map_err(|e| format!("expected {what} to answer JSON: {e}"))?;
+    match (names(&doc, id), removed) {
+        (true, false) | (false, true) => Ok(()),
+        (false, false) => Err(format!(
+            "expected {what} to name the member {id} after the add; it names it nowhere in its `data`"
+        )),
+        (true, true) => Err(format!(
+            "expected {what} no longer to name the member {id} after the removal; it still does"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,6 +468,32 @@ mod tests {
             message,
             "expected no longer \"applied\" at /p of runs::show, last seen \"x\" (polled for 0 s)"
         );
+    }
+
+    #[test]
+    fn a_member_is_named_anywhere_in_data_and_only_there() {
+        let doc = json!({"data":{"id":"team-1","relationships":{"users":{"data":[{"type":"users","id":"user-7"}]}}},"included":[{"id":"user-9"}]});
+        assert!(names(&doc, "user-7"));
+        assert!(!names(&doc, "user-9"));
+        let numeric = json!({"data":{"id":"1","members":[7]}});
+        assert!(names(&numeric, "7"));
+    }
+
+    #[test]
+    fn a_member_is_listed_after_an_add_and_not_after_a_removal() {
+        let with = exchange(
+            200,
+            "application/vnd.api+json",
+            r#"{"data":{"id":"t","relationships":{"users":{"data":[{"id":"u"}]}}}}"#,
+        );
+        let without = exchange(200, "application/vnd.api+json", r#"{"data":{"id":"t"}}"#);
+        assert!(member_listed(&with, "u", false, "the team's show").is_ok());
+        assert!(member_listed(&without, "u", true, "the team's show").is_ok());
+        let e = member_listed(&without, "u", false, "the team's show").unwrap_err();
+        assert!(e.contains("names it nowhere"), "{e}");
+        assert!(member_listed(&with, "u", true, "the team's show").is_err());
+        let absent = exchange(404, "application/vnd.api+json", r#"{"errors":[]}"#);
+        assert!(member_listed(&absent, "u", true, "the team's show").is_err());
     }
 
     #[test]

@@ -139,6 +139,8 @@ checks! {
         "the module lists and search accept the parameters the spec's Query column names for them (`offset`, `limit`, `provider`, `verified`) and answer JSON";
     REGISTRY_SEARCH = "registry.search", Core, "Registry modules, read endpoints (search: query (the search text))",
         "search reads the spec's `query`: `query=<name>` lists the module, a text matching nothing does not. Core: the Query column names `query` as it names `offset` and `limit`, and no gap statement counts it as not shown; where only TFE's `q` works, the finding says this registry reads `q`, not `query`; a search answered 400 on `query` is sent again with `q` and judged on that answer (a note says so), and fails only when `q` is refused too";
+    RELATIONSHIP_LISTED = "relationship.listed", Core, "Endpoints (add users, add by membership, add policies, attach to workspaces, and their removals)",
+        "after a relationship endpoint adds a member, the owner's show or list (a route of the spec) names the member's id; after one removes it, no longer. The spec shows no relationship document: the id may be anywhere in the answer's `data` (TFE's place is `tfe.linked`)";
     NO_SERVER_ERROR = "transport.no-5xx", Core, "Endpoints",
         "a request is never answered with a 5xx";
     ALIAS_EXISTS = "alias.exists", Info, "Endpoints (Agents: \"one listing spells the segment agent-pool\")",
@@ -220,6 +222,7 @@ pub static EFFECTS: &[&Check] = &[
     // the same action again is refused: the first one moved the state
     &TFE_WRONG_STATE,
     &TFE_LINKED,
+    &RELATIONSHIP_LISTED,
     &TFE_TOKEN_SECRET,
     &TFE_TOKEN_AUTHENTICATES,
     &REGISTRY_READ,

@@ -698,7 +698,23 @@ impl TestRun<'_> {
             self.state_check(&state, &c::TFE_STATE_AFTER).await;
         }
         if let Some(linked) = self.endpoint.expect.linked.clone() {
-            self.state_check(&linked, &c::TFE_LINKED).await;
+            let read = match self.poll_state(&linked, false, false).await {
+                Ok(index) => {
+                    self.check(&c::TFE_LINKED, Some(index), Ok(()));
+                    Some(index)
+                }
+                Err(not) => {
+                    self.check(&c::TFE_LINKED, not.index, Err(not.message));
+                    not.index
+                }
+            };
+            // At core, through the spec's own route (the owner's show or list): the member
+            // named anywhere in it. A read outside the spec (`path`) is TFE's alone.
+            if self.endpoint.kind == crate::catalog::Kind::Relationship && linked.path.is_none() {
+                if let Some(index) = read {
+                    self.member_listed(&linked, index);
+                }
+            }
         }
         if self.endpoint.expect.repeat_refused {
             if let Ok(request) = self.main_request(&self.case.path, &self.case.method, true) {
@@ -710,6 +726,20 @@ impl TestRun<'_> {
                 }
             }
         }
+    }
+
+    /// `relationship.listed` on the owner's read (`index`) of a relationship change.
+    fn member_listed(&mut self, linked: &crate::catalog::StateExpect, index: usize) {
+        let Some(value) = linked.value.as_str() else {
+            return;
+        };
+        let Ok(id) = self.ctx.fixtures.fill_text(value, &self.scope) else {
+            return;
+        };
+        let ex = self.ex(index);
+        let what = format!("the owner's read {} {}", ex.request.method, ex.request.url);
+        let result = c::lifecycle::member_listed(ex, &id, linked.absent, &what);
+        self.check(&c::RELATIONSHIP_LISTED, Some(index), result);
     }
 
     /// `tfe.resource-shape` of the whole answer, for an endpoint whose document TFE documents

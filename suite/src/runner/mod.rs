@@ -255,16 +255,44 @@ impl<'a> TestRun<'a> {
         match error {
             FixtureError::Unavailable(why) => Outcome::Skip(why),
             FixtureError::Catalog(why) => Outcome::Error(format!("catalog: {why}")),
+            // Nothing failed that a test judges (a pointer the target never fills, a state
+            // never reached): not blocked, skipped once the test's own route is judged.
             FixtureError::Failed {
                 kind,
                 message,
                 exchange: None,
-            } => Outcome::Blocked(Blocker {
-                needed: format!("the `{kind}` fixture"),
-                request: format!("making the `{kind}`"),
-                answer: message,
-                see: None,
-            }),
+            } => {
+                if let Some(outcome) = self.own_route_absent().await {
+                    return outcome;
+                }
+                Outcome::Skip(format!(
+                    "needs the `{kind}` fixture, which could not be had: {message} (no failing test is behind it)"
+                ))
+            }
+            // The create answered without its upload address: the kind's upload test judges
+            // that (`upload.url-form`), and the test is blocked by it.
+            FixtureError::NoUploadAddress { kind, create } => {
+                let Some(see) = self.ctx.catalog.upload_test_of(&kind) else {
+                    return Outcome::Skip(format!(
+                        "needs the `{kind}` fixture, whose create answered no upload address (no failing test is behind it)"
+                    ));
+                };
+                let blocker = Blocker {
+                    needed: format!("the `{kind}` fixture"),
+                    request: format!(
+                        "{} {}",
+                        create.request.method,
+                        self.ctx.relative_path(&create)
+                    ),
+                    answer: format!(
+                        "{} without an upload address",
+                        create.status().map(|s| s.to_string()).unwrap_or_default()
+                    ),
+                    see: Some(see),
+                };
+                self.exchanges.push(*create);
+                Outcome::Blocked(blocker)
+            }
             FixtureError::Failed {
                 kind,
                 exchange: Some(ex),
@@ -278,7 +306,18 @@ impl<'a> TestRun<'a> {
                 let mut blocker =
                     self.ctx
                         .blocker(format!("the `{kind}` fixture"), &ex, Some(&kind));
-                if blocker.see.as_deref() == Some(self.case.name.as_str()) {
+                // this test's own route, in any form (the fixture is looked up through it)
+                let own = blocker.see.as_deref() == Some(self.case.name.as_str())
+                    || self
+                        .ctx
+                        .fixtures
+                        .fill_path(&self.endpoint.path, &self.scope, Some(self.endpoint), None)
+                        .is_ok_and(|own| {
+                            let asked = self.ctx.relative_path(&ex);
+                            asked == own || asked.strip_prefix("/api/v2") == Some(own.as_str())
+                        });
+                let unjudged = blocker.see.is_none() && !own;
+                if own {
                     // this test's own request: no other test to point at
                     blocker.see = None;
                 }
@@ -298,9 +337,79 @@ impl<'a> TestRun<'a> {
                         return Outcome::Unsupported(why);
                     }
                 }
+                // The test that judges the failed request is unsupported (its whole group
+                // is absent): no failure is behind the blocker.
+                let blocker_absent = match blocker.see.as_deref() {
+                    Some(see) if route_missing => {
+                        let group = see.split("::").next().unwrap_or_default();
+                        group != self.case.group && self.ctx.group_absence(group).await.is_some()
+                    }
+                    _ => false,
+                };
+                // The list this test is about (`expect.contains`), or the test's own route:
+                // its own request is sent first, and an absent route is judged there.
+                let about = self.endpoint.expect.contains.as_deref() == Some(kind.as_str());
+                if own || unjudged || blocker_absent || about {
+                    if let Some(outcome) = self.own_route_absent().await {
+                        return outcome;
+                    }
+                }
+                if unjudged {
+                    return Outcome::Skip(format!(
+                        "{} (no failing test is behind it)",
+                        blocker.line()
+                    ));
+                }
+                if blocker_absent {
+                    return Outcome::Skip(format!(
+                        "{}, a test that is unsupported: its group is absent",
+                        blocker.line()
+                    ));
+                }
                 Outcome::Blocked(blocker)
             }
         }
+    }
+
+    /// The test's own route, asked before a fixture is blamed: a read as it is, a create
+    /// with an empty document (which no create takes), when the fixtures had so far fill its
+    /// path. `Some` when the route is absent: `endpoint.exists` fails there (`unsupported`
+    /// when the whole group is absent, blocked when a resource the path names is not found).
+    async fn own_route_absent(&mut self) -> Option<Outcome> {
+        if matches!(self.case.variant, Variant::Registry | Variant::Upload) {
+            return None;
+        }
+        let method = Method::from_bytes(self.case.method.as_bytes()).ok()?;
+        let create = method == Method::POST && self.endpoint.kind == Kind::Create;
+        if method != Method::GET && !create {
+            return None;
+        }
+        let path = self
+            .ctx
+            .fixtures
+            .fill_path(&self.case.path, &self.scope, Some(self.endpoint), None)
+            .ok()?;
+        let mut request = Request::new(method, self.url_for(&path), auth_for(&path));
+        if create {
+            request = request.with_body(crate::target::Body::Json(serde_json::json!({})));
+        }
+        let main = self.send(request).await;
+        if self.ex(main).response.is_err() || c::route_exists(self.ex(main)).is_ok() {
+            return None;
+        }
+        if let Some(blocker) = self.named_resource_missing().await {
+            return Some(Outcome::Blocked(blocker));
+        }
+        let check = match self.case.variant {
+            Variant::Alias | Variant::AliasApiV2 => &c::ALIAS_EXISTS,
+            _ => &c::ENDPOINT_EXISTS,
+        };
+        let result = c::route_exists(self.ex(main));
+        self.check(check, Some(main), result);
+        if let Some(why) = self.group_absent().await {
+            return Some(Outcome::Unsupported(why));
+        }
+        Some(Outcome::Done)
     }
 
     async fn execute(&mut self) -> Outcome {
@@ -372,6 +481,17 @@ impl<'a> TestRun<'a> {
                     let needed = format!("the request sent before a `{kind}` is created");
                     let blocker = self.ctx.blocker(needed, &ex, None);
                     self.exchanges.push(ex);
+                    if blocker.see.is_none() {
+                        // a route outside the spec (TFE's workspace lock): no test judges it,
+                        // so no failing test is behind it, as for the kind's fixture
+                        if let Some(outcome) = self.own_route_absent().await {
+                            return outcome;
+                        }
+                        return Outcome::Skip(format!(
+                            "{} (no failing test is behind it)",
+                            blocker.line()
+                        ));
+                    }
                     return Outcome::Blocked(blocker);
                 }
             }

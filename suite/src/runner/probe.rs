@@ -57,14 +57,22 @@ impl Context {
     }
 
     /// A group is missing when none of its read endpoints has a route, on any path variant,
-    /// and at least one of them shows it. The group's `probe` is tried first. A read whose
-    /// fixture's create route of this group is absent counts as absent; a read that cannot be
-    /// tried for another reason counts neither way; with no read tried the group counts as
-    /// present (its tests are then blocked or fail, never hidden as unsupported).
+    /// and its creates have none either (a write that is routed is a group that is there,
+    /// whatever its reads answer). The group's `probe` is tried first. A read whose fixture's
+    /// create route of this group is absent counts as absent; a read that cannot be tried for
+    /// another reason (a fixture no one can make, or another group's that failed) makes the
+    /// group present: its tests are then skipped, blocked or fail `endpoint.exists`, never
+    /// hidden as unsupported.
     pub(super) async fn probe(&self, group: &str) -> Option<Exchange> {
         let g = self.catalog.groups.iter().find(|g| g.group == group)?;
         let mut reads: Vec<&Endpoint> = g.endpoints.iter().filter(|e| e.method == "GET").collect();
         reads.sort_by_key(|e| Some(&e.id) != g.probe.as_ref());
+        let own_kinds: BTreeSet<&str> = g
+            .endpoints
+            .iter()
+            .filter(|e| e.method == "POST" && e.kind == crate::catalog::Kind::Create)
+            .filter_map(|e| e.resource.as_deref())
+            .collect();
         let mut last = None;
         for endpoint in reads {
             let mut scope = Scope::default();
@@ -88,9 +96,18 @@ impl Context {
                     }
                     continue;
                 }
-                // A read that cannot be tried for another reason proves nothing either way:
-                // the group's other reads decide.
-                Err(_) => continue,
+                // A read that needs another group's resource, whose create route is absent:
+                // no evidence either way (that group's own probe judges it).
+                Err(FixtureError::Failed {
+                    exchange: Some(ex), ..
+                }) if c::route_exists(&ex).is_err() => continue,
+                // A read of a resource only this group's create makes, which could not be
+                // made for another reason (a fixture of another group it needs): the
+                // group's create decides, below.
+                Err(_) if kinds.iter().any(|k| own_kinds.contains(k.as_str())) => continue,
+                // A read that cannot be tried for another reason leaves the group's absence
+                // unproven: it is there.
+                Err(_) => return None,
             }
             let variants: &[Variant] = if endpoint.path.starts_with(crate::catalog::REGISTRY) {
                 &[Variant::Registry]
@@ -129,7 +146,61 @@ impl Context {
                 last = Some(ex);
             }
         }
-        last
+        match self.create_probe(group).await {
+            Err(()) => None,
+            Ok(create) => last.or(create),
+        }
+    }
+
+    /// Whether the group's creates have no route: sent an empty document (which no create
+    /// takes), a routed create refuses it (400, 422), an absent one answers 404, 405 or 501.
+    /// `Err(())` when one is routed (or its path cannot be filled: the absence is unproven),
+    /// else the last exchange that shows one absent (`None` when none could be sent).
+    async fn create_probe(&self, group: &str) -> Result<Option<Exchange>, ()> {
+        let Some(g) = self.catalog.groups.iter().find(|g| g.group == group) else {
+            return Ok(None);
+        };
+        let mut last = None;
+        for endpoint in g.endpoints.iter().filter(|e| {
+            e.method == "POST"
+                && e.kind == crate::catalog::Kind::Create
+                && !e.path.starts_with(crate::catalog::REGISTRY)
+        }) {
+            let mut scope = Scope::default();
+            let kinds = self
+                .fixtures
+                .kinds_in(&endpoint.path, &[], Some(endpoint), None)
+                .map_err(|_| ())?;
+            if self
+                .fixtures
+                .resolve_all(&kinds, &BTreeSet::new(), &mut scope)
+                .await
+                .is_err()
+            {
+                // a create that cannot be sent says nothing either way
+                continue;
+            }
+            let path = self
+                .fixtures
+                .fill_path(&endpoint.path, &scope, Some(endpoint), None)
+                .map_err(|_| ())?;
+            let url = self.target.api_url(&path);
+            let ex = self
+                .target
+                .send(
+                    Request::new(Method::POST, url, auth_for(&path))
+                        .with_body(crate::target::Body::Json(serde_json::json!({}))),
+                )
+                .await;
+            if ex.response.is_ok() && c::route_exists(&ex).is_ok() {
+                return Err(());
+            }
+            if self.parent_not_found(&scope, endpoint).await {
+                return Err(());
+            }
+            last = Some(ex);
+        }
+        Ok(last)
     }
 
     /// Whether a resource the probe's path is filled from (other than through the probed

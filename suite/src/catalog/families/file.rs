@@ -46,6 +46,8 @@ struct CollFile {
     #[serde(default)]
     with: Option<String>,
     #[serde(default)]
+    needs: Option<String>,
+    #[serde(default)]
     weight: usize,
     create: Route,
     #[serde(default)]
@@ -202,6 +204,11 @@ pub fn parse(name: &str, text: &str) -> Result<Family, String> {
             .as_deref()
             .map(|w| index(w, "with", &c.kind))
             .transpose()?;
+        let needs = c
+            .needs
+            .as_deref()
+            .map(|n| index(n, "needs", &c.kind))
+            .transpose()?;
         check_route(&c.create, "create").map_err(at)?;
         if file.namespace {
             for (key, body) in [
@@ -276,6 +283,7 @@ pub fn parse(name: &str, text: &str) -> Result<Family, String> {
             kind: c.kind.clone(),
             parent,
             with,
+            needs,
             create: c.create.clone(),
             show: c.show.clone(),
             list: c.list.clone(),

@@ -207,6 +207,9 @@ pub struct Coll {
     /// Another collection whose live item the create names (`{other}`), e.g. the workspace
     /// of a team access.
     pub with: Option<usize>,
+    /// A collection under the same parent the create needs an item of (a run needs the
+    /// workspace's configuration version): without one, the create may be refused (4xx).
+    pub needs: Option<usize>,
     /// Create.
     pub create: Route,
     /// Show of one item (`{id}`).

@@ -66,6 +66,24 @@ impl<'a> Run<'a> {
         if !self.family.namespace && self.model.items.is_empty() && self.missing_route(index) {
             return self.blocked_at(index);
         }
+        let unmet = coll.needs.is_some_and(|needs| {
+            !self
+                .model
+                .live_of(needs)
+                .iter()
+                .any(|&i| self.model.items[i].parent == parent)
+        });
+        if unmet && !self.ex(index).is_success() {
+            // what the create needs is not there (a run of a workspace without a
+            // configuration version): a refusal (4xx) is the documented answer
+            let what = format!(
+                "a {} without a {}",
+                coll.kind,
+                self.coll(coll.needs.unwrap_or_default()).kind
+            );
+            let result = c::lifecycle::refused(self.ex(index).status(), &what);
+            return self.check(&c::ENDPOINT_SUCCEEDS, Some(index), result);
+        }
         if duplicate {
             let what = format!("a second {} for the same pair", coll.kind);
             let result = c::lifecycle::refused(self.ex(index).status(), &what);
