@@ -60,6 +60,7 @@ pub(super) async fn apply(
         }
     }
     let res = gone_410(state, method, res).await;
+    let res = unknown_id_500(state, method, res).await;
     let res = show_any_id(state, method, bare, res).await;
     let res = rewrite_body(state, method, bare, res).await;
     after_body(state, method, bare, res)
@@ -123,6 +124,18 @@ async fn gone_410(state: &AppState, method: &Method, res: Response) -> Response 
             parts.status = StatusCode::GONE;
             Response::from_parts(parts, Body::from(bytes))
         }
+        Err(res) => res,
+    }
+}
+
+/// `unknown-id-500`: 500 for a GET of a resource that is not there (an unknown route stays
+/// 404), as a server whose id parser raises answers.
+async fn unknown_id_500(state: &AppState, method: &Method, res: Response) -> Response {
+    if !state.faults.has(&Kind::UnknownId500) {
+        return res;
+    }
+    match resource_not_found(method, res).await {
+        Ok(_) => ApiError::Internal("invalid id".into()).into_response(),
         Err(res) => res,
     }
 }

@@ -40,14 +40,24 @@ pub fn shows(ex: &Exchange, expected: &str, what: &str) -> Result<(), String> {
     same_id(&doc, expected, what)
 }
 
-/// `delete.then-gone`: a show of a deleted resource (`what`) does not succeed.
+/// `delete.then-gone`: a show of a deleted resource (`what`) answers a client error (404, or
+/// another 4xx such as 410); a 5xx, a 429 or a success proves nothing gone.
 pub fn gone(status: Option<u16>, what: &str) -> Result<(), String> {
     match status {
-        Some(s) if (200..300).contains(&s) => Err(format!(
-            "expected {what} to be gone after its delete; a show answered {s}"
+        Some(s) if says_absent(s) => Ok(()),
+        Some(s) => Err(format!(
+            "expected {what} to be gone after its delete (404 Not Found, or another 4xx); a show answered {s}"
         )),
-        _ => Ok(()),
+        None => Err(format!(
+            "expected {what} to be gone after its delete (404 Not Found); a show got no answer"
+        )),
     }
+}
+
+/// Whether a status says "no such resource": a client error other than 408 and 429 (which
+/// say the request was not served).
+fn says_absent(status: u16) -> bool {
+    (400..500).contains(&status) && !matches!(status, 408 | 429)
 }
 
 /// `delete.then-gone` for a kind without a show: the list that held the deleted resource
@@ -62,13 +72,17 @@ pub fn unlisted(listed: bool, what: &str) -> Result<(), String> {
     }
 }
 
-/// `show.unknown-id`: a show of an id nothing has (`what`) does not succeed.
+/// `show.unknown-id`: a show of an id nothing has (`what`) answers a client error (404, or
+/// another 4xx: HTTP semantics); a server error is not "not found".
 pub fn not_there(status: Option<u16>, what: &str) -> Result<(), String> {
     match status {
-        Some(s) if (200..300).contains(&s) => Err(format!(
-            "expected a show of {what}, which nothing has, not to succeed; received {s}"
+        Some(s) if says_absent(s) => Ok(()),
+        Some(s) => Err(format!(
+            "expected a show of {what}, which nothing has, to answer 404 Not Found (or another 4xx); received {s}"
         )),
-        _ => Ok(()),
+        None => Err(format!(
+            "expected a show of {what}, which nothing has, to answer 404 Not Found; received no answer"
+        )),
     }
 }
 
@@ -518,8 +532,13 @@ mod tests {
     fn a_deleted_resource_is_gone_and_404() {
         assert!(gone(Some(404), "it").is_ok());
         assert!(gone(Some(410), "it").is_ok());
-        assert!(gone(None, "it").is_ok());
+        assert!(gone(None, "it").is_err());
         assert!(gone(Some(200), "it").unwrap_err().contains("200"));
+        assert!(gone(Some(500), "it").unwrap_err().contains("500"));
+        assert!(gone(Some(429), "it").is_err());
+        assert!(not_there(Some(404), "ws-none").is_ok());
+        assert!(not_there(Some(400), "ws-none").is_ok());
+        assert!(not_there(Some(500), "ws-none").unwrap_err().contains("500"));
         assert!(unlisted(false, "it").is_ok());
         assert!(unlisted(true, "it").unwrap_err().contains("still holds"));
         assert!(not_found(Some(404), "it").is_ok());

@@ -101,14 +101,14 @@ checks! {
         "a list holds a resource the run made in it";
     UPDATE_SAME_ID = "update.same-id", Core, "Resources > Conventions 2",
         "an update answers the resource it changed";
-    DELETE_THEN_GONE = "delete.then-gone", Core, "Endpoints",
-        "after a delete, a show of the resource no longer succeeds";
+    DELETE_THEN_GONE = "delete.then-gone", Core, "Endpoints; RFC 9110 15.5.5",
+        "after a delete, a show of the resource answers not found (404 or another 4xx; a 5xx is no proof)";
     UPDATE_PERSISTED = "update.persisted", Core, "Endpoints; Resources > Conventions 2; RFC 5789 2",
         "after an update, the resource is shown with what it was sent (a show, a list): every attribute the update's answer carried at the value sent, and at least one; an update that changes nothing observable did not do its job";
     READ_BACK = "read-back", Core, "Resources > Conventions 2 and 4",
         "a later show answers the resource as made or changed: its `type`, and the attributes its create or update sent and answered, where the show carries them, at the same value";
     SHOW_UNKNOWN_ID = "show.unknown-id", Core, "Identifiers used in paths; RFC 9110 15.5.5",
-        "a show of an id nothing has (the requested one with a suffix) does not succeed: a show answers the resource it names, not any id";
+        "a show of an id nothing has (the requested one with a suffix) answers not found (404 or another 4xx, not a success or a 5xx): a show answers the resource it names, not any id";
     LIST_EXACT = "list.exact", Core, "Endpoints; Resources > Conventions 3",
         "a list in the run's own organization holds only resources the run made there";
     VARIANTS_AGREE = "variants.agree", Core, "Versioning 1",
@@ -142,7 +142,7 @@ checks! {
     RELATIONSHIP_LISTED = "relationship.listed", Core, "Endpoints (add users, add by membership, add policies, attach to workspaces, and their removals)",
         "after a relationship endpoint adds a member, the owner's show or list (a route of the spec) names the member's id; after one removes it, no longer. The spec shows no relationship document: the id may be anywhere in the answer's `data` (TFE's place is `tfe.linked`)";
     NO_SERVER_ERROR = "transport.no-5xx", Core, "Endpoints",
-        "a request is never answered with a 5xx";
+        "no request of a test is answered with a 5xx (its main request, set-up reads, polls and probes alike)";
     ALIAS_EXISTS = "alias.exists", Info, "Endpoints (Agents: \"one listing spells the segment agent-pool\")",
         "a spelling the spec only mentions answers like the endpoint: reported as information, required at no profile (TFE serves no such path)";
     TFE_STATUS = "tfe.status-code", Tfe, "tfe-api-facts 0.4",
@@ -279,6 +279,26 @@ impl Record {
         self.passed.insert(check.id);
     }
 
+    /// `transport.no-5xx` on every exchange of a test, not its main request only: each
+    /// exchange answered 5xx that carries no such finding yet gets one, so no test passes with
+    /// a server error anywhere in its transcript (an unknown id's show answered 500 is not
+    /// "not found").
+    pub fn server_errors(&mut self, exchanges: &[crate::target::Exchange]) {
+        for (index, ex) in exchanges.iter().enumerate() {
+            let Err(message) = no_server_error(ex) else {
+                continue;
+            };
+            let recorded = self
+                .findings
+                .iter()
+                .any(|f| f.check.id == NO_SERVER_ERROR.id && f.exchange == Some(index));
+            if !recorded {
+                // only a finding: a test's other exchanges answering no 5xx observe nothing
+                self.check(&NO_SERVER_ERROR, Some(index), Err(message));
+            }
+        }
+    }
+
     /// Whether a finding of `check` is recorded.
     pub fn failed(&self, check: &Check) -> bool {
         self.findings.iter().any(|f| f.check.id == check.id)
@@ -299,4 +319,27 @@ pub struct Finding {
     pub message: String,
     /// Index of the exchange that shows it, in the test's transcript.
     pub exchange: Option<usize>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::exchange;
+    use super::*;
+
+    #[test]
+    fn every_5xx_of_a_test_is_a_finding_and_nothing_else_counts_as_observed() {
+        let json = "application/vnd.api+json";
+        let exchanges = [
+            exchange(200, json, "{}"),
+            exchange(500, json, "{}"),
+            exchange(404, json, "{}"),
+            exchange(503, json, "{}"),
+        ];
+        let mut record = Record::default();
+        record.check(&NO_SERVER_ERROR, Some(3), no_server_error(&exchanges[3]));
+        record.server_errors(&exchanges);
+        let on: Vec<_> = record.findings.iter().map(|f| f.exchange).collect();
+        assert_eq!(on, [Some(3), Some(1)]);
+        assert!(record.passed.is_empty());
+    }
 }

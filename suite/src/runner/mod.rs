@@ -166,8 +166,11 @@ impl<'a> TestRun<'a> {
         }
     }
 
-    fn finish(self, outcome: Outcome, duration: Duration) -> TestResult {
+    fn finish(mut self, outcome: Outcome, duration: Duration) -> TestResult {
         let profile = self.ctx.profile;
+        if matches!(outcome, Outcome::Done) {
+            self.record.server_errors(&self.exchanges);
+        }
         let mut blocked_by = None;
         let (verdict, reason) = match outcome {
             Outcome::Skip(why) => (Verdict::Skipped, Some(why)),
