@@ -178,6 +178,7 @@ async fn rewrite_body(state: &AppState, method: &Method, bare: &str, res: Respon
             || faults.has(&Kind::DropsPermissions)
             || faults.has(&Kind::NoDefaultProject)
             || (faults.has(&Kind::WrongDefaults) && status == StatusCode::CREATED)
+            || (faults.has(&Kind::CreateAnswerFlipped) && status == StatusCode::CREATED)
             || faults.has(&Kind::ModuleStatusStuck)
             || faults.has(&Kind::DeliveriesForgotten)
             || faults.has(&Kind::NoPaginationMeta)
@@ -289,6 +290,17 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
                 if let Some(Value::Bool(flag)) = attributes.get_mut(name) {
                     *flag = !*flag;
                 }
+            }
+        }
+    }
+    if faults.has(&Kind::CreateAnswerFlipped) && status == StatusCode::CREATED {
+        let attributes = obj
+            .get_mut("data")
+            .and_then(|d| d.get_mut("attributes"))
+            .and_then(Value::as_object_mut);
+        for flag in attributes.into_iter().flat_map(|a| a.values_mut()) {
+            if let Value::Bool(flag) = flag {
+                *flag = !*flag;
             }
         }
     }

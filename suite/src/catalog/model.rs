@@ -396,6 +396,10 @@ pub struct ResourceDef {
     /// create answers for them when it was not sent them (`tfe.create-defaults`).
     #[serde(default)]
     pub defaults: serde_json::Map<String, serde_json::Value>,
+    /// Attributes a create or update may leave out of its answer or answer null: secrets TFE
+    /// never shows again (facts 6.9), not asked of `tfe.read-back`'s echo.
+    #[serde(default)]
+    pub write_only: Vec<String>,
     /// The request that makes it.
     pub create: Option<Route>,
     /// The request that removes it at the end of the run.

@@ -145,6 +145,55 @@ pub fn kept(sent: &Map<String, Value>, answer: &Value) -> Map<String, Value> {
         .collect()
 }
 
+/// The attributes a create or update `sent` that its `answer` carries, at the value the answer
+/// gives them: what a later show must not contradict (`read-back`). An answer that normalizes
+/// a value (a trimmed name) is held to its own value; one that answers `true` for a stored
+/// `false` is contradicted by the show. One the answer leaves out is taken as write-only.
+pub fn answered(sent: &Map<String, Value>, answer: &Value) -> Map<String, Value> {
+    let carried = answer
+        .pointer("/data/attributes")
+        .and_then(Value::as_object);
+    sent.keys()
+        .filter_map(|name| Some((name.clone(), carried?.get(name)?.clone())))
+        .collect()
+}
+
+/// `tfe.read-back` on a create's or update's own answer (facts 6.4: the response echoes every
+/// attribute sent): each attribute `sent` is answered at the value sent, except the
+/// `write_only` ones (secrets TFE never shows again, facts 6.9), which may be left out or null.
+pub fn echoes_sent(
+    sent: &Map<String, Value>,
+    answer: &Value,
+    write_only: &[String],
+    what: &str,
+) -> Result<(), String> {
+    let carried = answer
+        .pointer("/data/attributes")
+        .and_then(Value::as_object);
+    let differing: Vec<String> = sent
+        .iter()
+        .filter_map(|(name, value)| {
+            let got = carried.and_then(|a| a.get(name));
+            let hidden = write_only.contains(name)
+                && got.is_none_or(|v| v.is_null() || v.as_str() == Some(""));
+            match got {
+                _ if hidden => None,
+                Some(got) if got == value => None,
+                Some(got) => Some(format!("`{name}`: sent {value}, answered {got}")),
+                None => Some(format!("`{name}`: sent {value}, answered nothing")),
+            }
+        })
+        .collect();
+    if differing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {what} to echo every attribute it was sent (tfe-api-facts 6.4); {}",
+            differing.join("; ")
+        ))
+    }
+}
+
 /// The to-one relationships a create `sent` (by name, the related id) that its `answer`
 /// holds with the same id: what a later show must hold.
 pub fn kept_links(
@@ -548,6 +597,30 @@ mod tests {
         assert!(unknown(Some(200), "ws-none")
             .unwrap_err()
             .contains("ws-none"));
+    }
+
+    #[test]
+    fn a_later_show_is_held_to_what_the_answer_said_and_the_answer_to_what_was_sent() {
+        let sent = json!({"auto-queue-runs": false, "name": " a ", "secret": "s"});
+        let sent = sent.as_object().unwrap();
+        let answer = json!({"data": {"attributes": {"auto-queue-runs": true, "name": "a"}}});
+        let known = answered(sent, &answer);
+        assert_eq!(known.get("auto-queue-runs"), Some(&json!(true)));
+        assert_eq!(known.get("name"), Some(&json!("a")));
+        assert!(!known.contains_key("secret"));
+        let stored = json!({"data": {"attributes": {"auto-queue-runs": false, "name": "a"}}});
+        let e = reads_back(&known, None, &stored, "the show").unwrap_err();
+        assert!(e.contains("`auto-queue-runs`: true then, false now"), "{e}");
+        let write_only = ["secret".to_string()];
+        let e = echoes_sent(sent, &answer, &write_only, "the answer").unwrap_err();
+        assert!(
+            e.contains("`auto-queue-runs`: sent false, answered true"),
+            "{e}"
+        );
+        assert!(!e.contains("secret"), "{e}");
+        let echoed = json!({"data": {"attributes": {"auto-queue-runs": false, "name": " a "}}});
+        assert!(echoes_sent(sent, &echoed, &write_only, "the answer").is_ok());
+        assert!(echoes_sent(sent, &echoed, &[], "the answer").is_err());
     }
 
     #[test]

@@ -106,7 +106,7 @@ checks! {
     UPDATE_PERSISTED = "update.persisted", Core, "Endpoints; Resources > Conventions 2; RFC 5789 2",
         "after an update, the resource is shown with what it was sent (a show, a list): every attribute the update's answer carried at the value sent, and at least one; an update that changes nothing observable did not do its job";
     READ_BACK = "read-back", Core, "Resources > Conventions 2 and 4",
-        "a later show answers the resource as made or changed: its `type`, and the attributes its create or update sent and answered, where the show carries them, at the same value";
+        "a later show answers the resource as made or changed: its `type`, and every attribute its create or update was sent, where the show carries it, at the value that answer gave it (a show does not contradict the answer)";
     SHOW_UNKNOWN_ID = "show.unknown-id", Core, "Identifiers used in paths; RFC 9110 15.5.5",
         "a show of an id nothing has (the requested one with a suffix) answers not found (404 or another 4xx, not a success or a 5xx): a show answers the resource it names, not any id";
     LIST_EXACT = "list.exact", Core, "Endpoints; Resources > Conventions 3",
@@ -158,7 +158,7 @@ checks! {
     TFE_RESOURCE_SHAPE = "tfe.resource-shape", Tfe, "tfe-api-facts 2, 5 (each schema under schemas/tfe/ cites its section)",
         "a resource TFE documents has the attributes TFE always answers for it, with their JSON types and documented values, and the relationships it documents (schemas/tfe/resources, schemas/tfe/admin); a document that is no resource (the IP ranges, the audit trail) has the shape TFE documents (schemas/tfe)";
     TFE_READ_BACK = "tfe.read-back", Tfe, "tfe-api-facts 6.4",
-        "the create or update answer and a later show echo every attribute sent (those the answer carried: write-only ones aside), and a show of what was made holds every to-one relationship its create sent and answered";
+        "the create or update answer echoes every attribute sent at the value sent (the kind's `write_only` secrets aside), a later show carries them, and a show of what was made holds every to-one relationship its create sent and answered";
     TFE_LINKED = "tfe.linked", Tfe, "tfe-api-facts 2.9, 2.10, 6.10",
         "after a relationship endpoint adds a member, the owner's show lists it; after one removes it, the show (which listed it before) no longer does";
     TFE_TOKEN_SECRET = "tfe.token-secret", Tfe, "tfe-api-facts 2.14, 6.9",
