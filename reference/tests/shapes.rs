@@ -47,6 +47,7 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
             "stores-nothing",
             "generic-store",
             "tfe-create-200",
+            "registry-source-other-host",
             "typed-bodies",
             "membership-writes-only",
             "runs-need-configuration"
