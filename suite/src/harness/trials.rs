@@ -406,28 +406,23 @@ fn progress_mode(libtest: &mut Arguments, reports: &Path) -> ProgressMode {
 /// with the failure text.
 fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed> {
     match result.verdict {
-        Verdict::Pass | Verdict::Waived => Ok(Completion::Completed),
-        Verdict::Skipped | Verdict::Unsupported | Verdict::Blocked => {
-            Ok(Completion::ignored_with(format!(
-                "{}: {}",
-                result.verdict.as_str(),
-                info.scrub(result.reason.as_deref().unwrap_or(""))
-            )))
-        }
-        Verdict::Fail | Verdict::Error => Err(Failed::from(info.scrub(&format!(
+        verdict if verdict.fails_run() => Err(Failed::from(info.scrub(&format!(
             "{}:\n{}",
-            result.verdict.as_str(),
+            verdict.as_str(),
             result.failure_text()
         )))),
+        Verdict::Pass | Verdict::Waived => Ok(Completion::Completed),
+        verdict => Ok(Completion::ignored_with(format!(
+            "{}: {}",
+            verdict.as_str(),
+            info.scrub(result.reason.as_deref().unwrap_or(""))
+        ))),
     }
 }
 
 /// 1 when a test failed or errored, 3 when nothing was judged, else 0.
 pub fn exit_code(results: &[TestResult], _profile: Profile) -> u8 {
-    if results
-        .iter()
-        .any(|r| matches!(r.verdict, Verdict::Fail | Verdict::Error))
-    {
+    if results.iter().any(|r| r.verdict.fails_run()) {
         ExitCodes::FAILED
     } else if nothing_judged(results) {
         ExitCodes::NOTHING_JUDGED

@@ -77,32 +77,21 @@ pub struct RunReport<'a> {
     pub changes: Option<(&'a str, &'a crate::compare::Changes)>,
 }
 
-/// The verdicts in the order every report lists them.
-pub const VERDICTS: [Verdict; 7] = [
-    Verdict::Pass,
-    Verdict::Fail,
-    Verdict::Blocked,
-    Verdict::Unsupported,
-    Verdict::Skipped,
-    Verdict::Waived,
-    Verdict::Error,
-];
-
-/// Counts per verdict, in [`VERDICTS`] order.
+/// Counts per verdict, in [`Verdict::ALL`] order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts(pub [usize; 7]);
 
 impl Counts {
     /// Adds one verdict.
     pub fn add(&mut self, verdict: Verdict) {
-        if let Some(i) = VERDICTS.iter().position(|v| *v == verdict) {
+        if let Some(i) = Verdict::ALL.iter().position(|v| *v == verdict) {
             self.0[i] += 1;
         }
     }
 
     /// The count of one verdict.
     pub fn of(&self, verdict: Verdict) -> usize {
-        VERDICTS
+        Verdict::ALL
             .iter()
             .position(|v| *v == verdict)
             .map(|i| self.0[i])
@@ -143,11 +132,6 @@ pub fn effects_line(results: &[TestResult]) -> Option<String> {
         passed.len(),
         passed.len() - observed
     ))
-}
-
-/// True for the verdicts that fail the run.
-pub fn is_failure(verdict: Verdict) -> bool {
-    matches!(verdict, Verdict::Fail | Verdict::Error)
 }
 
 /// Writes every report file into `dir`; returns each path with how writing it went.
