@@ -166,25 +166,6 @@ fn a_token_delete_whose_create_answered_no_secret_is_blocked_by_that_create() {
     assert!(results[0].observed().contains(&"tfe.token-authenticates"));
 }
 
-/// Every place `secret` occurs in `text` is inside a longer word (`admin_users`), never a
-/// value of its own (a header's, a quoted string's, a query's).
-fn only_inside_words(text: &str, secret: &str) -> Result<(), String> {
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-    for (at, _) in text.match_indices(secret) {
-        let before = text[..at].chars().next_back();
-        let after = text[at + secret.len()..].chars().next();
-        if !word(before) && !word(after) {
-            let from = text[..at]
-                .char_indices()
-                .rev()
-                .nth(60)
-                .map_or(0, |(i, _)| i);
-            return Err(text[from..(at + secret.len() + 20).min(text.len())].to_string());
-        }
-    }
-    Ok(())
-}
-
 fn a_three_letter_token_leaves_every_test_name_intact_and_is_warned_about() {
     // `conform serve` with the short tokens a local set-up may use; a dropped route so that
     // failing tests carry their transcripts into every report
@@ -278,7 +259,7 @@ fn a_three_letter_token_leaves_every_test_name_intact_and_is_warned_about() {
     ] {
         assert!(!text.contains("(redacted)in_"), "{file} rewrote a name");
         for token in ["usr", "adm"] {
-            if let Err(around) = only_inside_words(&text, token) {
+            if let Err(around) = conform::target::only_inside_words(&text, token) {
                 panic!("{file}: the token `{token}` stands as a value: …{around}…");
             }
         }

@@ -223,25 +223,6 @@ mod tests {
     use crate::checks::{Finding, ENDPOINT_EXISTS};
     use crate::target::{Exchange, RequestRecord, ResponseRecord, ThrottleStats};
 
-    /// Every place `secret` occurs in `text` is inside a longer word (`admin_users`), never a
-    /// value of its own.
-    fn only_inside_words(text: &str, secret: &str) -> Result<(), String> {
-        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        for (at, _) in text.match_indices(secret) {
-            let before = text[..at].chars().next_back();
-            let after = text[at + secret.len()..].chars().next();
-            if !word(before) && !word(after) {
-                let from = text[..at]
-                    .char_indices()
-                    .rev()
-                    .nth(40)
-                    .map_or(0, |(i, _)| i);
-                return Err(text[from..(at + secret.len() + 20).min(text.len())].to_string());
-            }
-        }
-        Ok(())
-    }
-
     /// A three-letter administrator token that a target echoes as a credential (a header, a
     /// JSON `token` field, a query value): every report keeps the test's name whole and
     /// redacts the token wherever it stands as a credential.
@@ -319,7 +300,9 @@ mod tests {
                 text.contains("(redacted)"),
                 "{file}: the credential is not redacted"
             );
-            if let Err(around) = only_inside_words(&text.replace("the adm token", ""), "adm") {
+            if let Err(around) =
+                crate::target::only_inside_words(&text.replace("the adm token", ""), "adm")
+            {
                 panic!("{file}: the token stands as a value: …{around}…");
             }
         }
