@@ -1,7 +1,7 @@
 //! Each shape through the router (`app()` + `oneshot`): it changes exactly what it says, and
 //! what it seeds is there. Without shapes nothing changes (`tests/api.rs`).
 
-mod support;
+use crate::support;
 
 use axum::http::{header, Method, StatusCode};
 

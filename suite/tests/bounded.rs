@@ -154,7 +154,6 @@ fn peak_of_run(args: &[&str]) -> (u64, Option<i32>) {
     (peak, status.code())
 }
 
-#[test]
 fn memory_stays_bounded_whatever_the_target_sends() {
     let quiet = quiet_server();
     let (own, _) = peak_of_run(&["--target", &quiet, "--token", "flood-token"]);
@@ -173,7 +172,6 @@ fn memory_stays_bounded_whatever_the_target_sends() {
 
 /// A real server whose shows and lists answer 1 GiB each, while everything else works:
 /// hundreds of cut answers in one run, none of them kept.
-#[test]
 fn memory_stays_bounded_when_a_working_server_answers_huge_bodies() {
     let mut serve = Command::new(env!("CARGO_BIN_EXE_conform"));
     serve.args([
@@ -225,4 +223,12 @@ fn memory_stays_bounded_when_a_working_server_answers_huge_bodies() {
     let _ = server.wait();
     assert!(peak < 64 * 1024, "peak memory {} MB", peak / 1024);
     assert_eq!(code, Some(1), "the huge answers fail their tests");
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        memory_stays_bounded_whatever_the_target_sends,
+        memory_stays_bounded_when_a_working_server_answers_huge_bodies
+    ]
 }

@@ -33,8 +33,6 @@ mod limits;
 mod prefix;
 mod pretend;
 
-pub(crate) use pretend::Kept;
-
 /// The service: the gate in front of every route.
 pub(crate) fn app(state: AppState) -> Router {
     let gated = from_fn_with_state(state.clone(), gate).layer(routes::router(state));
