@@ -136,9 +136,7 @@ pub fn persisted(object: &Value, pointer: &str, value: &str, whence: &str) -> Re
 /// what a later show must answer. One the answer leaves out or answers otherwise is taken as
 /// write-only or normalized by the server, and is not asked of the show.
 pub fn kept(sent: &Map<String, Value>, answer: &Value) -> Map<String, Value> {
-    let answered = answer
-        .pointer("/data/attributes")
-        .and_then(Value::as_object);
+    let answered = attributes_of(answer);
     sent.iter()
         .filter(|(name, value)| answered.and_then(|a| a.get(*name)) == Some(*value))
         .map(|(name, value)| (name.clone(), value.clone()))
@@ -150,9 +148,7 @@ pub fn kept(sent: &Map<String, Value>, answer: &Value) -> Map<String, Value> {
 /// a value (a trimmed name) is held to its own value; one that answers `true` for a stored
 /// `false` is contradicted by the show. One the answer leaves out is taken as write-only.
 pub fn answered(sent: &Map<String, Value>, answer: &Value) -> Map<String, Value> {
-    let carried = answer
-        .pointer("/data/attributes")
-        .and_then(Value::as_object);
+    let carried = attributes_of(answer);
     sent.keys()
         .filter_map(|name| Some((name.clone(), carried?.get(name)?.clone())))
         .collect()
@@ -167,9 +163,7 @@ pub fn echoes_sent(
     write_only: &[String],
     what: &str,
 ) -> Result<(), String> {
-    let carried = answer
-        .pointer("/data/attributes")
-        .and_then(Value::as_object);
+    let carried = attributes_of(answer);
     let differing: Vec<String> = sent
         .iter()
         .filter_map(|(name, value)| {
@@ -192,6 +186,11 @@ pub fn echoes_sent(
             differing.join("; ")
         ))
     }
+}
+
+/// A single-resource document's `data.attributes`.
+fn attributes_of(doc: &Value) -> Option<&Map<String, Value>> {
+    doc.pointer("/data/attributes").and_then(Value::as_object)
 }
 
 /// The to-one relationships a create `sent` (by name, the related id) that its `answer`
@@ -257,7 +256,7 @@ pub fn reads_back(
             ));
         }
     }
-    let attributes = shown.pointer("/data/attributes").and_then(Value::as_object);
+    let attributes = attributes_of(shown);
     let differing: Vec<String> = known
         .iter()
         .filter_map(|(name, value)| match attributes.and_then(|a| a.get(name)) {
@@ -278,7 +277,7 @@ pub fn reads_back(
 /// `tfe.read-back` (facts 6.4): `shown` (`what`) carries every `known` attribute (sent and
 /// answered by the create or update, [`kept`]); their values are [`reads_back`]'s.
 pub fn echoes(known: &Map<String, Value>, shown: &Value, what: &str) -> Result<(), String> {
-    let attributes = shown.pointer("/data/attributes").and_then(Value::as_object);
+    let attributes = attributes_of(shown);
     let absent: Vec<String> = known
         .keys()
         .filter(|name| attributes.and_then(|a| a.get(*name)).is_none())
@@ -299,11 +298,8 @@ pub fn echoes(known: &Map<String, Value>, shown: &Value, what: &str) -> Result<(
 /// and every one the answer carried at the value sent is carried so by the show (an answer
 /// that says "changed" while the resource is not).
 pub fn applied(sent: &Map<String, Value>, answer: &Value, shown: &Value) -> Result<(), String> {
-    let value = |doc: &Value, name: &str| -> Option<Value> {
-        doc.pointer("/data/attributes")
-            .and_then(|a| a.get(name))
-            .cloned()
-    };
+    let value =
+        |doc: &Value, name: &str| -> Option<Value> { attributes_of(doc)?.get(name).cloned() };
     if sent.is_empty() {
         return Ok(());
     }
@@ -343,9 +339,7 @@ pub fn defaults_hold(
     sent: &Map<String, Value>,
     answer: &Value,
 ) -> Result<(), String> {
-    let answered = answer
-        .pointer("/data/attributes")
-        .and_then(Value::as_object);
+    let answered = attributes_of(answer);
     let wrong: Vec<String> = defaults
         .iter()
         .filter(|(name, _)| !sent.contains_key(*name))
