@@ -1,8 +1,9 @@
 //! Removing what a run made, truthfully, for teardown and `conform sweep` alike.
 //!
-//! A resource counts as removed only on evidence: a delete answered 2xx and its show no
-//! longer finds it (or the kind has no show), or no delete form found it and its show, a
-//! route seen answering for that kind, does not find it either. A 404 from a delete alone
+//! A resource counts as removed only on evidence: a delete answered 2xx and its show, a
+//! route seen answering for that kind, no longer finds it (or the kind has no show), or no
+//! delete form found it and its show does not find it either. A show route never seen
+//! answering proves nothing: its 404 may be a router's "404 page not found". A 404 from a delete alone
 //! proves nothing: on a server without that route every resource "is gone". Every delete
 //! form the catalog knows is tried (both prefixes, the other spelling, the deprecated form).
 //! What is not shown gone is a leftover, with the requests that say so.
@@ -25,8 +26,9 @@ pub enum Removed {
     Gone,
     /// Not shown gone: why, with the requests.
     Left(String),
-    /// Every delete form and its show answered 404, and no show of its kind has answered
-    /// yet: gone if the show route exists. [`Remover::settle`] decides at the end.
+    /// Its show answered 404 (after a delete that succeeded, or after every delete form
+    /// answered 404 too), and no show of its kind has answered yet: gone if the show route
+    /// exists. [`Remover::settle`] decides at the end.
     Unconfirmed(String),
 }
 
@@ -104,8 +106,12 @@ impl<'a> Remover<'a> {
                 "{}; GET {show_path} still shows it",
                 done.unwrap_or(tried)
             )),
-            (Some(by), Some(Some(404 | 410)) | None) => Removed::Deleted(by),
+            (Some(by), Some(Some(404 | 410))) if proven => Removed::Deleted(by),
+            (Some(by), None) => Removed::Deleted(by),
             (None, _) if parent_gone && not_found => Removed::Gone,
+            (Some(by), Some(Some(404 | 410))) => Removed::Unconfirmed(format!(
+                "{by}, but GET {show_path} answered 404 and that route never answered for a {kind}: deleted, or neither route does anything here"
+            )),
             (Some(by), Some(other)) => Removed::Left(format!(
                 "{by}, but GET {show_path} {}: not shown gone",
                 other.map_or("had no answer".into(), |s| format!("answered {s}"))

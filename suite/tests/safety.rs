@@ -1040,6 +1040,76 @@ fn debris_behind_a_missing_delete_route_is_reported_not_counted_deleted() {
     assert!(swept.contains("still shows it"), "{swept}");
 }
 
+/// A membership delete that does nothing (answered 204) and a membership show route that
+/// answers 404 for everything (a router's, as otf's): teardown does not count the 404 of a
+/// show route never seen answering as "deleted" (issue 30 item 17). The memberships are
+/// leftovers, outstanding in the ledger, and still in the organization's membership list.
+fn a_show_route_never_seen_answering_proves_no_delete_in_teardown() {
+    let served = Served::start(
+        "noshow-user",
+        "noshow-admin",
+        &[
+            "drop-route=GET /organization-memberships/:organization_membership_id",
+            "delete-noop",
+        ],
+    );
+    let dir = scratch("noshow");
+    let ledger = dir.join("ledger.jsonl");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let made = rt.block_on(
+        reqwest::Client::new()
+            .post(format!("{}/api/v2/organizations", served.url))
+            .bearer_auth("noshow-user")
+            .header("content-type", "application/vnd.api+json")
+            .body(r#"{"data":{"type":"organizations","attributes":{"name":"shared-org","email":"s@example.com"}}}"#)
+            .send(),
+    );
+    assert_eq!(made.expect("made").status().as_u16(), 201);
+    let (out, _) = run_conform(&[
+        "--target",
+        &served.url,
+        "--token",
+        "noshow-user",
+        "--admin-token",
+        "noshow-admin",
+        "--organization",
+        "shared-org",
+        "--reports",
+        dir.to_str().unwrap(),
+        "--group",
+        "organization_memberships",
+    ]);
+    let said = text(&out);
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).expect("results.json"),
+    )
+    .expect("parses");
+    let leftovers = results["leftovers"].to_string();
+    assert!(
+        leftovers.contains("organization_membership"),
+        "{leftovers}\n{said}"
+    );
+    assert!(leftovers.contains("never answered"), "{leftovers}");
+    let outstanding = conform::ledger::read(&ledger)
+        .expect("ledger")
+        .outstanding();
+    assert!(outstanding
+        .iter()
+        .any(|e| e.kind == "organization_membership"));
+    let (status, doc) = get_json(
+        &format!(
+            "{}/api/v2/organizations/shared-org/organization-memberships",
+            served.url
+        ),
+        "noshow-user",
+    );
+    assert_eq!(status, 200);
+    assert!(doc["data"].as_array().is_some_and(|d| d.len() > 1), "{doc}");
+}
+
 /// Invitations make user accounts, which outlive the organization: a clean run deletes them
 /// through the administrator API, and without the administrator token reports them.
 fn users_an_invitation_made_are_deleted_or_reported() {
@@ -1229,6 +1299,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         a_skipped_sequence_family_says_ignored,
         a_run_at_the_servers_rate_is_never_refused,
         debris_behind_a_missing_delete_route_is_reported_not_counted_deleted,
+        a_show_route_never_seen_answering_proves_no_delete_in_teardown,
         users_an_invitation_made_are_deleted_or_reported,
         instance_wide_settings_change_only_when_allowed_and_are_restored
     ]
