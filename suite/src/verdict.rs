@@ -199,7 +199,7 @@ impl TestResult {
     pub fn failing(&self, profile: Profile) -> impl Iterator<Item = &Finding> {
         self.findings
             .iter()
-            .filter(move |f| profile.fails_on(f.check.level))
+            .filter(move |f| profile.fails_on(f.level))
     }
 
     /// The first line of what went wrong: the first finding as `say` puts it, else the
@@ -247,7 +247,7 @@ impl TestResult {
         for finding in &self.findings {
             out.push_str(&format!(
                 "[{}] {} ({}; {})\n  {}\n",
-                finding.check.level,
+                finding.level,
                 finding.check.id,
                 finding.check.title,
                 finding.check.cites,

@@ -99,7 +99,7 @@ fn every_sequence_passes_at_256_cases() {
 }
 
 fn a_delete_that_does_not_delete_shrinks_to_create_delete_show() {
-    let r = failing("delete-noop", "sequences::workspaces", "core");
+    let r = failing("delete-noop", "sequences::workspaces", "tfe");
     assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
     assert_eq!(r.findings[0].check.id, "delete.then-gone");
     let text = r.reason.clone().unwrap_or_default();
@@ -121,7 +121,7 @@ fn a_delete_that_does_not_delete_shrinks_to_create_delete_show() {
 }
 
 fn a_lost_update_shrinks_to_create_update_read() {
-    let r = failing("update-not-persisted", "sequences::workspaces", "core");
+    let r = failing("update-not-persisted", "sequences::workspaces", "tfe");
     assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
     assert_eq!(r.findings[0].check.id, "update.persisted");
 }
@@ -130,7 +130,7 @@ fn the_lowest_failing_case_is_reported_however_many_cases_run_at_once() {
     // Cases run side by side within --test-threads: the one reported (and shrunk) is the
     // lowest-numbered failing case, whatever order the cases finish in.
     let reported = |threads: &str| {
-        let args = format!("--profile core --seed 7 --cases 64 --test-threads {threads}");
+        let args = format!("--profile tfe --seed 7 --cases 64 --test-threads {threads}");
         let args: Vec<&str> = args.split(' ').collect();
         let results =
             support::run_sequences(&["update-not-persisted"], &["sequences::workspaces"], &args);
@@ -153,7 +153,7 @@ fn the_lowest_failing_case_is_reported_however_many_cases_run_at_once() {
 }
 
 fn a_list_missing_the_newest_item_shrinks_to_create_list() {
-    let r = failing("list-omits-newest", "sequences::workspaces", "core");
+    let r = failing("list-omits-newest", "sequences::workspaces", "tfe");
     assert_eq!(minimal_length(&r), 2, "{}", r.failure_text());
 }
 
@@ -791,7 +791,7 @@ fn inside_a_given_organization_a_list_missing_the_newest_item_is_still_caught_th
             "--organization",
             "acme",
             "--profile",
-            "core",
+            "tfe",
             "--seed",
             "7",
             "--cases",

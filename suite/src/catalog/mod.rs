@@ -292,9 +292,18 @@ impl Catalog {
 
     /// The upload test of a resource kind (`configuration_versions::upload::upload`).
     pub fn upload_test_of(&self, kind: &str) -> Option<String> {
+        self.upload_endpoint(kind)
+            .map(|(g, e)| format!("{}::{}::{}", g.group, e.id, Variant::Upload.as_str()))
+    }
+
+    /// The upload endpoint of a resource kind (a PUT to the address its create answers).
+    pub fn upload_of(&self, kind: &str) -> Option<&Endpoint> {
+        self.upload_endpoint(kind).map(|(_, e)| e)
+    }
+
+    fn upload_endpoint(&self, kind: &str) -> Option<(&Group, &Endpoint)> {
         self.endpoints()
             .find(|(_, e)| e.path.starts_with(UPLOAD) && e.resource.as_deref() == Some(kind))
-            .map(|(g, e)| format!("{}::{}::{}", g.group, e.id, Variant::Upload.as_str()))
     }
 
     /// The refusal cases the test of `group::id` sends.

@@ -264,11 +264,7 @@ impl Record {
                 true
             }
             Err(message) => {
-                self.findings.push(Finding {
-                    check,
-                    message,
-                    exchange,
-                });
+                self.findings.push(Finding::new(check, message, exchange));
                 false
             }
         }
@@ -319,6 +315,28 @@ pub struct Finding {
     pub message: String,
     /// Index of the exchange that shows it, in the test's transcript.
     pub exchange: Option<usize>,
+    /// The level it counts at: its check's, or higher where what it judged is not the
+    /// spec's (a sequence's request on a TFE route the spec's tables do not list, a state
+    /// only TFE documents: [`Finding::at`]).
+    pub level: Level,
+}
+
+impl Finding {
+    /// A finding of `check`, at the check's level.
+    pub fn new(check: &'static Check, message: String, exchange: Option<usize>) -> Self {
+        Self {
+            check,
+            message,
+            exchange,
+            level: check.level,
+        }
+    }
+
+    /// The same finding counted at `level` where that is above its check's.
+    pub fn at(self, level: Level) -> Self {
+        let level = self.level.max(level);
+        Self { level, ..self }
+    }
 }
 
 #[cfg(test)]

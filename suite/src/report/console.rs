@@ -130,7 +130,7 @@ pub fn print_failures(results: &[TestResult], info: &super::RunInfo) {
         for f in &r.findings {
             println!(
                 "    [{}] {}: {}",
-                f.check.level,
+                f.level,
                 f.check.id,
                 info.scrub(&f.message)
             );

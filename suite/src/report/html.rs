@@ -383,7 +383,7 @@ fn row(h: &mut String, r: &TestResult, report: &RunReport) {
     if !r.findings.is_empty() {
         h.push_str("<ul>");
         for f in &r.findings {
-            let counts = if report.profile.fails_on(f.check.level) {
+            let counts = if report.profile.fails_on(f.level) {
                 ""
             } else {
                 " <span class=\"muted\">(reported, does not fail this profile)</span>"
@@ -392,7 +392,7 @@ fn row(h: &mut String, r: &TestResult, report: &RunReport) {
                 h,
                 "<li><span class=\"check\">{}</span> [{}]{counts}: <span class=\"muted\">({})</span>{}</li>",
                 esc(f.check.id),
-                f.check.level,
+                f.level,
                 esc(f.check.cites),
                 text_block(info, &f.message)
             );

@@ -105,8 +105,8 @@ fn test(r: &TestResult, report: &RunReport) -> Value {
         .map(|f| {
             let mut v = json!({
                 "id": f.check.id,
-                "level": f.check.level.as_str(),
-                "counts": report.profile.fails_on(f.check.level),
+                "level": f.level.as_str(),
+                "counts": report.profile.fails_on(f.level),
                 "cites": f.check.cites,
                 "message": info.scrub(&f.message),
             });

@@ -251,13 +251,12 @@ mod tests {
             group: "admin_users".into(),
             verdict: Verdict::Fail,
             reason: None,
-            findings: vec![Finding {
-                check: &ENDPOINT_EXISTS,
-                message:
-                    "GET /api/v2/admin/users answered 404 (admin_users lists the adm token's users)"
-                        .into(),
-                exchange: Some(0),
-            }],
+            findings: vec![Finding::new(
+                &ENDPOINT_EXISTS,
+                "GET /api/v2/admin/users answered 404 (admin_users lists the adm token's users)"
+                    .into(),
+                Some(0),
+            )],
             passed: Vec::new(),
             exchanges: vec![exchange],
             requests: 1,

@@ -253,7 +253,7 @@ fn test_block(md: &mut String, r: &TestResult, info: &super::RunInfo) {
             md,
             "- **{}** [{}] {inline}{evidence}  \n  <sub>{}</sub>",
             f.check.id,
-            f.check.level,
+            f.level,
             cell(f.check.cites)
         );
         if let Some(block) = block {

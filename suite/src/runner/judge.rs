@@ -35,7 +35,7 @@ pub fn judge(
 ) -> (Verdict, Option<String>) {
     let mut failing = findings
         .iter()
-        .filter(|f| profile.fails_on(f.check.level))
+        .filter(|f| profile.fails_on(f.level))
         .peekable();
     if failing.peek().is_none() {
         let counted = passed
@@ -64,7 +64,7 @@ fn nothing_judged(findings: &[Finding], passed: &[&'static str], profile: Profil
     seen.extend(
         findings
             .iter()
-            .map(|f| format!("{} ({}: {})", f.check.id, f.check.level.as_str(), f.message)),
+            .map(|f| format!("{} ({}: {})", f.check.id, f.level.as_str(), f.message)),
     );
     let seen = if seen.is_empty() {
         "no check was evaluated".to_string()
@@ -140,11 +140,11 @@ mod tests {
             group: "runs".into(),
             verdict: Verdict::Fail,
             reason: None,
-            findings: vec![Finding {
-                check: &c::ENDPOINT_SUCCEEDS,
-                message: "expected success".into(),
-                exchange: Some(0),
-            }],
+            findings: vec![Finding::new(
+                &c::ENDPOINT_SUCCEEDS,
+                "expected success".into(),
+                Some(0),
+            )],
             passed: Vec::new(),
             exchanges: vec![ex],
             requests: 1,
@@ -170,11 +170,7 @@ mod tests {
     #[test]
     fn findings_become_a_verdict_at_the_profile() {
         let result = failed_on(answered(500, &[]));
-        let tfe_only = vec![Finding {
-            check: &c::TFE_STATUS,
-            message: "expected 201".into(),
-            exchange: Some(0),
-        }];
+        let tfe_only = vec![Finding::new(&c::TFE_STATUS, "expected 201".into(), Some(0))];
         let core_passed = [c::ENDPOINT_SUCCEEDS.id];
         assert_eq!(
             judge(&tfe_only, &core_passed, &result.exchanges, Profile::Core).0,
@@ -204,11 +200,7 @@ mod tests {
     #[test]
     fn a_test_that_judged_nothing_the_profile_counts_is_skipped_never_passed() {
         let result = failed_on(answered(404, &[]));
-        let info_only = vec![Finding {
-            check: &c::ALIAS_EXISTS,
-            message: "no route".into(),
-            exchange: Some(0),
-        }];
+        let info_only = vec![Finding::new(&c::ALIAS_EXISTS, "no route".into(), Some(0))];
         for profile in [Profile::Core, Profile::Tfe] {
             let (verdict, why) = judge(&info_only, &[], &result.exchanges, profile);
             assert_eq!(verdict, Verdict::Skipped);

@@ -258,7 +258,7 @@ pub fn judge(
         .filter(|r| {
             r.verdict.fails_run()
                 || (case.level == LevelName::Info
-                    && r.findings.iter().any(|f| f.check.level == Level::Info))
+                    && r.findings.iter().any(|f| f.level == Level::Info))
         })
         .map(|r| {
             let mut checks: Vec<&'static str> = r.findings.iter().map(|f| f.check.id).collect();

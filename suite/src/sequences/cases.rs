@@ -52,8 +52,8 @@ pub(super) struct Ended<'a> {
 enum CaseEnd<'a> {
     /// It passed: what the family's result keeps of it.
     Passed(Kept),
-    /// It ended the family.
-    Ended(Ended<'a>),
+    /// It ended the family (boxed: its whole outcome is large beside a passed case's).
+    Ended(Box<Ended<'a>>),
     /// It did not start: a lower case had ended the family.
     NotRun,
 }
@@ -187,12 +187,12 @@ impl<'a> CaseRun<'a> {
             return CaseEnd::Passed(Kept::of(&outcome));
         }
         self.first_ended.fetch_min(case, Ordering::SeqCst);
-        CaseEnd::Ended(Ended {
+        CaseEnd::Ended(Box::new(Ended {
             case,
             seed,
             names,
             outcome,
-        })
+        }))
     }
 }
 
@@ -212,7 +212,7 @@ impl<'a> Cases<'a> {
                 self.sent += ended.outcome.exchanges.len();
                 if self.ended.is_none() {
                     self.keep(Kept::of(&ended.outcome));
-                    self.ended = Some(ended);
+                    self.ended = Some(*ended);
                 }
             }
         }

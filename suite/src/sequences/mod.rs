@@ -529,7 +529,7 @@ fn render(
     if let Some(f) = &out.failure {
         text.push_str(&format!(
             "sequence failed: [{}] {}: {}\n",
-            f.check.level, f.check.id, f.message
+            f.level, f.check.id, f.message
         ));
     }
     text.push_str(&format!(

@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::catalog::families::model::{Family, Model, Route};
 use crate::catalog::{HttpMethod, Kind, Matched, Organizations};
 use crate::checks::answer::Seen;
-use crate::checks::{self as c, Check, Finding};
+use crate::checks::{self as c, Check, Finding, Level};
 use crate::runner::Context;
 use crate::target::{Auth, Body, Exchange, Request, TransportError};
 use crate::verdict::Profile;
@@ -188,6 +188,10 @@ pub struct Run<'a> {
     /// The endpoint of each request sent through a family route, by exchange index: the
     /// catalog's (`None`: a TFE route the spec's tables do not list).
     matched: BTreeMap<usize, Option<Matched>>,
+    /// The items whose expected state an action of the spec led to (its catalog endpoint
+    /// names the state it leaves at core, `expect.state`): only such a state is judged at
+    /// core ([`Run::state_level`]).
+    spec_states: BTreeSet<usize>,
 }
 
 impl<'a> Run<'a> {
@@ -221,6 +225,7 @@ impl<'a> Run<'a> {
             pick: 0,
             organizations: ctx.catalog.organizations(),
             matched: BTreeMap::new(),
+            spec_states: BTreeSet::new(),
         }
     }
 
@@ -315,22 +320,66 @@ impl<'a> Run<'a> {
         exchange: Option<usize>,
         result: Result<(), String>,
     ) -> StepResult {
+        self.check_at(check, check.level, exchange, result)
+    }
+
+    /// Records a check counted at `level`, or higher: the one rule of what a sequence judges
+    /// at core. A finding on an exchange whose request is on a route the spec's tables do not
+    /// list (a workspace's: [`Run::route_level`]) counts at `tfe` (but a 5xx, which is right
+    /// nowhere: `transport.no-5xx` keeps its level), as does a comparison with
+    /// a state only TFE documents (the caller's `level`: [`Run::state_level`]). `Err(Stop)`
+    /// when it failed at the profile's level; below it, the first finding of each check is
+    /// noted, at the level it counts at.
+    fn check_at(
+        &mut self,
+        check: &'static Check,
+        level: Level,
+        exchange: Option<usize>,
+        result: Result<(), String>,
+    ) -> StepResult {
+        // a server error is no answer anywhere: `transport.no-5xx` stays at its own level
+        let level = match exchange {
+            Some(i) if check.id != c::NO_SERVER_ERROR.id => level.max(self.route_level(i)),
+            _ => level,
+        };
         let result = result.map_err(|message| format!("step {}: {message}", self.step_no));
         match result {
-            Err(message) if self.profile.fails_on(check.level) => {
-                self.out.failure = Some(Finding {
-                    check,
-                    message,
-                    exchange,
-                });
+            Err(message) if self.profile.fails_on(level.max(check.level)) => {
+                self.out.failure = Some(Finding::new(check, message, exchange).at(level));
                 Err(Stop)
             }
-            // below the profile's level, the first finding of each check is noted
             Err(_) if self.out.record.failed(check) => Ok(()),
-            result => {
-                self.out.record.check(check, exchange, result);
+            Err(message) => {
+                let finding = Finding::new(check, message, exchange).at(level);
+                self.out.record.findings.push(finding);
                 Ok(())
             }
+            Ok(()) => {
+                self.out.record.pass(check);
+                Ok(())
+            }
+        }
+    }
+
+    /// The level what an exchange shows counts at: `tfe` for a request on a family route the
+    /// spec's tables do not list (`Catalog::find` matched no endpoint: a TFE route such as a
+    /// workspace's, `suite/tests/sequence_files.rs`), else `core`.
+    fn route_level(&self, index: usize) -> Level {
+        match self.matched.get(&index) {
+            Some(None) => Level::Tfe,
+            _ => Level::Core,
+        }
+    }
+
+    /// The level a comparison with an item's expected state counts at: `core` only where an
+    /// action of the spec led to it ([`Run::spec_states`]); a state it starts in, reaches on
+    /// its own or was last read in is TFE's state machine (the spec: "The full list of
+    /// states of any resource: not shown").
+    fn state_level(&self, item: usize) -> Level {
+        if self.spec_states.contains(&item) {
+            Level::Core
+        } else {
+            Level::Tfe
         }
     }
 
@@ -509,6 +558,7 @@ impl<'a> Run<'a> {
             self.check(&c::UPDATE_PERSISTED, Some(index), result)?;
         }
         let coll = self.coll(self.model.items[item].coll);
+        let level = self.state_level(item);
         if let Some(state) = &coll.state {
             let got = match state.read {
                 Some(read) => read(object),
@@ -547,7 +597,13 @@ impl<'a> Run<'a> {
                     };
                     let what = format!("{label}, after this sequence's actions,");
                     let result = c::lifecycle::in_state(&g, &want, &via, &what, whence);
-                    self.check(&c::STATE_AFTER, Some(index), result)?;
+                    self.check_at(&c::STATE_AFTER, level, Some(index), result)?;
+                    // below the profile's level: the model follows the state the service shows
+                    self.spec_states.remove(&item);
+                    let it = &mut self.model.items[item];
+                    it.state = Some(g);
+                    it.reached = true;
+                    it.seen = None;
                 }
             }
         }
