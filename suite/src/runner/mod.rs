@@ -760,8 +760,7 @@ impl<'a> TestRun<'a> {
     }
 
     /// After a 404: a resource the path names (other than through this very endpoint) that
-    /// its own show, in the canonical form, does not find either, and its list shows absent
-    /// (a show's 404 alone may be that route's own absence, issue 30 item 17).
+    /// its own show, in the canonical form, does not find either.
     async fn named_resource_missing(&mut self) -> Option<Blocker> {
         let e = self.endpoint;
         let kinds: Vec<String> = crate::catalog::path_params(&self.case.path)
@@ -790,11 +789,6 @@ impl<'a> TestRun<'a> {
                     .get(&kind)
                     .map(|i| i.id.clone())
                     .unwrap_or_default();
-                if !self.not_listed(&kind, &id).await {
-                    // a show's 404 proves nothing on a route never seen answering (a
-                    // router's "404 page not found"): only the kind's list can tell
-                    continue;
-                }
                 let mut blocker = self.ctx.blocker(
                     format!("the `{kind}` {id} its path names, which is not found"),
                     self.ex(index),
@@ -806,13 +800,6 @@ impl<'a> TestRun<'a> {
             }
         }
         None
-    }
-
-    /// True when the list that holds `kind` answers without the item `id`: it is not there.
-    /// False when the list holds it (the show's 404 was its route's own) or cannot be read
-    /// (nothing is shown either way).
-    async fn not_listed(&mut self, kind: &str, id: &str) -> bool {
-        matches!(self.find_listed(kind, id, true).await, Some((_, None)))
     }
 
     /// The id of the endpoint's resource when the path names it.
