@@ -90,7 +90,16 @@ impl<'a> Remover<'a> {
                 }
             }
         }
+        // a delete may take effect a moment later (above all one answered 202 Accepted): a
+        // show that still finds it after a delete that succeeded is read again within the
+        // consistency window
+        let mut waited = None;
         let after = match show {
+            Some(show) if done.is_some() => {
+                let (status, w) = self.get_until_gone(show).await;
+                waited = w;
+                Some(status)
+            }
             Some(show) => Some(self.get(show).await),
             None => None,
         };
@@ -101,8 +110,12 @@ impl<'a> Remover<'a> {
         let tried = tried.join("; ");
         match (done, after) {
             (done, Some(Some(s))) if (200..300).contains(&s) => Removed::Left(format!(
-                "{}; GET {show_path} still shows it",
-                done.unwrap_or(tried)
+                "{}; GET {show_path} still shows it{}",
+                done.unwrap_or(tried),
+                waited.map_or(String::new(), |w| format!(
+                    " after {} of reading again (--consistency-window)",
+                    crate::clock::human(w)
+                ))
             )),
             (Some(by), Some(Some(404 | 410)) | None) => Removed::Deleted(by),
             (None, _) if parent_gone && not_found => Removed::Gone,
@@ -136,8 +149,25 @@ impl<'a> Remover<'a> {
     /// lives in is gone, so it cannot be reached either).
     pub async fn went_along(&self, show: Option<&(Url, Auth)>) -> bool {
         match show {
-            Some(show) => matches!(self.get(show).await, Some(404 | 410)),
+            Some(show) => matches!(self.get_until_gone(show).await.0, Some(404 | 410)),
             None => true,
+        }
+    }
+
+    /// GETs a show, again within the consistency window (`crate::patience`) while it still
+    /// answers 2xx: what was deleted may be shown a moment longer. Answers the last status and
+    /// how long it waited, when it did.
+    async fn get_until_gone(
+        &self,
+        show: &(Url, Auth),
+    ) -> (Option<u16>, Option<std::time::Duration>) {
+        let mut patience = self.target.patience();
+        loop {
+            let status = self.get(show).await;
+            let shown = status.is_some_and(|s| (200..300).contains(&s));
+            if !shown || !patience.again().await {
+                return (status, patience.done(!shown));
+            }
         }
     }
 

@@ -54,6 +54,7 @@ pub fn sweep(args: SweepArgs) -> ExitCode {
 fn settings(args: &SweepArgs) -> Result<Settings, ConfigError> {
     Settings::resolve(&RunArgs {
         connection: args.connection.clone(),
+        consistency_window: args.consistency_window.clone(),
         ..RunArgs::default()
     })
 }
@@ -75,6 +76,7 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
         })
         .map_err(|e| ConfigError(e.to_string()))?,
     );
+    target.set_consistency_window(settings.consistency_window);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

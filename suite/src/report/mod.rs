@@ -308,6 +308,7 @@ mod tests {
             requests: 1,
             wall: Default::default(),
             throttle: ThrottleStats::default(),
+            lags: Default::default(),
         };
         let results = [result];
         let report = RunReport {

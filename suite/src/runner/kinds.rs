@@ -11,7 +11,7 @@ use super::{registry, TestRun, MAX_PAGES};
 use crate::catalog::{path_for, Variant};
 use crate::checks::{self as c, Check};
 use crate::fixtures::{auth_for, sent_attributes};
-use crate::target::{Auth, Request};
+use crate::target::{Auth, Exchange, Request};
 
 impl TestRun<'_> {
     /// The JSON document of a 2xx answer; otherwise a failure of `check`: "expected {what},
@@ -102,27 +102,29 @@ impl TestRun<'_> {
         } else {
             &c::CREATE_THEN_SHOW
         };
-        let shown = self.show_resource(&kind).await;
-        if let Some(index) = shown {
+        // a list or an index may show the new item a moment late: read again within the window
+        let shown = self.show_until(&kind, Exchange::is_success).await;
+        if let Some((index, waited)) = shown {
             let what = format!("the show of the created {kind}");
             let result = c::lifecycle::shows(self.ex(index), &id, &what);
-            if self.check(check, Some(index), result) {
+            if self.check(check, Some(index), c::waited(result, waited)) {
                 let shown = self.ex(index).json().unwrap_or_default();
                 self.read_back(index, &known, &doc, &shown, &what);
                 self.links_read_back(index, &links, &shown, &what);
             }
         }
-        self.token_created(main, &doc, shown).await;
+        self.token_created(main, &doc, shown.map(|(index, _)| index))
+            .await;
         if let Some(linked) = self.endpoint.expect.linked.clone() {
             // what the create adds to another resource (a module's version)
             self.state_check(&linked, &c::TFE_LINKED).await;
         }
         // Created items are listed (go-tfe, facts 6.1), and where there is no show the list
         // shows what was made.
-        if let Some((index, item)) = self.find_listed(&kind, &id, true).await {
+        if let Some(((index, item), waited)) = self.listed_until(&kind, &id, true).await {
             let ids: Vec<String> = item.iter().map(|_| id.clone()).collect();
             let listed = c::lists::holds(&ids, &id, &kind);
-            if self.check(&c::LIST_CONTAINS, Some(index), listed)
+            if self.check(&c::LIST_CONTAINS, Some(index), c::waited(listed, waited))
                 && self.list_instead_of_show(&kind).is_some()
             {
                 let shown = item.unwrap_or_default();
@@ -266,9 +268,23 @@ impl TestRun<'_> {
         }
         if let Some(kind) = self.endpoint.expect.contains.clone() {
             if let Some(wanted) = self.scope.get(&kind).map(|i| i.id.clone()) {
-                if let Some((ids, last)) = self.find_own_in_list(main, &doc, &wanted).await {
-                    let result = c::lists::holds(&ids, &wanted, &kind);
-                    self.check(&c::LIST_CONTAINS, Some(last), result);
+                let mut patience = self.ctx.target.patience();
+                let (mut at, mut page) = (main, doc.clone());
+                while let Some((ids, last)) = self.find_own_in_list(at, &page, &wanted).await {
+                    let held = ids.iter().any(|id| id == &wanted);
+                    if held || !patience.again().await {
+                        let result = c::lists::holds(&ids, &wanted, &kind);
+                        let result = c::waited(result, patience.done(held));
+                        self.check(&c::LIST_CONTAINS, Some(last), result);
+                        break;
+                    }
+                    // the list may show the item a moment late: its first page again
+                    let Ok(request) = self.main_request(&self.case.path, "GET", true) else {
+                        break;
+                    };
+                    at = self.send(request).await;
+                    let Ok(fresh) = self.ex(at).json() else { break };
+                    page = fresh;
                 }
             }
         }
@@ -553,14 +569,23 @@ impl TestRun<'_> {
         let Some(sent) = sent_attributes(self.ex(main).request.body.as_deref()) else {
             return;
         };
+        let mut waited_for = None;
         let (index, kind) = match (&self.endpoint.restore, self.endpoint.resource.clone()) {
             (Some(restore), _) => match self.show_of(&restore.show.clone()).await {
                 Ok(index) => (index, restore.show.clone()),
                 Err(_) => return,
             },
             (None, Some(kind)) if self.requested_id().is_some() => {
-                match self.show_resource(&kind).await {
-                    Some(index) => (index, kind),
+                // a show may lag the update: read again within the window until it applies
+                let applies = |ex: &Exchange| {
+                    ex.json()
+                        .is_ok_and(|shown| c::lifecycle::applied(&sent, answer, &shown).is_ok())
+                };
+                match self.show_until(&kind, applies).await {
+                    Some((index, waited)) => {
+                        waited_for = waited;
+                        (index, kind)
+                    }
                     None => return self.listed_after_write(&kind, &sent, answer).await,
                 }
             }
@@ -573,7 +598,7 @@ impl TestRun<'_> {
         let Some(shown) = self.answered_document(index, &c::READ_BACK, &what) else {
             return;
         };
-        self.applied_and_read_back(index, &kind, &sent, answer, &shown);
+        self.applied_and_read_back(index, &kind, &sent, answer, &shown, waited_for);
     }
 
     /// After the update of a kind without a show: its list holds it, with what the update
@@ -587,21 +612,19 @@ impl TestRun<'_> {
         let Some(id) = self.requested_id() else {
             return;
         };
-        let Some((index, item)) = self.find_listed(kind, &id, true).await else {
+        let Some(((index, item), waited)) = self.listed_until(kind, &id, true).await else {
             return;
         };
         let ids: Vec<String> = item.iter().map(|_| id.clone()).collect();
-        if self.check(
-            &c::LIST_CONTAINS,
-            Some(index),
-            c::lists::holds(&ids, &id, kind),
-        ) {
+        let result = c::waited(c::lists::holds(&ids, &id, kind), waited);
+        if self.check(&c::LIST_CONTAINS, Some(index), result) {
             let shown = item.unwrap_or_default();
-            self.applied_and_read_back(index, kind, sent, answer, &shown);
+            self.applied_and_read_back(index, kind, sent, answer, &shown, None);
         }
     }
 
-    /// `update.persisted` and `read-back` of an update, on what shows the resource after it.
+    /// `update.persisted` and `read-back` of an update, on what shows the resource after it
+    /// (`waited`: how long the show was read again within the consistency window).
     fn applied_and_read_back(
         &mut self,
         index: usize,
@@ -609,9 +632,10 @@ impl TestRun<'_> {
         sent: &serde_json::Map<String, Value>,
         answer: &Value,
         shown: &Value,
+        waited: Option<std::time::Duration>,
     ) {
         let result = c::lifecycle::applied(sent, answer, shown);
-        self.check(&c::UPDATE_PERSISTED, Some(index), result);
+        self.check(&c::UPDATE_PERSISTED, Some(index), c::waited(result, waited));
         let known = c::lifecycle::kept(sent, answer);
         let what = format!("the updated {kind} as shown after the update");
         self.read_back(index, &known, answer, shown, &what);
@@ -627,10 +651,12 @@ impl TestRun<'_> {
             self.state_check(&linked, &c::TFE_LINKED).await;
         }
         let deleted = self.scope.get(&kind).map(|i| i.id.clone());
-        let Some(index) = self.show_resource(&kind).await else {
+        // a delete (above all one answered 202 Accepted) may take effect a moment later: the
+        // show is read again within the window until it no longer finds the resource
+        let Some((index, waited)) = self.show_until(&kind, |ex| !ex.is_success()).await else {
             // no show to ask: the list that holds the kind no longer does
             let Some(id) = deleted else { return };
-            let Some((index, item)) = self.find_listed(&kind, &id, false).await else {
+            let Some(((index, item), waited)) = self.listed_until(&kind, &id, false).await else {
                 // nor a list: the delete's success is all there is (unless the list ran past
                 // the walk's bound: then teardown still tries)
                 if self.unobserved.is_empty() {
@@ -639,7 +665,7 @@ impl TestRun<'_> {
                 return;
             };
             let what = format!("the {kind} deleted, in its list");
-            let result = c::lifecycle::unlisted(item.is_some(), &what);
+            let result = c::waited(c::lifecycle::unlisted(item.is_some(), &what), waited);
             if self.check(&c::DELETE_THEN_GONE, Some(index), result) {
                 self.ctx.fixtures.note_gone(&kind, &id);
             }
@@ -679,7 +705,8 @@ impl TestRun<'_> {
             "the {kind} deleted (the delete answered {})",
             c::status_text(self.ex(main).status())
         );
-        if self.check(check, Some(index), c::lifecycle::gone(status, &what)) {
+        let result = c::waited(c::lifecycle::gone(status, &what), waited);
+        if self.check(check, Some(index), result) {
             let result = c::lifecycle::not_found(status, &what);
             if self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result) {
                 self.error_document(index);

@@ -19,6 +19,7 @@ mod judge;
 mod kinds;
 mod observe;
 mod paging;
+mod patient;
 mod polling;
 mod probe;
 mod refusals;

@@ -200,6 +200,8 @@ pub struct Target {
     requests: Arc<AtomicU64>,
     guard: Guard,
     throttle: Arc<Throttle>,
+    /// The consistency window and what it hid (`crate::patience`).
+    consistency: Arc<crate::patience::Consistency>,
     /// Held by the one read at a time that buffers an answer beyond the free bytes.
     large_reads: tokio::sync::Mutex<()>,
 }
@@ -234,6 +236,7 @@ impl Target {
             client,
             auth_header,
             throttle: Arc::new(Throttle::new(config.rate)),
+            consistency: Arc::default(),
             config,
             requests: Arc::new(AtomicU64::new(0)),
             guard: Guard::default(),
@@ -247,6 +250,7 @@ impl Target {
         let mut next = Self::new(config)?;
         next.throttle = self.throttle.clone();
         next.requests = self.requests.clone();
+        next.consistency = self.consistency.clone();
         Ok(next)
     }
 
@@ -263,6 +267,25 @@ impl Target {
     /// Sets (or clears) the run's deadline: no 429 wait is started that would pass it.
     pub fn set_deadline(&self, deadline: Option<Instant>) {
         self.throttle.set_deadline(deadline);
+    }
+
+    /// Sets the consistency window (`--consistency-window`; a new target has none).
+    pub fn set_consistency_window(&self, window: Duration) {
+        self.consistency.set_window(window);
+    }
+
+    /// A fresh observation under the consistency window: read, and [`Patience::again`]
+    /// while it does not hold (the one way the run waits for what the spec does not promise
+    /// at once).
+    ///
+    /// [`Patience::again`]: crate::patience::Patience::again
+    pub fn patience(&self) -> crate::patience::Patience {
+        crate::patience::Patience::new(self.consistency.clone())
+    }
+
+    /// What the consistency window hid so far.
+    pub fn lag_stats(&self) -> crate::patience::LagStats {
+        self.consistency.stats()
     }
 
     /// Requests sent so far.
