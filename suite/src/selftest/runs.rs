@@ -43,6 +43,9 @@ pub fn reference_plan(
         settings.deadline = Some(Duration::from_secs((t * 10.0).ceil() as u64));
         // State that a fault keeps from changing is given up on after one request timeout.
         poll_budget = Some(settings.timeout);
+        // So is an observation a fault keeps from holding (a delete that deletes nothing is
+        // read again for one request timeout, not the default window, here and in teardown).
+        settings.consistency_window = settings.consistency_window.min(settings.timeout);
     }
     let mut plan = Plan::new(settings)?;
     plan.concurrency = TEST_CONCURRENCY;
