@@ -449,7 +449,7 @@ async fn sweep_named(
     let list = named
         .list
         .replace("{prefix}", &crate::catalog::encode_segment(prefix));
-    let mut walk = Walk::new(100, 1000);
+    let mut walk = Walk::new(100, crate::pages::MAX_PAGES);
     while let Some(page) = walk.next_page() {
         let query = Paging::Tfe.query(page, walk.size());
         let url = target.url(&format!("{list}{query}"));

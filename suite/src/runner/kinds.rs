@@ -353,11 +353,20 @@ impl TestRun<'_> {
         let mut ids: Vec<String> = Vec::new();
         let paging = crate::pages::Paging::of(self.ctx.profile);
         let mut numbered = false;
+        let mut previous: Vec<String> = Vec::new();
         for page in 1..=MAX_PAGES {
-            let new: Vec<String> = c::list_ids(&doc)
-                .into_iter()
+            let on_page = c::list_ids(&doc);
+            if page > 1 && !on_page.is_empty() && on_page == previous {
+                // a page that repeats the one before: the list ignores paging and answers
+                // the whole list on every page, which the first page already showed
+                return Some((ids, last));
+            }
+            let new: Vec<String> = on_page
+                .iter()
                 .filter(|id| !ids.contains(id))
+                .cloned()
                 .collect();
+            previous = on_page;
             if numbered && new.is_empty() {
                 // a page asked for by number with nothing new: the list ignores the number
                 return Some((ids, last));

@@ -31,8 +31,8 @@ mod uploads;
 use judge::unjudgeable;
 pub use judge::{judge, not_judged};
 
-/// Pages a walk reads at most.
-const MAX_PAGES: usize = 50;
+// Pages a walk reads at most: the one cap of every walk.
+use crate::pages::MAX_PAGES;
 
 /// What every test shares.
 pub struct Context {
