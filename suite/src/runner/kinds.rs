@@ -269,8 +269,11 @@ impl TestRun<'_> {
         if let Some(kind) = self.endpoint.expect.contains.clone() {
             if let Some(wanted) = self.scope.get(&kind).map(|i| i.id.clone()) {
                 let mut patience = self.ctx.target.patience();
-                let (mut at, mut page) = (main, doc.clone());
-                while let Some((ids, last)) = self.find_own_in_list(at, &page, &wanted).await {
+                let (mut at, mut fresh) = (main, None::<Value>);
+                while let Some((ids, last)) = self
+                    .find_own_in_list(at, fresh.as_ref().unwrap_or(&doc), &wanted)
+                    .await
+                {
                     let held = ids.iter().any(|id| id == &wanted);
                     if held || !patience.again().await {
                         let result = c::lists::holds(&ids, &wanted, &kind);
@@ -283,8 +286,8 @@ impl TestRun<'_> {
                         break;
                     };
                     at = self.send(request).await;
-                    let Ok(fresh) = self.ex(at).json() else { break };
-                    page = fresh;
+                    let Ok(read) = self.ex(at).json() else { break };
+                    fresh = Some(read);
                 }
             }
         }

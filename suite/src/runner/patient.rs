@@ -25,6 +25,8 @@ impl TestRun<'_> {
             if held || !patience.again().await {
                 return Some((index, patience.done(held)));
             }
+            // a read superseded by the next keeps only what a report shows
+            self.exchanges[index].keep_evidence();
         }
     }
 
@@ -38,11 +40,16 @@ impl TestRun<'_> {
     ) -> Option<(Listed, Option<Duration>)> {
         let mut patience = self.ctx.target.patience();
         loop {
+            let start = self.exchanges.len();
             let listed = self.find_listed(kind, id, present).await?;
             let held = listed.1.is_some() == present;
             if held || !patience.again().await {
                 return Some((listed, patience.done(held)));
             }
+            // the pages superseded by the next read keep only what a report shows
+            self.exchanges[start..]
+                .iter_mut()
+                .for_each(crate::target::Exchange::keep_evidence);
         }
     }
 }
