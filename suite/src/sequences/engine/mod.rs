@@ -288,7 +288,10 @@ impl<'a> Run<'a> {
                 return result;
             }
             self.out.failure = None;
-            self.current.clear();
+            // the reads superseded by the next keep only what a report shows
+            for index in std::mem::take(&mut self.current) {
+                self.out.exchanges[index].keep_evidence();
+            }
         }
     }
 
