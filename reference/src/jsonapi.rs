@@ -41,7 +41,7 @@ pub(crate) struct AppState {
     /// Whose words to use where the spec and TFE disagree.
     pub compat: crate::Compat,
     /// What the `generic-store` shape keeps.
-    pub kept: Arc<crate::gate::Kept>,
+    pub kept: Arc<crate::store::Kept>,
     /// What `list-lag` has seen created, and when.
     pub lagging: Arc<crate::gate::Lagging>,
 }

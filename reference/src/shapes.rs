@@ -69,6 +69,10 @@ pub enum Shape {
     /// `tfe-create-200`: the creates TFE documents as answered 200 (a team, a team's
     /// workspace and project access, an agent pool) answer 200, not 201.
     TfeCreate200,
+    /// `registry-source-other-host`: a module download's source is on another origin (the same
+    /// service under its other loopback name, as an archive store or a CDN would be), where it
+    /// is served without the token.
+    RegistrySourceOtherHost,
     /// `typed-bodies`: a request document whose `data` object names no `type` is refused 422
     /// (JSON:API requires it; otf refuses it).
     TypedBodies,
@@ -95,7 +99,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 18] = [
+const ALL: [Shape; 19] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -109,6 +113,7 @@ const ALL: [Shape; 18] = [
     Shape::StoresNothing,
     Shape::GenericStore,
     Shape::TfeCreate200,
+    Shape::RegistrySourceOtherHost,
     Shape::TypedBodies,
     Shape::MembershipWritesOnly,
     Shape::RunsNeedConfiguration,
@@ -116,7 +121,7 @@ const ALL: [Shape; 18] = [
     Shape::Delete202Later,
 ];
 
-static CATALOG: [ShapeInfo; 18] = [
+static CATALOG: [ShapeInfo; 19] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -168,6 +173,10 @@ static CATALOG: [ShapeInfo; 18] = [
     ShapeInfo {
         name: "tfe-create-200",
         description: "team, team access and agent pool creates answer 200, as TFE documents them (not 201)",
+    },
+    ShapeInfo {
+        name: "registry-source-other-host",
+        description: "a module download's source is on another origin (127.0.0.1 and localhost swapped), served there without the token",
     },
     ShapeInfo {
         name: "typed-bodies",
@@ -278,6 +287,19 @@ impl Shapes {
             && CREATED_200
                 .iter()
                 .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
+    }
+
+    /// The origin a module download's source is served from: `root` itself, or under
+    /// `registry-source-other-host` its other loopback name (127.0.0.1 and localhost swapped).
+    pub fn source_root(&self, root: &str) -> String {
+        if !self.has(Shape::RegistrySourceOtherHost) {
+            return root.to_string();
+        }
+        if root.contains("://127.0.0.1") {
+            root.replacen("://127.0.0.1", "://localhost", 1)
+        } else {
+            root.replacen("://localhost", "://127.0.0.1", 1)
+        }
     }
 
     /// Whether the request's route is absent from the shaped service (it then answers 404 as

@@ -5,6 +5,8 @@
 //! Uploaded objects are kept apart, keyed by their object id.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
@@ -487,4 +489,27 @@ pub fn iso(t: time::OffsetDateTime) -> String {
         t.second(),
         t.millisecond()
     )
+}
+
+/// What the `generic-store` shape keeps (`gate::pretend` answers with it): documents by id,
+/// each with the collection it was posted to. Here, beside the store, so that the state
+/// (`jsonapi::AppState`) holds it without knowing the gate.
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    issued: AtomicU64,
+    /// The documents by id, each with the collection it was posted to.
+    pub(crate) documents: Mutex<BTreeMap<String, (String, Value)>>,
+}
+
+impl Kept {
+    /// A fresh id for a resource of `kind`.
+    pub(crate) fn issue(&self, kind: &str) -> String {
+        let n = self.issued.fetch_add(1, Ordering::Relaxed) + 1;
+        let stem: String = kind
+            .chars()
+            .filter(char::is_ascii_alphabetic)
+            .take(4)
+            .collect();
+        format!("{stem}-{n:012}")
+    }
 }

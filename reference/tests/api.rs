@@ -1,11 +1,9 @@
 //! Drives the reference through its router (`app()` + `oneshot`), one test per behaviour.
 
-mod support;
-
+use crate::support::*;
 use axum::http::{header, Method, StatusCode};
 use conform_reference::{app, Config};
 use serde_json::json;
-use support::*;
 
 #[tokio::test]
 async fn organization_lifecycle_on_both_prefixes() {

@@ -1,14 +1,12 @@
 //! The reference as a local TFE for real clients (issue 12): absolute URLs follow the client,
 //! the state and run workflow terraform needs, TFE's words behind `Compat::Tfe`.
 
-mod support;
-
+use crate::support::*;
 use axum::http::{Method, StatusCode};
 use axum::Router;
 use conform_reference::{app, Config};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
-use support::*;
 
 /// A GET with extra headers; the answer's JSON.
 async fn get_with(app: &Router, path: &str, headers: &[(&str, &str)]) -> Value {

@@ -1,7 +1,7 @@
 //! Each shape through the router (`app()` + `oneshot`): it changes exactly what it says, and
 //! what it seeds is there. Without shapes nothing changes (`tests/api.rs`).
 
-mod support;
+use crate::support;
 
 use axum::http::{header, Method, StatusCode};
 
@@ -47,6 +47,7 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
             "stores-nothing",
             "generic-store",
             "tfe-create-200",
+            "registry-source-other-host",
             "typed-bodies",
             "membership-writes-only",
             "runs-need-configuration",

@@ -3,13 +3,11 @@
 //! workspace's resources and outputs, projects' execution settings and tag bindings, reserved
 //! tag keys; TFE's stricter rules behind `Compat::Tfe`.
 
-mod support;
-
+use crate::support::*;
 use axum::http::{Method, StatusCode};
 use axum::Router;
 use conform_reference::{app, Config};
 use serde_json::{json, Value};
-use support::*;
 
 async fn create_ws(app: &Router, org_name: &str, data: Value) -> Answer {
     call(

@@ -3,12 +3,10 @@
 //! team tokens filter and sort; variable sets filter by name, their variables carry a
 //! `version-id` that every write renews.
 
-mod support;
-
+use crate::support::*;
 use axum::http::{Method, StatusCode};
 use axum::Router;
 use serde_json::{json, Value};
-use support::*;
 
 /// A team of the organization; its id.
 async fn team(app: &Router, org_name: &str, name: &str) -> String {

@@ -158,6 +158,9 @@ pub struct SelftestArgs {
     pub no_baseline: bool,
 }
 
+/// Items run at once unless `--test-threads` says otherwise (the plan's concurrency).
+pub const DEFAULT_CONCURRENCY: usize = 16;
+
 /// The ledger `conform sweep` reads unless `--ledger` names another: a default run's.
 pub const DEFAULT_LEDGER: &str = "reports/ledger.jsonl";
 
@@ -433,7 +436,7 @@ impl Cli {
         command.mut_arg("test_threads", |a| {
             a.help(format!(
                 "Tests run at once [default: {}]",
-                crate::plan::DEFAULT_CONCURRENCY
+                DEFAULT_CONCURRENCY
             ))
         })
     }

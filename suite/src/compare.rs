@@ -7,6 +7,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::verdict::Verdict;
+
 /// A run's verdicts, read from its `results.json`.
 #[derive(Debug, Clone)]
 pub struct Verdicts {
@@ -92,8 +94,9 @@ pub struct Changes {
     pub notes: Vec<String>,
 }
 
+/// True for a verdict, named as `results.json` names it, that fails the run.
 fn failing(verdict: &str) -> bool {
-    matches!(verdict, "fail" | "error")
+    Verdict::named(verdict).is_some_and(Verdict::fails_run)
 }
 
 impl Changes {

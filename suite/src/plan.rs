@@ -11,14 +11,11 @@ use std::time::Duration;
 use crate::catalog::families::model::Family;
 use crate::catalog::{Catalog, TestCase};
 use crate::checks::Schemas;
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, DEFAULT_CONCURRENCY};
 use crate::partition::Partition;
 use crate::sequences;
 use crate::settings::{ConfigError, Settings};
 use crate::waivers::Waivers;
-
-/// Items run at once unless `--test-threads` says otherwise.
-pub const DEFAULT_CONCURRENCY: usize = 16;
 
 /// One thing a run judges: a test, or a sequence family (one result each).
 #[derive(Debug, Clone)]

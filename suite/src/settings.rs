@@ -321,16 +321,12 @@ impl Settings {
     pub fn resolve(args: &RunArgs) -> Result<Self, ConfigError> {
         let conn = &args.connection;
         let (file, config_file) = load_file(conn.config.as_deref())?;
-        let target_text = conn
-            .target
-            .clone()
-            .or_else(|| env("CONFORM_TARGET"))
-            .or_else(|| env("TFE_ADDRESS"))
-            .or(file.target.clone());
-        let target = target_text
-            .as_deref()
-            .map(|t| parse_url("--target", t))
-            .transpose()?;
+        let target = url_from(
+            "--target",
+            conn.target.as_ref(),
+            &["CONFORM_TARGET", "TFE_ADDRESS"],
+            file.target.as_ref(),
+        )?;
         let (token, token_source) = token_from(
             (conn.token.as_ref(), "--token"),
             &["CONFORM_TOKEN", "TFE_TOKEN"],
@@ -343,59 +339,18 @@ impl Settings {
             file.admin_token.as_ref(),
         )
         .unzip();
-        let registry_url = args
-            .registry_url
-            .clone()
-            .or_else(|| env("CONFORM_REGISTRY_URL"))
-            .or(file.registry_url.clone())
-            .map(|u| parse_url("--registry-url", &u))
-            .transpose()?;
-        let ca_path = conn.ca_cert.clone().or(file.ca_cert.clone());
-        let ca_cert_path = ca_path.clone();
-        let ca_cert = ca_path
-            .map(|p| {
-                std::fs::read(&p)
-                    .map_err(|e| ConfigError(format!("cannot read --ca-cert {}: {e}", p.display())))
-            })
-            .transpose()?;
-        let timeout = conn.timeout.or(file.timeout).unwrap_or(10.0);
-        if !(timeout > 0.0 && timeout <= 3600.0) {
-            return Err(ConfigError(format!(
-                "--timeout must be between 0 and 3600 seconds, not {timeout}"
-            )));
-        }
-        let profile = match (args.profile, file.profile.as_deref()) {
-            (Some(profile), _) => profile.into(),
-            (None, None | Some("core")) => Profile::Core,
-            (None, Some("tfe")) => Profile::Tfe,
-            (None, Some(other)) => {
-                return Err(ConfigError(format!(
-                    "profile `{other}` in the config file is not one of: core, tfe"
-                )))
-            }
-        };
-        let mut fixtures = file.fixtures.clone();
-        for entry in &args.fixture {
-            let (kind, id) = entry
-                .split_once('=')
-                .filter(|(k, v)| !k.is_empty() && !v.is_empty())
-                .ok_or_else(|| ConfigError(format!("--fixture `{entry}` is not KIND=ID")))?;
-            fixtures.insert(kind.to_string(), id.to_string());
-        }
-        let prefix = args
-            .prefix
-            .clone()
-            .or(file.prefix.clone())
-            .unwrap_or_else(default_prefix);
-        if prefix.is_empty()
-            || !prefix
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            return Err(ConfigError(format!(
-                "--prefix `{prefix}` may hold only letters, digits, `-` and `_`"
-            )));
-        }
+        let registry_url = url_from(
+            "--registry-url",
+            args.registry_url.as_ref(),
+            &["CONFORM_REGISTRY_URL"],
+            file.registry_url.as_ref(),
+        )?;
+        let ca_cert_path = conn.ca_cert.clone().or(file.ca_cert.clone());
+        let ca_cert = ca_cert_path.as_deref().map(read_ca_cert).transpose()?;
+        let timeout = timeout_of(conn, &file)?;
+        let profile = profile_of(args, &file)?;
+        let mut fixtures = given_fixtures(args, &file)?;
+        let prefix = prefix_of(args, &file)?;
         let rate = args
             .rate
             .as_deref()
@@ -403,100 +358,42 @@ impl Settings {
             .map(crate::target::parse_rate)
             .transpose()
             .map_err(ConfigError)?;
-        let deadline = duration("--deadline", &args.deadline, &file.deadline)?;
-        let test_timeout = duration("--test-timeout", &args.test_timeout, &file.test_timeout)?;
-        if test_timeout.is_some_and(|t| t.is_zero()) {
-            return Err(ConfigError(
-                "--test-timeout 0 would end every test at once: give a duration such as 2m".into(),
-            ));
-        }
-        let consistency_window = duration(
-            "--consistency-window",
-            &args.consistency_window,
-            &file.consistency_window,
-        )?
-        .unwrap_or(crate::patience::DEFAULT_WINDOW);
-        if consistency_window > Duration::from_secs(600) {
-            return Err(ConfigError(
-                "--consistency-window: at most 10m (each observation that does not hold waits that long)".into(),
-            ));
-        }
+        let (deadline, test_timeout) = deadlines_of(args, &file)?;
+        let consistency_window = consistency_window_of(args, &file)?;
         let organization = args
             .organization
             .clone()
             .or(file.organization.clone())
             .filter(|o| !o.is_empty());
-        if let Some(org) = &organization {
-            // the given organization is the run's `organization` fixture
-            fixtures.insert("organization".into(), org.clone());
-        }
-        if let Some(url) = args
-            .notification_url
-            .as_deref()
-            .or(file.notification_url.as_deref())
-        {
-            let url = parse_url("--notification-url", url)?;
-            fixtures.insert("notification_url".into(), url.to_string());
-        }
-        if args.allow_instance_changes {
-            fixtures.insert(INSTANCE_CHANGES.into(), "allowed".into());
-        }
+        add_run_fixtures(args, &file, organization.as_deref(), &mut fixtures)?;
         let module = args
             .module
             .as_deref()
             .or(file.module.as_deref())
             .map(PublishedModule::parse)
             .transpose()?;
-        if args.max_body == Some(0) {
-            return Err(ConfigError(
-                "--max-body 0 would cut every answer: give a size in bytes (default 8388608)"
-                    .into(),
-            ));
-        }
+        let max_body = max_body_of(args)?;
         let mut require = args.require.clone();
         require.extend(file.require.iter().cloned());
-        // a ledger given by name goes into a folder that is there: a typo must not make one
-        if let Some(dir) = args
-            .ledger
-            .as_deref()
-            .and_then(Path::parent)
-            .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
-        {
-            return Err(ConfigError(format!(
-                "--ledger {}: the folder {} does not exist",
-                args.ledger.as_deref().unwrap_or(dir).display(),
-                dir.display()
-            )));
-        }
+        ledger_folder_is_there(args)?;
         Ok(Self {
             target,
             token,
             admin_token,
             token_source,
             admin_token_source,
-            auth_header: conn
-                .auth_header
-                .clone()
-                .or(file.auth_header.clone())
+            auth_header: (conn.auth_header.clone().or(file.auth_header.clone()))
                 .unwrap_or_else(|| "Authorization".into()),
-            auth_scheme: conn
-                .auth_scheme
-                .clone()
-                .or(file.auth_scheme.clone())
+            auth_scheme: (conn.auth_scheme.clone().or(file.auth_scheme.clone()))
                 .unwrap_or_else(|| "Bearer".into()),
             registry_url,
             ca_cert,
             ca_cert_path,
-            baseline: args
-                .baseline
-                .as_deref()
-                .map(crate::compare::Verdicts::read)
-                .transpose()
-                .map_err(|e| ConfigError(format!("--baseline {e}")))?,
+            baseline: baseline_of(args)?,
             only_regressions_fail: args.only_regressions_fail,
             insecure: conn.insecure || file.insecure.unwrap_or(false),
             timeout: Duration::from_secs_f64(timeout),
-            max_body: args.max_body.unwrap_or(8 * 1024 * 1024),
+            max_body,
             profile,
             prefix,
             require,
@@ -658,6 +555,181 @@ impl Settings {
 }
 
 /// A duration option: the flag's value, else the config file's, parsed.
+/// A URL option: the flag's value, else the first of `vars` set in the environment, else the
+/// config file's.
+fn url_from(
+    flag: &str,
+    given: Option<&String>,
+    vars: &[&str],
+    file: Option<&String>,
+) -> Result<Option<Url>, ConfigError> {
+    given
+        .cloned()
+        .or_else(|| vars.iter().find_map(|var| env(var)))
+        .or(file.cloned())
+        .map(|text| parse_url(flag, &text))
+        .transpose()
+}
+
+/// `--deadline` and `--test-timeout` (else the file's); a test timeout of 0 is refused.
+fn deadlines_of(
+    args: &RunArgs,
+    file: &FileConfig,
+) -> Result<(Option<Duration>, Option<Duration>), ConfigError> {
+    let deadline = duration("--deadline", &args.deadline, &file.deadline)?;
+    let test_timeout = duration("--test-timeout", &args.test_timeout, &file.test_timeout)?;
+    if test_timeout.is_some_and(|t| t.is_zero()) {
+        return Err(ConfigError(
+            "--test-timeout 0 would end every test at once: give a duration such as 2m".into(),
+        ));
+    }
+    Ok((deadline, test_timeout))
+}
+
+/// `--consistency-window` (else [`crate::patience::DEFAULT_WINDOW`]); more than 10 minutes is
+/// refused, since every observation that does not hold waits that long.
+fn consistency_window_of(args: &RunArgs, file: &FileConfig) -> Result<Duration, ConfigError> {
+    let window = duration(
+        "--consistency-window",
+        &args.consistency_window,
+        &file.consistency_window,
+    )?
+    .unwrap_or(crate::patience::DEFAULT_WINDOW);
+    if window > Duration::from_secs(600) {
+        return Err(ConfigError(
+            "--consistency-window: at most 10m (each observation that does not hold waits that long)"
+                .into(),
+        ));
+    }
+    Ok(window)
+}
+
+/// `--max-body` (else 8 MiB); 0 is refused.
+fn max_body_of(args: &RunArgs) -> Result<usize, ConfigError> {
+    if args.max_body == Some(0) {
+        return Err(ConfigError(
+            "--max-body 0 would cut every answer: give a size in bytes (default 8388608)".into(),
+        ));
+    }
+    Ok(args.max_body.unwrap_or(8 * 1024 * 1024))
+}
+
+/// The authorities `--ca-cert` names, read.
+fn read_ca_cert(path: &Path) -> Result<Vec<u8>, ConfigError> {
+    std::fs::read(path)
+        .map_err(|e| ConfigError(format!("cannot read --ca-cert {}: {e}", path.display())))
+}
+
+/// `--timeout` (else the file's, else 10 s), in seconds: above 0, at most an hour.
+fn timeout_of(conn: &crate::cli::ConnectionArgs, file: &FileConfig) -> Result<f64, ConfigError> {
+    let timeout = conn.timeout.or(file.timeout).unwrap_or(10.0);
+    if !(timeout > 0.0 && timeout <= 3600.0) {
+        return Err(ConfigError(format!(
+            "--timeout must be between 0 and 3600 seconds, not {timeout}"
+        )));
+    }
+    Ok(timeout)
+}
+
+/// `--profile`, else the file's (`core` or `tfe`), else core.
+fn profile_of(args: &RunArgs, file: &FileConfig) -> Result<Profile, ConfigError> {
+    match (args.profile, file.profile.as_deref()) {
+        (Some(profile), _) => Ok(profile.into()),
+        (None, None | Some("core")) => Ok(Profile::Core),
+        (None, Some("tfe")) => Ok(Profile::Tfe),
+        (None, Some(other)) => Err(ConfigError(format!(
+            "profile `{other}` in the config file is not one of: core, tfe"
+        ))),
+    }
+}
+
+/// The fixtures the file gives, then each `--fixture KIND=ID`.
+fn given_fixtures(
+    args: &RunArgs,
+    file: &FileConfig,
+) -> Result<BTreeMap<String, String>, ConfigError> {
+    let mut fixtures = file.fixtures.clone();
+    for entry in &args.fixture {
+        let (kind, id) = entry
+            .split_once('=')
+            .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+            .ok_or_else(|| ConfigError(format!("--fixture `{entry}` is not KIND=ID")))?;
+        fixtures.insert(kind.to_string(), id.to_string());
+    }
+    Ok(fixtures)
+}
+
+/// The run's name prefix: `--prefix`, else the file's, else one made for the run; letters,
+/// digits, `-` and `_` only.
+fn prefix_of(args: &RunArgs, file: &FileConfig) -> Result<String, ConfigError> {
+    let prefix = args
+        .prefix
+        .clone()
+        .or(file.prefix.clone())
+        .unwrap_or_else(default_prefix);
+    if prefix.is_empty()
+        || !prefix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(ConfigError(format!(
+            "--prefix `{prefix}` may hold only letters, digits, `-` and `_`"
+        )));
+    }
+    Ok(prefix)
+}
+
+/// The fixtures a run's own options make: the given organization (the run's `organization`
+/// fixture), `--notification-url`, `--allow-instance-changes`.
+fn add_run_fixtures(
+    args: &RunArgs,
+    file: &FileConfig,
+    organization: Option<&str>,
+    fixtures: &mut BTreeMap<String, String>,
+) -> Result<(), ConfigError> {
+    if let Some(org) = organization {
+        fixtures.insert("organization".into(), org.to_string());
+    }
+    if let Some(url) = args
+        .notification_url
+        .as_deref()
+        .or(file.notification_url.as_deref())
+    {
+        let url = parse_url("--notification-url", url)?;
+        fixtures.insert("notification_url".into(), url.to_string());
+    }
+    if args.allow_instance_changes {
+        fixtures.insert(INSTANCE_CHANGES.into(), "allowed".into());
+    }
+    Ok(())
+}
+
+/// A ledger given by name goes into a folder that is there: a typo must not make one.
+fn ledger_folder_is_there(args: &RunArgs) -> Result<(), ConfigError> {
+    match args
+        .ledger
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+    {
+        Some(dir) => Err(ConfigError(format!(
+            "--ledger {}: the folder {} does not exist",
+            args.ledger.as_deref().unwrap_or(dir).display(),
+            dir.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The verdicts of `--baseline`, read.
+fn baseline_of(args: &RunArgs) -> Result<Option<crate::compare::Verdicts>, ConfigError> {
+    args.baseline
+        .as_deref()
+        .map(crate::compare::Verdicts::read)
+        .transpose()
+        .map_err(|e| ConfigError(format!("--baseline {e}")))
+}
+
 fn duration(
     flag: &str,
     given: &Option<String>,

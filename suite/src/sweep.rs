@@ -148,30 +148,7 @@ async fn sweep_ledger(
     remover: &mut Remover<'_>,
     tally: &mut Tally,
 ) -> Result<(), ConfigError> {
-    let contents = ledger::read(&args.ledger)
-        .map_err(|e| ConfigError(format!("cannot read {}: {e}", args.ledger.display())))?;
-    if !contents.skipped.is_empty() {
-        eprintln!(
-            "warning: {}: skipped {} line(s) that are not whole entries (line {}); a run killed mid-write leaves one",
-            args.ledger.display(),
-            contents.skipped.len(),
-            contents
-                .skipped
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    let mut outstanding = contents.outstanding();
-    if let Some(prefix) = &args.prefix {
-        outstanding.retain(|e| e.prefix.starts_with(prefix.as_str()));
-    }
-    println!(
-        "{}: {} resource(s) created and not deleted",
-        args.ledger.display(),
-        outstanding.len()
-    );
+    let (outstanding, mut lineage) = outstanding(args)?;
     let journal =
         if args.dry_run {
             None
@@ -180,10 +157,6 @@ async fn sweep_ledger(
                 ConfigError(format!("cannot append to {}: {e}", args.ledger.display()))
             })?)
         };
-    let mut lineage = Lineage::default();
-    for (kind, id) in contents.gone() {
-        lineage.mark_gone(&kind, &id);
-    }
     let mut sweeps = Vec::new();
     for entry in outstanding.into_iter().rev() {
         match Sweep::of(entry, target, remover.catalog()) {
@@ -215,20 +188,7 @@ async fn sweep_ledger(
         let removed = if gone_already {
             Removed::Gone
         } else if args.dry_run {
-            if there {
-                println!(
-                    "would delete {}: {} {}",
-                    sweep.what, sweep.delete.0, sweep.delete.1
-                );
-                tally.deleted += 1;
-            } else {
-                tally.failed.push(format!(
-                    "{}: GET {} answers 404, and that route never answered for a {}: gone, or no such route here",
-                    sweep.what,
-                    sweep.show.as_ref().map(|(url, _)| url.path()).unwrap_or_default(),
-                    sweep.entry.kind
-                ));
-            }
+            would_delete(&sweep, there, tally);
             continue;
         } else {
             let parent_gone = lineage.gone_parent(&sweep.entry.parents).is_some();
@@ -271,6 +231,58 @@ async fn sweep_ledger(
         settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
     }
     Ok(())
+}
+
+/// The ledger's entries created and not deleted (under `--prefix`), said on the console, and
+/// what the ledger says is gone; a warning for lines that are not whole entries.
+fn outstanding(args: &SweepArgs) -> Result<(Vec<Entry>, Lineage), ConfigError> {
+    let contents = ledger::read(&args.ledger)
+        .map_err(|e| ConfigError(format!("cannot read {}: {e}", args.ledger.display())))?;
+    if !contents.skipped.is_empty() {
+        eprintln!(
+            "warning: {}: skipped {} line(s) that are not whole entries (line {}); a run killed mid-write leaves one",
+            args.ledger.display(),
+            contents.skipped.len(),
+            contents
+                .skipped
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let mut outstanding = contents.outstanding();
+    if let Some(prefix) = &args.prefix {
+        outstanding.retain(|e| e.prefix.starts_with(prefix.as_str()));
+    }
+    println!(
+        "{}: {} resource(s) created and not deleted",
+        args.ledger.display(),
+        outstanding.len()
+    );
+    let mut lineage = Lineage::default();
+    for (kind, id) in contents.gone() {
+        lineage.mark_gone(&kind, &id);
+    }
+    Ok((outstanding, lineage))
+}
+
+/// A dry run's line for one entry: what the sweep would delete, or why it cannot tell.
+fn would_delete(sweep: &Sweep, there: bool, tally: &mut Tally) {
+    if there {
+        println!(
+            "would delete {}: {} {}",
+            sweep.what, sweep.delete.0, sweep.delete.1
+        );
+        tally.deleted += 1;
+    } else {
+        tally.failed.push(format!(
+            "{}: GET {} answers 404, and that route never answered for a {}: gone, or no such route here",
+            sweep.what,
+            sweep.show.as_ref().map(|(url, _)| url.path()).unwrap_or_default(),
+            sweep.entry.kind
+        ));
+    }
 }
 
 /// Shows each entry before anything is deleted, in a dry run and a sweep alike: true for

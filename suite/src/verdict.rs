@@ -26,6 +26,29 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Every verdict, in the order every report lists them.
+    pub const ALL: [Verdict; 7] = [
+        Verdict::Pass,
+        Verdict::Fail,
+        Verdict::Blocked,
+        Verdict::Unsupported,
+        Verdict::Skipped,
+        Verdict::Waived,
+        Verdict::Error,
+    ];
+
+    /// True for the verdicts that fail the run (exit 1, a failed libtest trial, a failure in
+    /// every report, a new failure in `compare`): `fail` and `error`. The one place that
+    /// decides it.
+    pub fn fails_run(self) -> bool {
+        matches!(self, Verdict::Fail | Verdict::Error)
+    }
+
+    /// The verdict of a lower-case name ([`Verdict::as_str`]), as `results.json` writes it.
+    pub fn named(name: &str) -> Option<Verdict> {
+        Verdict::ALL.into_iter().find(|v| v.as_str() == name)
+    }
+
     /// Lower-case name.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use conform::catalog::Catalog;
 
-mod harness;
+use crate::harness;
 
 /// Where the spec lives: `../shared/spec/` beside the clone.
 fn spec_path() -> PathBuf {
@@ -34,8 +34,9 @@ fn spec() -> Result<String, String> {
     }
 }
 
-fn main() {
-    harness::run(vec![
+/// This file's tests.
+pub fn tests() -> Vec<harness::Test> {
+    vec![
         harness::needing("spec_parser_finds_183_rows", spec, |spec| {
             spec_parser_finds_183_rows(&spec)
         }),
@@ -51,7 +52,7 @@ fn main() {
             "every_endpoint_has_both_prefix_variants_and_names_are_unique",
             every_endpoint_has_both_prefix_variants_and_names_are_unique,
         ),
-    ]);
+    ]
 }
 
 /// (method, path) rows of the Endpoints part, as the spec writes them.

@@ -2,9 +2,7 @@
 //! JUnit consumer parses; bad input gets one clear message and exit 2, or failed tests that
 //! say what is wrong; the token never appears in any output.
 
-#[path = "support/scratch.rs"]
-mod scratch;
-use scratch::Scratch;
+use crate::support::scratch::Scratch;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -101,7 +99,6 @@ fn http(status: &str, headers: &str, body: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-#[test]
 fn main_job_passes_and_writes_junit_a_consumer_parses() {
     let reports = scratch("main");
     let out = conform(&[], &reports);
@@ -132,7 +129,6 @@ fn main_job_passes_and_writes_junit_a_consumer_parses() {
     );
 }
 
-#[test]
 fn list_names_every_test() {
     let reports = scratch("list");
     let out = conform(&["--list"], &reports);
@@ -142,7 +138,6 @@ fn list_names_every_test() {
     assert!(stdout.contains("registry_modules::delete_version::deprecated: test"));
 }
 
-#[test]
 fn wrong_flags_and_configs_exit_2_with_one_message() {
     let reports = scratch("config");
     for args in [
@@ -168,7 +163,6 @@ fn wrong_flags_and_configs_exit_2_with_one_message() {
     assert!(text(&out).contains("bad.toml"), "{}", text(&out));
 }
 
-#[test]
 fn reports_that_cannot_be_written_exit_2_before_the_run() {
     let dir = scratch("reports-file");
     let file = dir.join("a-file");
@@ -197,7 +191,6 @@ fn reports_that_cannot_be_written_exit_2_before_the_run() {
 
 /// Every configuration and command-line error, fed a canary token from the flag, the
 /// environment and the config file: the canary is in no message.
-#[test]
 fn no_configuration_error_prints_a_token() {
     let dir = scratch("canary-errors");
     let canary = "canary7f3e9a1b";
@@ -260,7 +253,6 @@ fn no_configuration_error_prints_a_token() {
 }
 
 /// What `--help` says of defaults is what the code does.
-#[test]
 fn help_agrees_with_the_code() {
     let help = Command::new(env!("CARGO_BIN_EXE_conform"))
         .arg("--help")
@@ -284,7 +276,6 @@ fn help_agrees_with_the_code() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
 
-#[test]
 fn unreachable_or_silent_target_exits_2_within_seconds() {
     let reports = scratch("unreachable");
     let closed = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -325,7 +316,6 @@ fn unreachable_or_silent_target_exits_2_within_seconds() {
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 
-#[test]
 fn a_target_that_wants_a_token_and_has_none_exits_2() {
     let reports = scratch("notoken");
     let (addr, _) = fake_server(Some(http(
@@ -341,7 +331,6 @@ fn a_target_that_wants_a_token_and_has_none_exits_2() {
 /// A server that does not speak the API (HTML or garbage to everything, 404 to everything,
 /// a gigabyte) is refused before any test: exit 2 with one message that says what it
 /// answered, not thousands of failures.
-#[test]
 fn a_target_that_does_not_speak_the_api_exits_2_before_any_test() {
     let reports = scratch("html");
     let huge = format!(
@@ -404,7 +393,6 @@ fn a_target_that_does_not_speak_the_api_exits_2_before_any_test() {
 }
 
 /// What preflight warns of reaches the reports, not only the terminal.
-#[test]
 fn preflight_warnings_are_in_the_reports() {
     let reports = scratch("preflight-warnings");
     let out = conform(
@@ -427,7 +415,6 @@ fn preflight_warnings_are_in_the_reports() {
     assert!(summary.contains("registry discovery"), "{summary}");
 }
 
-#[test]
 fn a_redirect_elsewhere_never_carries_the_token() {
     let reports = scratch("redirect");
     let (elsewhere, seen) = fake_server(Some(http(
@@ -465,7 +452,6 @@ fn a_redirect_elsewhere_never_carries_the_token() {
     );
 }
 
-#[test]
 fn a_canary_token_appears_in_no_output_or_report() {
     let reports = scratch("canary");
     let canary = "canary-0d2c7f41e9";
@@ -509,7 +495,6 @@ fn a_canary_token_appears_in_no_output_or_report() {
     running.shutdown();
 }
 
-#[test]
 fn serve_prints_its_address_and_answers_discovery() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
         .args(["serve", "--port", "0", "--token", "serve-test-token"])
@@ -542,7 +527,6 @@ fn serve_prints_its_address_and_answers_discovery() {
 
 /// `conform --list | head` and `conform checks | head`: the reader goes away; the listing
 /// ends quietly (no panic, no message), as a Unix tool does.
-#[test]
 fn a_listing_whose_reader_goes_away_ends_quietly() {
     for args in [&["--list"][..], &["checks"][..]] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
@@ -560,7 +544,6 @@ fn a_listing_whose_reader_goes_away_ends_quietly() {
     }
 }
 
-#[test]
 fn preflight_tells_a_new_user_what_to_give_next() {
     let reports = scratch("preflight-hints");
     // one fixed organization, no list: say --organization
@@ -608,7 +591,6 @@ fn preflight_tells_a_new_user_what_to_give_next() {
     assert!(!text(&out).contains("give an existing one with --organization"));
 }
 
-#[test]
 fn help_names_the_program_its_defaults_and_exit_codes_and_version_completions_and_manpage_exist() {
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_conform"))
@@ -645,7 +627,6 @@ fn help_names_the_program_its_defaults_and_exit_codes_and_version_completions_an
     assert!(text(&man).contains(".TH conform 1"));
 }
 
-#[test]
 fn a_mistyped_organization_fixture_or_ledger_is_exit_2_naming_the_value() {
     let reports = scratch("mistyped");
     let cases: [(&[&str], &str); 4] = [
@@ -688,7 +669,6 @@ fn a_mistyped_organization_fixture_or_ledger_is_exit_2_naming_the_value() {
 
 /// `conform … | head`: the reader goes away after a line, and the run ends like a cancel
 /// (teardown, reports, exit 141), never a panic.
-#[test]
 fn a_reader_that_goes_away_cancels_the_run_without_a_panic() {
     let reports = scratch("closed-stdout");
     let mut child = Command::new(env!("CARGO_BIN_EXE_conform"))
@@ -721,7 +701,6 @@ fn a_reader_that_goes_away_cancels_the_run_without_a_panic() {
 /// A nightly run with `--baseline` last night's results.json: a fault added between the two
 /// runs shows as new failures (console and changes.md); with `--only-regressions-fail` the old
 /// failures alone do not fail the job; `conform compare` says the same.
-#[test]
 fn a_baseline_shows_what_changed_and_can_fail_only_on_regressions() {
     let dir = scratch("baseline");
     let (night1, night2, night3) = (dir.join("1"), dir.join("2"), dir.join("3"));
@@ -790,7 +769,6 @@ fn a_baseline_shows_what_changed_and_can_fail_only_on_regressions() {
 
 /// `--format json`: standard output is libtest's JSON lines and nothing else; the banner and
 /// the group table go to standard error.
-#[test]
 fn format_json_writes_only_json_lines_to_stdout() {
     let reports = scratch("format-json");
     let out = conform(&["--format", "json", "account::"], &reports);
@@ -809,4 +787,9 @@ fn format_json_writes_only_json_lines_to_stdout() {
         stderr.contains("conform ") && stderr.contains("total"),
         "{stderr}"
     );
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![main_job_passes_and_writes_junit_a_consumer_parses, list_names_every_test, wrong_flags_and_configs_exit_2_with_one_message, reports_that_cannot_be_written_exit_2_before_the_run, no_configuration_error_prints_a_token, help_agrees_with_the_code, unreachable_or_silent_target_exits_2_within_seconds, a_target_that_wants_a_token_and_has_none_exits_2, a_target_that_does_not_speak_the_api_exits_2_before_any_test, preflight_warnings_are_in_the_reports, a_redirect_elsewhere_never_carries_the_token, a_canary_token_appears_in_no_output_or_report, serve_prints_its_address_and_answers_discovery, a_listing_whose_reader_goes_away_ends_quietly, preflight_tells_a_new_user_what_to_give_next, help_names_the_program_its_defaults_and_exit_codes_and_version_completions_and_manpage_exist, a_mistyped_organization_fixture_or_ledger_is_exit_2_naming_the_value, a_reader_that_goes_away_cancels_the_run_without_a_panic, a_baseline_shows_what_changed_and_can_fail_only_on_regressions, format_json_writes_only_json_lines_to_stdout]
 }

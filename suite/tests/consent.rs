@@ -5,13 +5,11 @@
 //! (the notifications sequence family included). Seen by a recording proxy (`conform proxy`
 //! in front of `conform serve`), whose report lists every request that passed.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
+use crate::support::processes::{self, start_proxy, stop_proxy, Served};
 use serde_json::Value;
-use support::processes::{self, start_proxy, stop_proxy, Served};
 
 const BIN: &str = env!("CARGO_BIN_EXE_conform");
 
@@ -91,7 +89,6 @@ fn verdict_and_reason(results: &Value, name: &str) -> (String, String) {
     )
 }
 
-#[test]
 fn without_consent_no_action_beyond_the_run_is_sent() {
     let (seen, results) = run_through_proxy("without", &[]);
     for endpoint in BEYOND_THE_RUN {
@@ -112,7 +109,6 @@ fn without_consent_no_action_beyond_the_run_is_sent() {
     assert!(reason.contains("--notification-url"), "{reason}");
 }
 
-#[test]
 fn with_consent_the_actions_are_sent() {
     let (seen, _) = run_through_proxy(
         "with",
@@ -133,4 +129,12 @@ fn with_consent_the_actions_are_sent() {
             "{endpoint} was not sent: {seen:?}"
         );
     }
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        without_consent_no_action_beyond_the_run_is_sent,
+        with_consent_the_actions_are_sent
+    ]
 }

@@ -3,13 +3,13 @@
 //! whose endpoint has an effect passes only when it observed that effect; a server that
 //! stores nothing, or stores documents without their meaning, shows none.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 
+use crate::support::impostors::{serve, Impostor};
 use conform::harness::run_plan;
 use conform::verdict::{TestResult, Verdict};
-use support::impostors::{serve, Impostor};
 
 /// The whole plan against `impostor` at `profile`, with both tokens (the administrator groups
 /// are judged too); the ledger in a scratch folder.
@@ -61,20 +61,26 @@ fn at_most(results: &[TestResult], bound: usize, what: &str) {
     );
 }
 
-#[test]
 fn a_server_that_stores_nothing_passes_almost_nothing_at_tfe() {
     let results = run_against(Impostor::Hollow, "tfe");
     at_most(&results, 10, "a server that stores nothing, at tfe");
 }
 
-#[test]
 fn a_server_that_stores_nothing_passes_almost_nothing_at_core() {
     let results = run_against(Impostor::Hollow, "core");
     at_most(&results, 40, "a server that stores nothing, at core");
 }
 
-#[test]
 fn a_generic_store_passes_almost_nothing_at_tfe() {
     let results = run_against(Impostor::GenericStore, "tfe");
     at_most(&results, 45, "a generic JSON:API store, at tfe");
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        a_server_that_stores_nothing_passes_almost_nothing_at_tfe,
+        a_server_that_stores_nothing_passes_almost_nothing_at_core,
+        a_generic_store_passes_almost_nothing_at_tfe
+    ]
 }

@@ -37,7 +37,6 @@ fn difference<'a>(doc: &'a Value, test: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no difference at {test}: {doc:#}"))
 }
 
-#[test]
 fn two_equal_targets_do_not_differ() {
     let (code, doc, stdout) = diff("same", &[]);
     assert_eq!(code, Some(0), "{stdout}");
@@ -46,7 +45,6 @@ fn two_equal_targets_do_not_differ() {
     assert!(stdout.contains("12 tests compared, 0 differ"), "{stdout}");
 }
 
-#[test]
 fn a_target_answering_other_statuses_differs_in_verdict_and_shape() {
     let (code, doc, stdout) = diff("status", &["--fault-b", "wrong-status"]);
     assert_eq!(code, Some(1), "{stdout}");
@@ -73,7 +71,6 @@ fn a_target_answering_other_statuses_differs_in_verdict_and_shape() {
             .starts_with("organizations::show::")));
 }
 
-#[test]
 fn a_target_with_other_attribute_names_differs_in_shape() {
     let (code, doc, _) = diff("names", &["--fault-b", "bare-snake-case"]);
     assert_eq!(code, Some(1));
@@ -81,4 +78,13 @@ fn a_target_with_other_attribute_names_differs_in_shape() {
     let shape = show["shape"][0].as_str().unwrap();
     assert!(shape.starts_with("attributes: only A has"), "{shape}");
     assert!(shape.contains("only B has") && shape.contains("cost_estimation_enabled"));
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        two_equal_targets_do_not_differ,
+        a_target_answering_other_statuses_differs_in_verdict_and_shape,
+        a_target_with_other_attribute_names_differs_in_shape
+    ]
 }

@@ -4,8 +4,6 @@
 //! reports and the ledger (nothing created unrecorded, never exit 0), and `--test-timeout` with
 //! the progress line naming the tests running longest.
 
-mod support;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -13,7 +11,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use support::processes::Served;
+use crate::support::processes::Served;
 
 const TOKEN: &str = "early-ends-token";
 const ADMIN_TOKEN: &str = "early-ends-admin-token";
@@ -166,7 +164,6 @@ fn sweep_leaves_nothing(url: &str, ledger: &Path) {
     );
 }
 
-#[test]
 fn sigint_stops_gracefully_with_teardown_reports_and_exit_130() {
     let served = serve();
     let reports = scratch("sigint");
@@ -215,7 +212,6 @@ fn sigint_stops_gracefully_with_teardown_reports_and_exit_130() {
     let _ = std::fs::remove_dir_all(&reports);
 }
 
-#[test]
 fn sigint_stops_an_embedded_run_gracefully_with_exit_130() {
     let reports = scratch("embedded");
     let mut command = conform();
@@ -242,7 +238,6 @@ fn sigint_stops_an_embedded_run_gracefully_with_exit_130() {
     let _ = std::fs::remove_dir_all(&reports);
 }
 
-#[test]
 fn a_second_sigterm_stops_at_once_with_the_ledger_whole_and_exit_143() {
     let served = serve();
     let reports = scratch("sigterm");
@@ -274,7 +269,6 @@ fn a_second_sigterm_stops_at_once_with_the_ledger_whole_and_exit_143() {
     let _ = std::fs::remove_dir_all(&reports);
 }
 
-#[test]
 fn a_test_past_test_timeout_is_an_error_the_run_goes_on_and_progress_names_it() {
     let reports = scratch("timeout");
     let mut command = conform();
@@ -373,7 +367,6 @@ fn organizations_named(url: &str, prefix: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
 fn a_full_disk_creates_nothing_unrecorded_and_never_exits_0() {
     let disk = match SmallDisk::mount("16k") {
         Ok(disk) => disk,
@@ -405,7 +398,6 @@ fn a_full_disk_creates_nothing_unrecorded_and_never_exits_0() {
     );
 }
 
-#[test]
 fn a_ledger_or_report_that_cannot_be_written_never_passes_silently() {
     // what any machine can do without root: the ledger on /dev/full (every write fails with
     // "no space left"), and a report whose path is taken by a folder
@@ -446,4 +438,16 @@ fn a_ledger_or_report_that_cannot_be_written_never_passes_silently() {
         "teardown ran: {out}"
     );
     let _ = std::fs::remove_dir_all(&reports);
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        sigint_stops_gracefully_with_teardown_reports_and_exit_130,
+        sigint_stops_an_embedded_run_gracefully_with_exit_130,
+        a_second_sigterm_stops_at_once_with_the_ledger_whole_and_exit_143,
+        a_test_past_test_timeout_is_an_error_the_run_goes_on_and_progress_names_it,
+        a_full_disk_creates_nothing_unrecorded_and_never_exits_0,
+        a_ledger_or_report_that_cannot_be_written_never_passes_silently
+    ]
 }

@@ -6,7 +6,7 @@
 //! from `clients/requirements.txt`). Outside CI (`CI` unset) a missing environment skips these
 //! tests, saying so on standard error; with `CI=true` it fails them.
 
-mod harness;
+use crate::harness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -38,8 +38,9 @@ fn venv_tool(name: &str) -> Result<PathBuf, String> {
     ))
 }
 
-fn main() {
-    harness::run(vec![
+/// This file's tests.
+pub fn tests() -> Vec<harness::Test> {
+    vec![
         harness::test(
             "the_document_describes_the_catalog",
             the_document_describes_the_catalog,
@@ -54,7 +55,7 @@ fn main() {
             || venv_tool("schemathesis"),
             schemathesis_runs_against_the_reference_with_it,
         ),
-    ]);
+    ]
 }
 
 fn generate(dir: &Path) -> (PathBuf, Value) {

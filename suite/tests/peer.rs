@@ -3,9 +3,7 @@
 //! runner, the comparison with the peer file, the reports and the exit codes are tested on any
 //! machine in a second. The real go-tfe set runs in `.ci/run` (`conform peer go-tfe`).
 
-#[path = "support/scratch.rs"]
-mod scratch;
-use scratch::Scratch;
+use crate::support::scratch::Scratch;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -84,7 +82,6 @@ fn with_fake_go(dir: &Path) -> String {
     format!("{}:/usr/bin:/bin", bin.display())
 }
 
-#[test]
 fn without_go_it_says_what_to_install_and_exits_2() {
     let dir = scratch("nogo");
     let out = peer(&dir, dir.to_str().unwrap(), &[]);
@@ -93,7 +90,6 @@ fn without_go_it_says_what_to_install_and_exits_2() {
     assert!(err.contains("install Go"), "{err}");
 }
 
-#[test]
 fn a_target_without_a_token_is_a_configuration_error() {
     let dir = scratch("notoken");
     let path = with_fake_go(&dir);
@@ -103,7 +99,6 @@ fn a_target_without_a_token_is_a_configuration_error() {
     assert!(err.contains("token"), "{err}");
 }
 
-#[test]
 fn results_match_the_peer_file_and_are_reported_without_the_token() {
     let dir = scratch("match");
     let path = with_fake_go(&dir);
@@ -153,7 +148,6 @@ fn results_match_the_peer_file_and_are_reported_without_the_token() {
     assert!(summary.contains("expected 200, got 404"), "{summary}");
 }
 
-#[test]
 fn a_result_that_moves_either_way_fails_the_run() {
     let dir = scratch("moved");
     let path = with_fake_go(&dir);
@@ -182,7 +176,6 @@ fn a_result_that_moves_either_way_fails_the_run() {
     );
 }
 
-#[test]
 fn an_unreachable_target_is_said_in_one_line_before_anything_is_built() {
     let dir = scratch("unreachable");
     // A port nothing listens on: bound, then closed.
@@ -207,7 +200,6 @@ fn an_unreachable_target_is_said_in_one_line_before_anything_is_built() {
     assert!(!err.contains("t0ken-x"), "{err}");
 }
 
-#[test]
 fn a_signal_ends_the_running_test_processes_too() {
     let dir = scratch("signal");
     let path = with_fake_go(&dir);
@@ -250,4 +242,16 @@ fn a_signal_ends_the_running_test_processes_too() {
     assert_eq!(status.code(), Some(143));
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(!sleeping(), "a test process outlived the run");
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        without_go_it_says_what_to_install_and_exits_2,
+        a_target_without_a_token_is_a_configuration_error,
+        results_match_the_peer_file_and_are_reported_without_the_token,
+        a_result_that_moves_either_way_fails_the_run,
+        an_unreachable_target_is_said_in_one_line_before_anything_is_built,
+        a_signal_ends_the_running_test_processes_too
+    ]
 }

@@ -1,10 +1,10 @@
 //! `conform proxy`: real requests through the proxy to the reference give a report with
 //! per-endpoint verdicts and coverage; through a reference fault, the deviation is reported.
 
-mod harness;
-mod support;
+use crate::harness;
+use crate::support;
 
-use support::processes::stop_proxy;
+use crate::support::processes::stop_proxy;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -434,8 +434,9 @@ fn an_answer_over_the_cap_streams_through_whole_and_unjudged() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn main() {
-    harness::run(vec![
+/// This file's tests.
+pub fn tests() -> Vec<harness::Test> {
+    vec![
         harness::test(
             "traffic_through_the_proxy_is_judged_per_endpoint_with_coverage",
             traffic_through_the_proxy_is_judged_per_endpoint_with_coverage,
@@ -457,5 +458,5 @@ fn main() {
             pytfe_python,
             a_pytfe_session_through_the_proxy_is_judged_and_a_fault_reported,
         ),
-    ]);
+    ]
 }

@@ -7,15 +7,14 @@
 //! is possible) and fails when the script reports a failure. Outside CI (`CI` unset) a missing
 //! `.venv` makes the test say that it skipped; in CI it is a failure.
 
-mod harness;
-mod support;
+use crate::harness;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::processes::Served;
+use crate::support::processes::Served;
 
 /// The project root (the workspace that holds `clients/` and `.venv`).
 fn root() -> PathBuf {
@@ -261,8 +260,9 @@ fn terrasnek_calls_pass(python: PathBuf) {
     assert_eq!(passed, tried, "terrasnek");
 }
 
-fn main() {
-    harness::run(vec![
+/// This file's tests.
+pub fn tests() -> Vec<harness::Test> {
+    vec![
         harness::needing(
             "terraform_engine_runs_the_readme_steps_and_a_remote_plan",
             python,
@@ -270,5 +270,5 @@ fn main() {
         ),
         harness::needing("pytfe_calls_pass", python, pytfe_calls_pass),
         harness::needing("terrasnek_calls_pass", python, terrasnek_calls_pass),
-    ]);
+    ]
 }

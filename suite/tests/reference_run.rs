@@ -1,11 +1,10 @@
 //! The whole suite against the embedded reference service passes, at both profiles; a
 //! fault makes the tests that guard its behaviour fail.
 
-mod support;
+use crate::support;
 
 use conform::verdict::Verdict;
 
-#[test]
 fn whole_suite_passes_against_the_reference_at_profile_tfe() {
     let results = support::run(&[], &[], &["--profile", "tfe"]);
     let bad: Vec<String> = results
@@ -22,7 +21,6 @@ fn whole_suite_passes_against_the_reference_at_profile_tfe() {
     assert!(results.len() > 340);
 }
 
-#[test]
 fn a_dropped_route_fails_exactly_its_tests() {
     let results = support::run(&["drop-route=GET /runs/:run_id"], &["runs::"], &[]);
     let failed = support::with_verdict(&results, Verdict::Fail);
@@ -37,7 +35,6 @@ fn a_dropped_route_fails_exactly_its_tests() {
     assert!(support::failed_checks(&results, "runs::show::bare").contains(&"endpoint.exists"));
 }
 
-#[test]
 fn a_missing_group_is_unsupported_unless_required() {
     let faults = ["drop-route=GET /organization/audit-trail"];
     let results = support::run(&faults, &["audit_trail::"], &[]);
@@ -50,7 +47,6 @@ fn a_missing_group_is_unsupported_unless_required() {
     assert_eq!(support::with_verdict(&results, Verdict::Fail).len(), 2);
 }
 
-#[test]
 fn a_failing_create_precondition_outside_the_spec_skips_the_test_and_names_it() {
     // State versions are made on a locked workspace (TFE); without the lock route the
     // create test cannot run. The lock is TFE's route, outside the spec: no test judges it,
@@ -71,7 +67,6 @@ fn a_failing_create_precondition_outside_the_spec_skips_the_test_and_names_it() 
     }
 }
 
-#[test]
 fn a_bare_form_not_served_fails_only_the_bare_tests() {
     // Servers that follow TFE serve the API only under /api/v2: fixtures are made there, and
     // the deviation is reported once, at each bare-form test.
@@ -93,7 +88,6 @@ fn a_bare_form_not_served_fails_only_the_bare_tests() {
     }
 }
 
-#[test]
 fn a_fixture_that_cannot_be_made_blocks_the_tests_that_need_it() {
     // Without the team create route the team tests that need a team are blocked by it, and
     // point at the create test where that route is itself judged.
@@ -114,7 +108,6 @@ fn a_fixture_that_cannot_be_made_blocks_the_tests_that_need_it() {
     }
 }
 
-#[test]
 fn one_missing_route_is_one_failure_per_path_form() {
     // The upload test also downloads what it uploaded; an absent download route is the
     // download tests' finding alone.
@@ -134,7 +127,6 @@ fn one_missing_route_is_one_failure_per_path_form() {
     );
 }
 
-#[test]
 fn the_notification_verify_test_calls_only_a_destination_the_user_gives() {
     // Notification configurations point at a destination the run owns (against the embedded
     // service, the service itself; against a target of the user's, --notification-url, else a
@@ -149,7 +141,6 @@ fn the_notification_verify_test_calls_only_a_destination_the_user_gives() {
     assert!(results.iter().all(|r| r.verdict == Verdict::Pass));
 }
 
-#[test]
 fn harmless_updates_send_the_current_values_back() {
     // An update without attributes is refused by reasonable servers (422): the account and
     // the administrator settings are updated with the values a show answers now.
@@ -169,7 +160,6 @@ fn harmless_updates_send_the_current_values_back() {
     }
 }
 
-#[test]
 fn a_given_organization_is_never_changed_and_most_tests_still_pass() {
     // A server with one fixed organization (no organization list, create, update or delete):
     // with --organization the run works inside it, sends it no PATCH or DELETE, and judges
@@ -206,7 +196,6 @@ fn a_given_organization_is_never_changed_and_most_tests_still_pass() {
     assert!(support::with_verdict(&results, Verdict::Unsupported).is_empty());
 }
 
-#[test]
 fn a_404_for_a_resource_that_is_not_found_is_not_a_missing_route() {
     // With numeric-id, the organization's create answers an id that does not address it: the
     // invoices route exists, the organization it names does not. The invoices tests are
@@ -220,7 +209,6 @@ fn a_404_for_a_resource_that_is_not_found_is_not_a_missing_route() {
     }
 }
 
-#[test]
 fn a_set_up_that_the_main_request_did_not_undo_is_undone() {
     // Without the bare forms, the bare unimpersonate test impersonates (its set-up, in the
     // canonical form) and then fails to unimpersonate: the set-up's own undo is sent, so the
@@ -247,7 +235,6 @@ fn a_set_up_that_the_main_request_did_not_undo_is_undone() {
     assert!(second[0].unobservable(), "{}", second[0].failure_text());
 }
 
-#[test]
 fn what_no_run_can_see_is_skipped_when_answered_well_and_fails_when_not() {
     // twilio verify sends an SMS no answer shows (`unobservable` in cases/): answered as
     // documented it is skipped with that reason, never passed; a missing route still fails it.
@@ -264,7 +251,6 @@ fn what_no_run_can_see_is_skipped_when_answered_well_and_fails_when_not() {
     assert!(support::failed_checks(&results, filter[0]).contains(&"endpoint.exists"));
 }
 
-#[test]
 fn a_group_served_only_at_tfes_path_is_judged_there() {
     // engine versions only at /admin/terraform-versions: the spec's path fails
     // endpoint.exists, and the behaviour is judged where TFE serves it, so a delete that
@@ -289,4 +275,24 @@ fn a_group_served_only_at_tfes_path_is_judged_there() {
     let results = support::run(&["delete-noop"], &filter, &shape);
     let failed = support::failed_checks(&results, filter[0]);
     assert!(failed.contains(&"delete.then-gone"), "{failed:?}");
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        whole_suite_passes_against_the_reference_at_profile_tfe,
+        a_dropped_route_fails_exactly_its_tests,
+        a_missing_group_is_unsupported_unless_required,
+        a_failing_create_precondition_outside_the_spec_skips_the_test_and_names_it,
+        a_bare_form_not_served_fails_only_the_bare_tests,
+        a_fixture_that_cannot_be_made_blocks_the_tests_that_need_it,
+        one_missing_route_is_one_failure_per_path_form,
+        the_notification_verify_test_calls_only_a_destination_the_user_gives,
+        harmless_updates_send_the_current_values_back,
+        a_given_organization_is_never_changed_and_most_tests_still_pass,
+        a_404_for_a_resource_that_is_not_found_is_not_a_missing_route,
+        a_set_up_that_the_main_request_did_not_undo_is_undone,
+        what_no_run_can_see_is_skipped_when_answered_well_and_fails_when_not,
+        a_group_served_only_at_tfes_path_is_judged_there
+    ]
 }

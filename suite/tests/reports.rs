@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod harness;
+use crate::harness;
 
 const BIN: &str = env!("CARGO_BIN_EXE_conform");
 const SHOW: &str = "drop-route=GET /runs/:run_id";
@@ -962,8 +962,9 @@ fn failures_of_their_own_come_first_and_sequences_read_as_steps() {
     assert!(case.status.failure_as_ref().text.contains(&steps));
 }
 
-fn main() {
-    harness::run(vec![
+/// This file's tests.
+pub fn tests() -> Vec<harness::Test> {
+    vec![
         harness::test(
             "every_format_states_the_same_verdicts",
             every_format_states_the_same_verdicts,
@@ -998,5 +999,5 @@ fn main() {
             chromium,
             the_html_report_renders_and_filters_in_headless_chromium,
         ),
-    ]);
+    ]
 }

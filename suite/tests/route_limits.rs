@@ -1,17 +1,15 @@
 //! A target that limits one route hard while serving everything else: its 429s hold back
 //! that route's requests only, and the summary names the route (issue 22, item 3).
 
-mod support;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::processes::{scratch, text, Served};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
-use support::processes::{scratch, text, Served};
 
 /// The route the proxy limits, as the throttle names it.
 const LIMITED: &str = "GET /organizations/:id/teams";
@@ -147,7 +145,6 @@ fn start_proxy(upstream: &str, seen: Arc<Mutex<Seen>>) -> String {
     format!("http://{addr}")
 }
 
-#[test]
 fn a_route_limited_hard_holds_back_only_its_own_requests() {
     let served = Served::start("routes-user", "routes-admin", &[]);
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -209,4 +206,9 @@ fn a_route_limited_hard_holds_back_only_its_own_requests() {
         .unwrap_or_else(|| panic!("no route line:\n{said}"));
     assert!(line.contains(LIMITED), "{line}");
     assert!(line.contains("other routes went on"), "{line}");
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![a_route_limited_hard_holds_back_only_its_own_requests]
 }

@@ -2,7 +2,7 @@
 //! ledger and `conform sweep` after a real kill, the blast-radius guard, 429 handling, the
 //! deadline, redirects, and a canary token that must appear nowhere.
 
-mod support;
+use crate::support;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -10,13 +10,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::processes::Served;
 use conform::cli::RunArgs;
 use conform::harness::Session;
 use conform::plan::Plan;
 use conform::settings::Settings;
 use conform::verdict::Verdict;
 use serde_json::Value;
-use support::processes::Served;
 
 const BIN: &str = env!("CARGO_BIN_EXE_conform");
 
@@ -98,7 +98,6 @@ fn created_lines(ledger: &Path) -> usize {
         .count()
 }
 
-#[test]
 fn every_payload_names_what_it_makes_with_the_run_prefix() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/payloads");
     let mut unprefixed = Vec::new();
@@ -139,7 +138,6 @@ fn every_payload_names_what_it_makes_with_the_run_prefix() {
     assert!(unprefixed.is_empty(), "{unprefixed:#?}");
 }
 
-#[test]
 fn a_killed_run_is_swept_clean_from_its_ledger() {
     let (token, admin) = ("kill-user-token", "kill-admin-token");
     let served = Served::start(token, admin, &[]);
@@ -265,7 +263,6 @@ fn a_killed_run_is_swept_clean_from_its_ledger() {
     );
 }
 
-#[test]
 fn sweep_reports_what_it_cannot_delete_and_goes_on() {
     let (token, admin) = ("sweep-user", "sweep-admin");
     let served = Served::start(
@@ -349,7 +346,6 @@ fn sweep_reports_what_it_cannot_delete_and_goes_on() {
     assert!(organizations_with_prefix(&served.url, token, "conform-x-").is_empty());
 }
 
-#[test]
 fn the_guard_refuses_a_mutation_on_a_resource_the_run_did_not_create() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let config = conform_reference::Config::default();
@@ -472,7 +468,6 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-#[test]
 fn read_only_sends_nothing_but_reads() {
     // every test of two groups, mutating ones included: the HTTP layer sends only reads
     let results = support::run(&[], &["organizations::", "account::"], &["--read-only"]);
@@ -526,7 +521,6 @@ fn read_only_sends_nothing_but_reads() {
     );
 }
 
-#[test]
 fn a_target_that_rate_limits_its_first_requests_passes_with_throttling_reported() {
     let dir = scratch("rate-first");
     let (out, took) = run_conform(&[
@@ -565,7 +559,6 @@ fn a_target_that_rate_limits_its_first_requests_passes_with_throttling_reported(
     assert!(summary.contains("Throttled: "), "{summary}");
 }
 
-#[test]
 fn a_target_that_rate_limits_forever_gets_a_clear_verdict_within_the_deadline() {
     let dir = scratch("rate-forever");
     let (out, took) = run_conform(&[
@@ -593,7 +586,6 @@ fn a_target_that_rate_limits_forever_gets_a_clear_verdict_within_the_deadline() 
     assert_ne!(cells[cells.len() - 1], "0", "errors: {total}");
 }
 
-#[test]
 fn a_deadline_ends_unfinished_tests_as_errors_and_teardown_still_runs() {
     let (token, admin) = ("deadline-user", "deadline-admin");
     let served = Served::start(token, admin, &[]);
@@ -658,7 +650,6 @@ fn recorder(reply: String) -> (String, Arc<Mutex<Vec<String>>>) {
     (format!("http://{addr}"), heads)
 }
 
-#[test]
 fn a_redirect_never_carries_the_token_to_another_origin() {
     let (elsewhere, elsewhere_heads) =
         recorder("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into());
@@ -715,7 +706,6 @@ fn a_redirect_never_carries_the_token_to_another_origin() {
     }
 }
 
-#[test]
 fn a_canary_token_appears_nowhere_in_output_reports_or_ledger() {
     let token = "canary-XYZ-7f3a91c2";
     let admin = "canary-ADMIN-51be08d4";
@@ -791,7 +781,6 @@ fn a_canary_token_appears_nowhere_in_output_reports_or_ledger() {
     assert!(!said.contains(token) && !said.contains(admin));
 }
 
-#[test]
 fn older_than_finds_the_debris_of_runs_whose_ledger_is_gone() {
     let (token, admin) = ("old-user", "old-admin");
     let served = Served::start(token, admin, &[]);
@@ -851,7 +840,6 @@ fn older_than_finds_the_debris_of_runs_whose_ledger_is_gone() {
 
 /// The `curl` lines a failure prints work when pasted into a shell: the user token from
 /// `$CONFORM_TOKEN`, the administrator's from `$CONFORM_ADMIN_TOKEN`.
-#[test]
 fn printed_curl_lines_reproduce_when_pasted_into_a_shell() {
     let (token, admin) = ("curl-user-token", "curl-admin-token");
     let served = Served::start(
@@ -905,7 +893,6 @@ fn printed_curl_lines_reproduce_when_pasted_into_a_shell() {
 }
 
 /// A sequence family that cannot run here says `ignored` on its libtest line, with why.
-#[test]
 fn a_skipped_sequence_family_says_ignored() {
     let served = Served::start("seq-user-token", "seq-admin-token", &[]);
     let dir = scratch("skipped-family");
@@ -934,7 +921,6 @@ fn a_skipped_sequence_family_says_ignored() {
 
 /// `--rate N/s` against a server that answers 429 to the request after N in any second:
 /// never refused. The same server refuses an unpaced run (the fault is real).
-#[test]
 fn a_run_at_the_servers_rate_is_never_refused() {
     let served = Served::start("rate-user", "rate-admin", &["rate-limit-per-second=20"]);
     let run = |rate: Option<&str>, name: &str| -> Value {
@@ -982,7 +968,6 @@ fn a_run_at_the_servers_rate_is_never_refused() {
 /// A server without the delete routes of agent pools and registry modules: teardown does not
 /// count a 404 as deleted. The debris is a leftover in results.json and in the ledger, with
 /// the requests that failed, and `conform sweep` says it could not delete it.
-#[test]
 fn debris_behind_a_missing_delete_route_is_reported_not_counted_deleted() {
     let served = Served::start(
         "debris-user",
@@ -1057,7 +1042,6 @@ fn debris_behind_a_missing_delete_route_is_reported_not_counted_deleted() {
 
 /// Invitations make user accounts, which outlive the organization: a clean run deletes them
 /// through the administrator API, and without the administrator token reports them.
-#[test]
 fn users_an_invitation_made_are_deleted_or_reported() {
     let served = Served::start("users-user", "users-admin", &[]);
     let list_users = || {
@@ -1139,7 +1123,6 @@ fn users_an_invitation_made_are_deleted_or_reported() {
 /// updates and the account update are skipped (with the reason) unless
 /// `--allow-instance-changes`; with it they change a value, read it back, and leave every
 /// setting as it was.
-#[test]
 fn instance_wide_settings_change_only_when_allowed_and_are_restored() {
     let (token, admin) = ("instance-token", "instance-admin-token");
     let served = Served::start(token, admin, &[]);
@@ -1226,4 +1209,27 @@ fn instance_wide_settings_change_only_when_allowed_and_are_restored() {
         strip(before),
         "an instance-wide change was not restored"
     );
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        every_payload_names_what_it_makes_with_the_run_prefix,
+        a_killed_run_is_swept_clean_from_its_ledger,
+        sweep_reports_what_it_cannot_delete_and_goes_on,
+        the_guard_refuses_a_mutation_on_a_resource_the_run_did_not_create,
+        read_only_sends_nothing_but_reads,
+        a_target_that_rate_limits_its_first_requests_passes_with_throttling_reported,
+        a_target_that_rate_limits_forever_gets_a_clear_verdict_within_the_deadline,
+        a_deadline_ends_unfinished_tests_as_errors_and_teardown_still_runs,
+        a_redirect_never_carries_the_token_to_another_origin,
+        a_canary_token_appears_nowhere_in_output_reports_or_ledger,
+        older_than_finds_the_debris_of_runs_whose_ledger_is_gone,
+        printed_curl_lines_reproduce_when_pasted_into_a_shell,
+        a_skipped_sequence_family_says_ignored,
+        a_run_at_the_servers_rate_is_never_refused,
+        debris_behind_a_missing_delete_route_is_reported_not_counted_deleted,
+        users_an_invitation_made_are_deleted_or_reported,
+        instance_wide_settings_change_only_when_allowed_and_are_restored
+    ]
 }

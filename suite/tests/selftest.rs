@@ -8,7 +8,6 @@ fn list() -> FaultList {
     FaultList::embedded().expect("selftest/faults.toml parses")
 }
 
-#[test]
 fn the_fault_list_covers_every_fault_and_every_check() {
     let problems = list().problems();
     assert!(
@@ -18,7 +17,6 @@ fn the_fault_list_covers_every_fault_and_every_check() {
     );
 }
 
-#[test]
 fn the_checks_document_is_current() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/CHECKS.md");
     let committed = std::fs::read_to_string(path).unwrap_or_default();
@@ -33,7 +31,6 @@ fn the_checks_document_is_current() {
     );
 }
 
-#[test]
 fn a_fault_naming_an_unknown_check_is_a_problem() {
     let text = r#"
 [[fault]]
@@ -51,7 +48,6 @@ tests = ["*"]
     assert!(problems.iter().any(|p| p.contains("proven by no fault")));
 }
 
-#[test]
 fn every_fault_is_caught_by_its_expected_tests_and_the_baseline_passes() {
     let list = list();
     let options = Options {
@@ -75,4 +71,14 @@ fn every_fault_is_caught_by_its_expected_tests_and_the_baseline_passes() {
         .all(|f| f.catch == Catch::Caught && f.silent.is_empty()));
     let (caught, total) = report.score(None);
     assert_eq!(caught, total, "mutation score below 100%:\n{text}");
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        the_fault_list_covers_every_fault_and_every_check,
+        the_checks_document_is_current,
+        a_fault_naming_an_unknown_check_is_a_problem,
+        every_fault_is_caught_by_its_expected_tests_and_the_baseline_passes
+    ]
 }

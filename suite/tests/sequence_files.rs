@@ -29,7 +29,6 @@ fn family_files() -> Vec<(String, String)> {
     out
 }
 
-#[test]
 fn every_file_under_cases_sequences_loads() {
     let files = family_files();
     assert!(!files.is_empty());
@@ -43,7 +42,6 @@ fn every_file_under_cases_sequences_loads() {
     assert_eq!(catalog.families.len(), files.len());
 }
 
-#[test]
 fn every_family_the_harness_names_has_a_file_and_runs_in_report_order() {
     let files: Vec<String> = family_files().into_iter().map(|(n, _)| n).collect();
     for name in FAMILIES {
@@ -78,7 +76,6 @@ const BEYOND_THE_CATALOG: &[&str] = &[
 /// routes beyond it: the engine judges each answer by the endpoint `Catalog::find` matches it
 /// to (its statuses, kind and schemas), so that a route the catalog knows is never judged by
 /// another rule.
-#[test]
 fn every_route_of_every_family_file_matches_a_catalog_endpoint() {
     use conform::catalog::families::model::{get, Route};
     let catalog = Catalog::embedded().expect("the embedded catalog loads");
@@ -168,7 +165,6 @@ fn parse_err(text: &str) -> String {
     file::parse("things", text).expect_err("refused")
 }
 
-#[test]
 fn a_minimal_family_takes_the_defaults() {
     let f = file::parse("things", MINIMAL).unwrap();
     assert!(f.namespace);
@@ -179,7 +175,6 @@ fn a_minimal_family_takes_the_defaults() {
     assert!(c.state.is_none() && c.parent.is_none() && c.delete.is_none());
 }
 
-#[test]
 fn broken_files_are_refused_with_the_field_and_the_valid_names() {
     let e = parse_err(&format!("{MINIMAL}colour = \"red\"\n"));
     assert!(e.contains("unknown field `colour`"), "{e}");
@@ -228,7 +223,6 @@ fn broken_files_are_refused_with_the_field_and_the_valid_names() {
     assert!(e.contains("`configuration version`"), "{e}");
 }
 
-#[test]
 fn a_cases_folder_overrides_the_families_and_its_errors_name_the_file() {
     let dir = std::env::temp_dir().join(format!("conform-seqfiles-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -266,4 +260,16 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), dest).unwrap();
         }
     }
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        every_file_under_cases_sequences_loads,
+        every_family_the_harness_names_has_a_file_and_runs_in_report_order,
+        every_route_of_every_family_file_matches_a_catalog_endpoint,
+        a_minimal_family_takes_the_defaults,
+        broken_files_are_refused_with_the_field_and_the_valid_names,
+        a_cases_folder_overrides_the_families_and_its_errors_name_the_file
+    ]
 }

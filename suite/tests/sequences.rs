@@ -1,7 +1,7 @@
 //! Property-based sequences against the embedded reference: every family passes; faults that
 //! only a history reveals fail, and the reported sequence is shrunk to its minimum.
 
-mod support;
+use crate::support;
 
 use conform::cli::{CasesArg, Cli};
 use conform::verdict::{TestResult, Verdict};
@@ -64,7 +64,6 @@ fn failing_with_seed(fault: &str, family: &str, profile: &str, seed: &str) -> Te
     r
 }
 
-#[test]
 fn every_sequence_passes_against_the_reference_at_the_default_budget() {
     let started = std::time::Instant::now();
     let results = support::run_sequences(&[], &[], &["--profile", "tfe"]);
@@ -93,14 +92,12 @@ fn every_sequence_passes_against_the_reference_at_the_default_budget() {
 }
 
 /// About 10 s in a debug build (all nine families, 256 cases each): cheap enough for CI.
-#[test]
 fn every_sequence_passes_at_256_cases() {
     let results = support::run_sequences(&[], &[], &["--profile", "tfe", "--cases", "256"]);
     let bad = not_passing(&results);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
-#[test]
 fn a_delete_that_does_not_delete_shrinks_to_create_delete_show() {
     let r = failing("delete-noop", "sequences::workspaces", "core");
     assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
@@ -123,14 +120,12 @@ fn a_delete_that_does_not_delete_shrinks_to_create_delete_show() {
     );
 }
 
-#[test]
 fn a_lost_update_shrinks_to_create_update_read() {
     let r = failing("update-not-persisted", "sequences::workspaces", "core");
     assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
     assert_eq!(r.findings[0].check.id, "update.persisted");
 }
 
-#[test]
 fn the_lowest_failing_case_is_reported_however_many_cases_run_at_once() {
     // Cases run side by side within --test-threads: the one reported (and shrunk) is the
     // lowest-numbered failing case, whatever order the cases finish in.
@@ -157,13 +152,11 @@ fn the_lowest_failing_case_is_reported_however_many_cases_run_at_once() {
     assert_eq!(reported("4"), one_at_a_time);
 }
 
-#[test]
 fn a_list_missing_the_newest_item_shrinks_to_create_list() {
     let r = failing("list-omits-newest", "sequences::workspaces", "core");
     assert_eq!(minimal_length(&r), 2, "{}", r.failure_text());
 }
 
-#[test]
 fn a_page_walk_that_repeats_an_item_shrinks_to_two_creates_and_a_walk() {
     let r = failing("page-repeats-item", "sequences::workspaces", "tfe");
     assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
@@ -171,20 +164,17 @@ fn a_page_walk_that_repeats_an_item_shrinks_to_two_creates_and_a_walk() {
     assert!(r.reason.as_deref().unwrap_or("").contains("page_size 1"));
 }
 
-#[test]
 fn a_page_walk_that_drops_an_item_shrinks_to_two_creates_and_a_walk() {
     let r = failing("page-drops-item", "sequences::workspaces", "tfe");
     assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
     assert_eq!(r.findings[0].check.id, "tfe.page-size");
 }
 
-#[test]
 fn run_actions_in_the_wrong_state_are_caught() {
     let r = failing("action-ignores-state", "sequences::workspaces", "tfe");
     assert_eq!(r.findings[0].check.id, "tfe.refused-in-wrong-state");
 }
 
-#[test]
 fn a_5xx_in_a_step_fails_only_that_family() {
     let results = support::run_sequences(
         &["server-error=GET /teams/:team_id"],
@@ -204,7 +194,6 @@ fn a_5xx_in_a_step_fails_only_that_family() {
     assert_eq!(agents.verdict, Verdict::Pass, "{}", agents.failure_text());
 }
 
-#[test]
 fn the_same_seed_gives_the_same_sequence() {
     for family in conform::sequences::families() {
         let a = conform::sequences::generate(family, 12345, 20);
@@ -216,7 +205,6 @@ fn the_same_seed_gives_the_same_sequence() {
     }
 }
 
-#[test]
 fn cases_takes_a_number_or_a_folder() {
     let cli = Cli::try_parse_from(["conform", "--cases", "256"]).unwrap();
     assert_eq!(cli.run.sequence_cases(), Some(256));
@@ -228,7 +216,6 @@ fn cases_takes_a_number_or_a_folder() {
     assert!(Cli::try_parse_from(["conform", "--cases", "0"]).is_err());
 }
 
-#[test]
 fn a_suspend_that_does_not_suspend_shrinks_to_create_suspend_read() {
     let r = failing("suspend-noop", "sequences::admin_users", "core");
     assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
@@ -239,7 +226,6 @@ fn a_suspend_that_does_not_suspend_shrinks_to_create_suspend_read() {
     assert!(text.contains("/admin/users"), "{text}");
 }
 
-#[test]
 fn a_deprecated_show_of_another_module_shrinks_to_create_show() {
     // Seeds are chosen: a seed decides which history first meets the fault.
     let r = failing_with_seed(
@@ -254,7 +240,6 @@ fn a_deprecated_show_of_another_module_shrinks_to_create_show() {
     assert!(text.contains("/registry-modules/show/"), "{text}");
 }
 
-#[test]
 fn a_deprecated_version_create_that_does_nothing_shrinks_to_create_create_delete() {
     // Seed 15 first meets the fault in a history: a version created through the deprecated
     // form that the organization-scoped delete cannot find.
@@ -274,7 +259,6 @@ fn a_deprecated_version_create_that_does_nothing_shrinks_to_create_create_delete
     assert!(text.contains("3. delete module version"), "{text}");
 }
 
-#[test]
 fn a_module_version_delete_that_does_not_delete_is_caught_through_its_module() {
     // Deleting a module's last version deletes the module: the history is create module,
     // create version, delete version, read the module (or the list).
@@ -285,7 +269,6 @@ fn a_module_version_delete_that_does_not_delete_is_caught_through_its_module() {
     assert!(text.contains("3. delete module version"), "{text}");
 }
 
-#[test]
 fn an_upload_that_is_not_applied_is_caught_in_the_registry_read() {
     let r = failing("upload-not-applied", "sequences::registry_modules", "core");
     assert_eq!(minimal_length(&r), 4, "{}", r.failure_text());
@@ -294,7 +277,6 @@ fn an_upload_that_is_not_applied_is_caught_in_the_registry_read() {
     assert!(text.contains("3. publish"), "{text}");
 }
 
-#[test]
 fn a_policy_set_version_upload_that_is_not_applied_shrinks_to_four_steps() {
     let r = failing("upload-not-applied", "sequences::policy_sets", "core");
     assert_eq!(minimal_length(&r), 4, "{}", r.failure_text());
@@ -304,7 +286,6 @@ fn a_policy_set_version_upload_that_is_not_applied_shrinks_to_four_steps() {
     assert!(text.contains("4. show policy set version"), "{text}");
 }
 
-#[test]
 fn a_policy_set_delete_that_does_not_delete_shrinks_to_create_delete_read() {
     let r = failing("delete-noop", "sequences::policy_sets", "core");
     assert_eq!(minimal_length(&r), 3, "{}", r.failure_text());
@@ -513,7 +494,6 @@ const ACME_LISTS: &[&str] = &[
     "/organizations/acme/organization-memberships",
 ];
 
-#[test]
 fn inside_a_given_organization_every_family_passes_and_leaves_it_as_it_was() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let config = conform_reference::Config {
@@ -654,7 +634,6 @@ fn inside_a_given_organization_every_family_passes_and_leaves_it_as_it_was() {
     running.shutdown();
 }
 
-#[test]
 fn inside_a_given_organization_a_list_holding_an_extra_item_is_still_caught() {
     let run = run_families(
         &[
@@ -685,7 +664,6 @@ fn inside_a_given_organization_a_list_holding_an_extra_item_is_still_caught() {
     assert!(run.left.is_empty(), "left for teardown: {:?}", run.left);
 }
 
-#[test]
 fn inside_a_given_organization_page_walks_that_drop_or_repeat_an_item_are_still_caught() {
     // The walks read the lists narrowed to each sequence's own names (`search` in
     // cases/sequences), which others' items do not move: a dropped or repeated item is caught
@@ -723,7 +701,6 @@ fn inside_a_given_organization_page_walks_that_drop_or_repeat_an_item_are_still_
     }
 }
 
-#[test]
 fn inside_a_given_organization_a_server_without_name_filters_is_walked_whole_and_still_judged() {
     // The walks go through the lists' name filters (the sequence's own items only, which do
     // not move); a server that ignores them answers others' items too, and the whole list is
@@ -804,7 +781,6 @@ fn inside_a_given_organization_a_server_without_name_filters_is_walked_whole_and
     }
 }
 
-#[test]
 fn inside_a_given_organization_a_list_missing_the_newest_item_is_still_caught_through_its_filter() {
     let run = run_families(
         &[
@@ -835,7 +811,6 @@ fn inside_a_given_organization_a_list_missing_the_newest_item_is_still_caught_th
 
 // ------------------------------------------------------------ a service without a runner
 
-#[test]
 fn without_a_runner_run_actions_are_judged_by_the_state_the_run_is_in() {
     // Runs never leave `pending`: apply and discard are refused (409) and the run's
     // `actions.is-confirmable` / `is-discardable` stay false. The sequence waits for a plan
@@ -875,7 +850,6 @@ fn without_a_runner_run_actions_are_judged_by_the_state_the_run_is_in() {
     assert!(run.left.is_empty(), "left for teardown: {:?}", run.left);
 }
 
-#[test]
 fn without_a_runner_an_action_the_runs_state_does_not_allow_is_still_caught() {
     let run = run_families(
         &[
@@ -904,7 +878,6 @@ fn without_a_runner_an_action_the_runs_state_does_not_allow_is_still_caught() {
     );
 }
 
-#[test]
 fn a_run_is_planned_on_its_own_and_tells_which_actions_it_allows() {
     // `planned` is reached through `pending` (a force-executed run without a runner stays
     // there); the run's `actions` flags say whether apply, discard, cancel are allowed now.
@@ -925,7 +898,6 @@ fn a_run_is_planned_on_its_own_and_tells_which_actions_it_allows() {
     );
 }
 
-#[test]
 fn a_sequence_cut_by_the_runs_deadline_is_an_error_not_a_failure() {
     // A request conform refuses to send because the run's --deadline passed says nothing of
     // the target: the family ends as an error that says so, never as a failure.
@@ -954,4 +926,9 @@ fn a_sequence_cut_by_the_runs_deadline_is_an_error_not_a_failure() {
     // no finding of the target's: the refusal is not shrunk as if it were one
     assert!(r.findings.is_empty(), "{}", r.failure_text());
     assert!(r.minimal.is_none(), "{}", r.failure_text());
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![every_sequence_passes_against_the_reference_at_the_default_budget, every_sequence_passes_at_256_cases, a_delete_that_does_not_delete_shrinks_to_create_delete_show, a_lost_update_shrinks_to_create_update_read, the_lowest_failing_case_is_reported_however_many_cases_run_at_once, a_list_missing_the_newest_item_shrinks_to_create_list, a_page_walk_that_repeats_an_item_shrinks_to_two_creates_and_a_walk, a_page_walk_that_drops_an_item_shrinks_to_two_creates_and_a_walk, run_actions_in_the_wrong_state_are_caught, a_5xx_in_a_step_fails_only_that_family, the_same_seed_gives_the_same_sequence, cases_takes_a_number_or_a_folder, a_suspend_that_does_not_suspend_shrinks_to_create_suspend_read, a_deprecated_show_of_another_module_shrinks_to_create_show, a_deprecated_version_create_that_does_nothing_shrinks_to_create_create_delete, a_module_version_delete_that_does_not_delete_is_caught_through_its_module, an_upload_that_is_not_applied_is_caught_in_the_registry_read, a_policy_set_version_upload_that_is_not_applied_shrinks_to_four_steps, a_policy_set_delete_that_does_not_delete_shrinks_to_create_delete_read, inside_a_given_organization_every_family_passes_and_leaves_it_as_it_was, inside_a_given_organization_a_list_holding_an_extra_item_is_still_caught, inside_a_given_organization_page_walks_that_drop_or_repeat_an_item_are_still_caught, inside_a_given_organization_a_server_without_name_filters_is_walked_whole_and_still_judged, inside_a_given_organization_a_list_missing_the_newest_item_is_still_caught_through_its_filter, without_a_runner_run_actions_are_judged_by_the_state_the_run_is_in, without_a_runner_an_action_the_runs_state_does_not_allow_is_still_caught, a_run_is_planned_on_its_own_and_tells_which_actions_it_allows, a_sequence_cut_by_the_runs_deadline_is_an_error_not_a_failure]
 }

@@ -2,13 +2,10 @@
 //! `CONFORM_TOKEN`/`CONFORM_ADMIN_TOKEN`), the password and the seeded things; with them a
 //! run against the standalone service skips nothing.
 
-mod support;
-
 use std::process::Command;
 
-use support::processes::Served;
+use crate::support::processes::Served;
 
-#[test]
 fn a_run_against_a_standalone_service_skips_only_the_unobservable_with_what_its_banner_prints() {
     // the tokens in the environment
     let served = Served::with_env(
@@ -81,7 +78,6 @@ fn a_run_against_a_standalone_service_skips_only_the_unobservable_with_what_its_
 /// `--seed-organization` and `--seed-workspace` make what terraform's `cloud` block needs:
 /// the banner names them and the matching cloud block, and the workspace is in local
 /// execution mode. A name the API would refuse is a usage error.
-#[test]
 fn seed_flags_make_an_organization_and_a_local_workspace_the_banner_names() {
     let served = Served::with_args(&["--seed-organization", "example", "--seed-workspace", "app"]);
     let banner = served.banner.join("\n");
@@ -127,7 +123,6 @@ fn seed_flags_make_an_organization_and_a_local_workspace_the_banner_names() {
 
 /// The `rerun:` line a failure prints is pasteable as printed: the target, the profile and the
 /// token's variable are in it, and run in a shell it judges that one test again.
-#[test]
 fn a_printed_rerun_command_reproduces_the_failure_when_pasted() {
     let served = Served::with_args(&["--token", "rerun-token", "--fault", "no-bare"]);
     let dir = std::env::temp_dir().join(format!("conform-rerun-{}", std::process::id()));
@@ -189,4 +184,13 @@ fn a_printed_rerun_command_reproduces_the_failure_when_pasted() {
         .collect();
     assert_eq!(judged, [("account::details::bare", "fail")], "{again}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        a_run_against_a_standalone_service_skips_only_the_unobservable_with_what_its_banner_prints,
+        seed_flags_make_an_organization_and_a_local_workspace_the_banner_names,
+        a_printed_rerun_command_reproduces_the_failure_when_pasted
+    ]
 }

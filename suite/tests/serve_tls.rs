@@ -2,13 +2,11 @@
 //! is printed, or the user's own PEM files; absolute URLs use the scheme and host the client
 //! used. Each test starts its own `conform serve` child on loopback and kills it at the end.
 
-mod support;
-
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use support::processes::Served;
+use crate::support::processes::Served;
 
 /// Starts `conform serve ARGS --port 0` with a token of the tests'.
 fn serve(args: &[&str]) -> Served {
@@ -36,7 +34,6 @@ async fn get(client: &reqwest::Client, url: &str, headers: &[(&str, &str)]) -> V
         .expect("JSON")
 }
 
-#[tokio::test]
 async fn a_certificate_made_at_start_is_trusted_through_the_printed_file() {
     let service = serve(&["--tls"]);
     let ca = std::fs::read(service.trust_file().expect("trust this file")).expect("the file");
@@ -75,7 +72,6 @@ async fn a_certificate_made_at_start_is_trusted_through_the_printed_file() {
     assert!(ping.is_ok_and(|r| r.status().is_success()));
 }
 
-#[test]
 fn stopped_by_sigterm_it_removes_the_authority_it_made() {
     let mut service = serve(&["--tls"]);
     let file = service.trust_file().expect("trust this file").to_path_buf();
@@ -87,7 +83,6 @@ fn stopped_by_sigterm_it_removes_the_authority_it_made() {
     );
 }
 
-#[tokio::test]
 async fn a_users_own_certificate_is_served() {
     let made = conform_reference::generate_certificate().expect("a certificate");
     let dir = std::env::temp_dir().join(format!("conform-tls-test-{}", std::process::id()));
@@ -125,7 +120,6 @@ async fn a_users_own_certificate_is_served() {
 /// A server certificate that is its own authority, as `openssl req -x509` makes by default
 /// (and otf's test certificate is): named with `--ca-cert`, it is trusted by a run, by diff
 /// and by sweep, as curl, Go and Python trust it.
-#[test]
 fn a_self_signed_certificate_named_with_ca_cert_is_trusted_by_every_command() {
     use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
     let mut params =
@@ -200,4 +194,26 @@ fn a_self_signed_certificate_named_with_ca_cert_is_trusted_by_every_command() {
     ]);
     assert_eq!(sweep.status.code(), Some(0), "{}", text(&sweep));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    let mut tests = crate::harness::tests![
+        stopped_by_sigterm_it_removes_the_authority_it_made,
+        a_self_signed_certificate_named_with_ca_cert_is_trusted_by_every_command
+    ];
+    tests.extend([
+        crate::harness::test(
+            "a_certificate_made_at_start_is_trusted_through_the_printed_file",
+            || {
+                crate::harness::block_on(
+                    a_certificate_made_at_start_is_trusted_through_the_printed_file(),
+                )
+            },
+        ),
+        crate::harness::test("a_users_own_certificate_is_served", || {
+            crate::harness::block_on(a_users_own_certificate_is_served())
+        }),
+    ]);
+    tests
 }

@@ -2,10 +2,8 @@
 //! documented filter instead of reading the whole list (issue 22, item 2): a run there costs
 //! about what it costs in an empty organization, and passes.
 
-mod support;
-
+use crate::support::processes::{scratch, text, Served};
 use serde_json::{json, Value};
-use support::processes::{scratch, text, Served};
 
 /// Teams others made in the shared organization: many pages at any page size the suite uses.
 const OTHERS_TEAMS: usize = 400;
@@ -82,7 +80,6 @@ fn run_raw(
     (out, serde_json::from_slice(&results).unwrap())
 }
 
-#[test]
 fn a_run_finds_its_own_teams_in_a_large_organization_by_filter() {
     let token = "shared-user";
     let served = serve_with("small", &[]);
@@ -102,7 +99,6 @@ fn a_run_finds_its_own_teams_in_a_large_organization_by_filter() {
     );
 }
 
-#[test]
 fn the_team_sequences_in_a_large_organization_read_their_own_teams_by_filter() {
     // Issue 22: a sequence's lists and page walks go through the list's name filter (`q`),
     // narrowed to its own names: the others' teams cost it nothing.
@@ -124,7 +120,6 @@ fn the_team_sequences_in_a_large_organization_read_their_own_teams_by_filter() {
     );
 }
 
-#[test]
 fn a_list_too_long_to_walk_without_its_filter_is_not_observed_never_failed() {
     // A server whose lists ignore their name filters, with more teams than the walk reads
     // (50 pages of 20): whether the run's own team is listed cannot be seen, so the list
@@ -157,7 +152,6 @@ fn a_list_too_long_to_walk_without_its_filter_is_not_observed_never_failed() {
     assert_eq!(verdict, "pass", "{reason}");
 }
 
-#[test]
 fn a_list_without_links_is_followed_by_its_page_number() {
     // The spec asks no `links` of a list: where the filter is not served either, the run's
     // own team on a later page is found by asking for the next page, and nothing fails.
@@ -187,4 +181,14 @@ fn a_list_without_links_is_followed_by_its_page_number() {
         ],
     );
     assert_eq!(results["counts"]["fail"], 0, "{}", results["counts"]);
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        a_run_finds_its_own_teams_in_a_large_organization_by_filter,
+        the_team_sequences_in_a_large_organization_read_their_own_teams_by_filter,
+        a_list_too_long_to_walk_without_its_filter_is_not_observed_never_failed,
+        a_list_without_links_is_followed_by_its_page_number
+    ]
 }

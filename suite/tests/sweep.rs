@@ -3,15 +3,13 @@
 //! what the sweep then does, and after a run killed with SIGKILL the sweep exits 0 with
 //! nothing left, and a second sweep finds nothing.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::processes::{self, text, Served};
 use serde_json::{json, Value};
-use support::processes::{self, text, Served};
 
 const BIN: &str = env!("CARGO_BIN_EXE_conform");
 
@@ -123,7 +121,6 @@ fn created(kind: &str, id: &str, url: &str, parents: Value) -> String {
 /// deleted by themselves: one module deleted before its line was written (its show answers
 /// 404), two still there. The modules are gone with their organization, the first already
 /// gone, and the dry run said so.
-#[test]
 fn modules_whose_organization_the_sweep_deleted_went_along() {
     let tokens = ("direct-user", "direct-admin");
     let served = Served::start(tokens.0, tokens.1, &NO_MODULE_DELETE);
@@ -198,7 +195,6 @@ fn created_lines(ledger: &Path, kind: &str) -> usize {
 /// A run killed with SIGKILL mid-way (no teardown), on a service whose registry modules go
 /// only with their organization: the dry run lists what the sweep then deletes, the sweep
 /// exits 0, and a second sweep finds nothing.
-#[test]
 fn a_sweep_after_a_killed_run_exits_0_and_its_dry_run_said_what_it_did() {
     let tokens = ("killed-user", "killed-admin");
     let served = Served::start(tokens.0, tokens.1, &NO_MODULE_DELETE);
@@ -246,7 +242,6 @@ fn a_sweep_after_a_killed_run_exits_0_and_its_dry_run_said_what_it_did() {
 /// provider, or per module): teardown finds it among the delete forms of the catalog, and
 /// leaves no module behind (in an organization the run is given, which is never deleted, so
 /// each module must go by itself).
-#[test]
 fn teardown_deletes_modules_by_the_only_delete_form_served() {
     for (name, dropped) in [
         ("per-provider", NO_MODULE_DELETE[0]),
@@ -296,4 +291,13 @@ fn teardown_deletes_modules_by_the_only_delete_form_served() {
         assert_eq!(status, 200);
         assert_eq!(modules["data"], json!([]), "only {name} delete: {modules}");
     }
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        modules_whose_organization_the_sweep_deleted_went_along,
+        a_sweep_after_a_killed_run_exits_0_and_its_dry_run_said_what_it_did,
+        teardown_deletes_modules_by_the_only_delete_form_served
+    ]
 }

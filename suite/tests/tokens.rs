@@ -3,12 +3,12 @@
 //! run whose token or administrator token is refused stops in preflight, exit 2, with one
 //! line, before any test. No token ever appears in the output.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use support::processes::{self, text, Served};
+use crate::support::processes::{self, text, Served};
 
 const BIN: &str = env!("CARGO_BIN_EXE_conform");
 
@@ -33,7 +33,6 @@ fn conform(args: &[&str], variables: &[(&str, &str)], name: &str) -> Output {
     command.output().expect("conform runs")
 }
 
-#[test]
 fn the_embedded_run_passes_with_tokens_exported_and_says_whose_tokens_it_uses() {
     let exported = [
         ("CONFORM_TOKEN", "exported-conform-token-1"),
@@ -69,7 +68,6 @@ fn the_embedded_run_passes_with_tokens_exported_and_says_whose_tokens_it_uses() 
     );
 }
 
-#[test]
 fn a_token_flag_without_a_target_is_a_warning_and_the_embedded_tokens_are_used() {
     let out = conform(
         &["--group", "organizations", "--token", "flag-token-4"],
@@ -85,7 +83,6 @@ fn a_token_flag_without_a_target_is_a_warning_and_the_embedded_tokens_are_used()
     assert!(!said.contains("flag-token-4"), "a token was printed");
 }
 
-#[test]
 fn a_refused_admin_token_stops_a_target_run_before_any_test() {
     let served = Served::start("right-user", "right-admin", &[]);
     for (args, variables, source) in [
@@ -122,7 +119,6 @@ fn a_refused_admin_token_stops_a_target_run_before_any_test() {
     assert!(!said.contains("wrong-user-6"), "a token was printed");
 }
 
-#[test]
 fn a_token_delete_whose_create_answered_no_secret_is_blocked_by_that_create() {
     // Without the secret there is no token to try before and after the delete: its effect
     // cannot be seen, so at tfe the delete is blocked by the create (which fails on the
@@ -170,26 +166,6 @@ fn a_token_delete_whose_create_answered_no_secret_is_blocked_by_that_create() {
     assert!(results[0].observed().contains(&"tfe.token-authenticates"));
 }
 
-/// Every place `secret` occurs in `text` is inside a longer word (`admin_users`), never a
-/// value of its own (a header's, a quoted string's, a query's).
-fn only_inside_words(text: &str, secret: &str) -> Result<(), String> {
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-    for (at, _) in text.match_indices(secret) {
-        let before = text[..at].chars().next_back();
-        let after = text[at + secret.len()..].chars().next();
-        if !word(before) && !word(after) {
-            let from = text[..at]
-                .char_indices()
-                .rev()
-                .nth(60)
-                .map_or(0, |(i, _)| i);
-            return Err(text[from..(at + secret.len() + 20).min(text.len())].to_string());
-        }
-    }
-    Ok(())
-}
-
-#[test]
 fn a_three_letter_token_leaves_every_test_name_intact_and_is_warned_about() {
     // `conform serve` with the short tokens a local set-up may use; a dropped route so that
     // failing tests carry their transcripts into every report
@@ -283,7 +259,7 @@ fn a_three_letter_token_leaves_every_test_name_intact_and_is_warned_about() {
     ] {
         assert!(!text.contains("(redacted)in_"), "{file} rewrote a name");
         for token in ["usr", "adm"] {
-            if let Err(around) = only_inside_words(&text, token) {
+            if let Err(around) = conform::target::only_inside_words(&text, token) {
                 panic!("{file}: the token `{token}` stands as a value: …{around}…");
             }
         }
@@ -292,4 +268,15 @@ fn a_three_letter_token_leaves_every_test_name_intact_and_is_warned_about() {
         !said.contains("(redacted)in_"),
         "the console rewrote a name"
     );
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        the_embedded_run_passes_with_tokens_exported_and_says_whose_tokens_it_uses,
+        a_token_flag_without_a_target_is_a_warning_and_the_embedded_tokens_are_used,
+        a_refused_admin_token_stops_a_target_run_before_any_test,
+        a_token_delete_whose_create_answered_no_secret_is_blocked_by_that_create,
+        a_three_letter_token_leaves_every_test_name_intact_and_is_warned_about
+    ]
 }

@@ -288,6 +288,16 @@ static CATALOG: &[FaultInfo] = &[
         "a GET of an unknown or deleted resource answers 410 instead of 404",
     ),
     info(
+        "create-answer-flipped",
+        None,
+        "a create's answer negates every boolean attribute, while the resource holds what was sent (an answer that is not what was stored)",
+    ),
+    info(
+        "unknown-id-500",
+        None,
+        "a GET of an unknown or deleted resource answers 500 instead of 404 (an id parser that raises, as otf's does)",
+    ),
+    info(
         "filter-optional",
         None,
         "a list without its required filter answers 200 with an empty list instead of 400",

@@ -60,6 +60,7 @@ pub(super) async fn apply(
         }
     }
     let res = gone_410(state, method, res).await;
+    let res = unknown_id_500(state, method, res).await;
     let res = show_any_id(state, method, bare, res).await;
     let res = rewrite_body(state, method, bare, res).await;
     after_body(state, method, bare, res)
@@ -127,6 +128,18 @@ async fn gone_410(state: &AppState, method: &Method, res: Response) -> Response 
     }
 }
 
+/// `unknown-id-500`: 500 for a GET of a resource that is not there (an unknown route stays
+/// 404), as a server whose id parser raises answers.
+async fn unknown_id_500(state: &AppState, method: &Method, res: Response) -> Response {
+    if !state.faults.has(&Kind::UnknownId500) {
+        return res;
+    }
+    match resource_not_found(method, res).await {
+        Ok(_) => ApiError::Internal("invalid id".into()).into_response(),
+        Err(res) => res,
+    }
+}
+
 /// `show-any-id`: a GET of a resource that is not there (an unknown route stays 404) answers
 /// 200 with a document whose id is the path's last segment.
 async fn show_any_id(state: &AppState, method: &Method, bare: &str, res: Response) -> Response {
@@ -165,6 +178,7 @@ async fn rewrite_body(state: &AppState, method: &Method, bare: &str, res: Respon
             || faults.has(&Kind::DropsPermissions)
             || faults.has(&Kind::NoDefaultProject)
             || (faults.has(&Kind::WrongDefaults) && status == StatusCode::CREATED)
+            || (faults.has(&Kind::CreateAnswerFlipped) && status == StatusCode::CREATED)
             || faults.has(&Kind::ModuleStatusStuck)
             || faults.has(&Kind::DeliveriesForgotten)
             || faults.has(&Kind::NoPaginationMeta)
@@ -276,6 +290,17 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
                 if let Some(Value::Bool(flag)) = attributes.get_mut(name) {
                     *flag = !*flag;
                 }
+            }
+        }
+    }
+    if faults.has(&Kind::CreateAnswerFlipped) && status == StatusCode::CREATED {
+        let attributes = obj
+            .get_mut("data")
+            .and_then(|d| d.get_mut("attributes"))
+            .and_then(Value::as_object_mut);
+        for flag in attributes.into_iter().flat_map(|a| a.values_mut()) {
+            if let Value::Bool(flag) = flag {
+                *flag = !*flag;
             }
         }
     }

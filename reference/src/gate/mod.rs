@@ -35,7 +35,6 @@ mod prefix;
 mod pretend;
 
 pub(crate) use later::Lagging;
-pub(crate) use pretend::Kept;
 
 /// The service: the gate in front of every route.
 pub(crate) fn app(state: AppState) -> Router {

@@ -14,10 +14,6 @@
 //!
 //! The registry's discovery document is left to the routes: both still say where they serve.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
-
 use axum::body::{to_bytes, Body};
 use axum::extract::Request;
 use axum::http::{Method, StatusCode};
@@ -28,27 +24,7 @@ use super::prefix::Target;
 use crate::error::JSONAPI;
 use crate::jsonapi::AppState;
 use crate::shapes::Shape;
-
-/// What the `generic-store` shape keeps: documents by id, each with the collection it was
-/// posted to.
-#[derive(Debug, Default)]
-pub(crate) struct Kept {
-    issued: AtomicU64,
-    documents: Mutex<BTreeMap<String, (String, Value)>>,
-}
-
-impl Kept {
-    /// A fresh id for a resource of `kind`.
-    fn issue(&self, kind: &str) -> String {
-        let n = self.issued.fetch_add(1, Ordering::Relaxed) + 1;
-        let stem: String = kind
-            .chars()
-            .filter(char::is_ascii_alphabetic)
-            .take(4)
-            .collect();
-        format!("{stem}-{n:012}")
-    }
-}
+use crate::store::Kept;
 
 /// The largest body these shapes read (everything the suite sends is far smaller).
 const BODY_LIMIT: usize = 1024 * 1024;

@@ -47,30 +47,10 @@ impl Matched {
     /// endpoint of `kind` with no expectation beyond the kind's (TFE's status for it), on the
     /// administrator API or not.
     pub fn beyond_catalog(method: HttpMethod, path: &str, kind: Kind, admin: bool) -> Self {
+        let path = path.split('?').next().unwrap_or_default();
         let row = Endpoint {
-            id: String::new(),
-            method,
-            path: path.split('?').next().unwrap_or_default().to_string(),
-            kind,
-            resource: None,
-            body: Default::default(),
-            payload: None,
-            query: Vec::new(),
-            paged: false,
-            fresh: Vec::new(),
-            before: Vec::new(),
-            after: Vec::new(),
-            lock: None,
-            expect: Default::default(),
             admin,
-            restore: None,
-            requires: Vec::new(),
-            unobservable: None,
-            precondition: None,
-            deprecated: None,
-            alias: None,
-            note: None,
-            params: Default::default(),
+            ..Endpoint::synthetic(method, path, kind)
         };
         Matched {
             endpoint: format!("{} {}", row.method.as_str(), row.path),

@@ -345,6 +345,14 @@ impl Catalog {
 
     fn validate(&self) -> Result<(), CatalogError> {
         let kinds: BTreeSet<&str> = self.graph.resources.keys().map(String::as_str).collect();
+        self.validate_groups(&kinds)?;
+        self.validate_resources(&kinds)?;
+        self.validate_cases(&kinds)
+    }
+
+    /// Each group's endpoints: ids once, payloads, kinds and `before`/`after` endpoints that
+    /// exist, the group's probe.
+    fn validate_groups(&self, kinds: &BTreeSet<&str>) -> Result<(), CatalogError> {
         let mut names = BTreeSet::new();
         for group in &self.groups {
             let file = format!("groups/{}.toml", group.group);
@@ -383,6 +391,11 @@ impl Catalog {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `resources.toml`: parents, `from` kinds and payloads that exist.
+    fn validate_resources(&self, kinds: &BTreeSet<&str>) -> Result<(), CatalogError> {
         for (kind, def) in &self.graph.resources {
             let at = |m: String| CatalogError::new("resources.toml", format!("`{kind}`: {m}"));
             for parent in def.parents.iter().chain(def.same_as.iter()) {
@@ -408,6 +421,11 @@ impl Catalog {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `refuse.toml`, `accept.toml` and the parameters' kinds.
+    fn validate_cases(&self, kinds: &BTreeSet<&str>) -> Result<(), CatalogError> {
         for (i, r) in self.refusals.iter().enumerate() {
             let at = |m: String| CatalogError::new("refuse.toml", format!("case {}: {m}", i + 1));
             if !r.endpoint.contains("::") || self.endpoint(&r.endpoint, "").is_none() {

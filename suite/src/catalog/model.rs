@@ -104,6 +104,39 @@ pub struct Endpoint {
     pub params: BTreeMap<String, String>,
 }
 
+impl Endpoint {
+    /// A row no catalog file holds: `method path` of `kind` with nothing beyond it (no id,
+    /// body, payload, query, set-up or expectation), for a request judged as its kind alone
+    /// (`Matched::beyond_catalog`) and the fixtures' routes `conform openapi` describes.
+    pub fn synthetic(method: HttpMethod, path: &str, kind: Kind) -> Self {
+        Endpoint {
+            id: String::new(),
+            method,
+            path: path.to_string(),
+            kind,
+            resource: None,
+            body: BodyKind::None,
+            payload: None,
+            query: Vec::new(),
+            paged: false,
+            fresh: Vec::new(),
+            before: Vec::new(),
+            after: Vec::new(),
+            lock: None,
+            expect: Expect::default(),
+            admin: false,
+            restore: None,
+            requires: Vec::new(),
+            unobservable: None,
+            precondition: None,
+            deprecated: None,
+            alias: None,
+            note: None,
+            params: BTreeMap::new(),
+        }
+    }
+}
+
 /// An HTTP method, parsed when the catalog is read: a method no request can carry is an
 /// error of the catalog there, never a default guessed when the request is built.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -396,6 +429,10 @@ pub struct ResourceDef {
     /// create answers for them when it was not sent them (`tfe.create-defaults`).
     #[serde(default)]
     pub defaults: serde_json::Map<String, serde_json::Value>,
+    /// Attributes a create or update may leave out of its answer or answer null: secrets TFE
+    /// never shows again (facts 6.9), not asked of `tfe.read-back`'s echo.
+    #[serde(default)]
+    pub write_only: Vec<String>,
     /// The request that makes it.
     pub create: Option<Route>,
     /// The request that removes it at the end of the run.

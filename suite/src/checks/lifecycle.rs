@@ -40,14 +40,24 @@ pub fn shows(ex: &Exchange, expected: &str, what: &str) -> Result<(), String> {
     same_id(&doc, expected, what)
 }
 
-/// `delete.then-gone`: a show of a deleted resource (`what`) does not succeed.
+/// `delete.then-gone`: a show of a deleted resource (`what`) answers a client error (404, or
+/// another 4xx such as 410); a 5xx, a 429 or a success proves nothing gone.
 pub fn gone(status: Option<u16>, what: &str) -> Result<(), String> {
     match status {
-        Some(s) if (200..300).contains(&s) => Err(format!(
-            "expected {what} to be gone after its delete; a show answered {s}"
+        Some(s) if says_absent(s) => Ok(()),
+        Some(s) => Err(format!(
+            "expected {what} to be gone after its delete (404 Not Found, or another 4xx); a show answered {s}"
         )),
-        _ => Ok(()),
+        None => Err(format!(
+            "expected {what} to be gone after its delete (404 Not Found); a show got no answer"
+        )),
     }
+}
+
+/// Whether a status says "no such resource": a client error other than 408 and 429 (which
+/// say the request was not served).
+fn says_absent(status: u16) -> bool {
+    (400..500).contains(&status) && !matches!(status, 408 | 429)
 }
 
 /// `delete.then-gone` for a kind without a show: the list that held the deleted resource
@@ -62,13 +72,17 @@ pub fn unlisted(listed: bool, what: &str) -> Result<(), String> {
     }
 }
 
-/// `show.unknown-id`: a show of an id nothing has (`what`) does not succeed.
+/// `show.unknown-id`: a show of an id nothing has (`what`) answers a client error (404, or
+/// another 4xx: HTTP semantics); a server error is not "not found".
 pub fn not_there(status: Option<u16>, what: &str) -> Result<(), String> {
     match status {
-        Some(s) if (200..300).contains(&s) => Err(format!(
-            "expected a show of {what}, which nothing has, not to succeed; received {s}"
+        Some(s) if says_absent(s) => Ok(()),
+        Some(s) => Err(format!(
+            "expected a show of {what}, which nothing has, to answer 404 Not Found (or another 4xx); received {s}"
         )),
-        _ => Ok(()),
+        None => Err(format!(
+            "expected a show of {what}, which nothing has, to answer 404 Not Found; received no answer"
+        )),
     }
 }
 
@@ -122,13 +136,61 @@ pub fn persisted(object: &Value, pointer: &str, value: &str, whence: &str) -> Re
 /// what a later show must answer. One the answer leaves out or answers otherwise is taken as
 /// write-only or normalized by the server, and is not asked of the show.
 pub fn kept(sent: &Map<String, Value>, answer: &Value) -> Map<String, Value> {
-    let answered = answer
-        .pointer("/data/attributes")
-        .and_then(Value::as_object);
+    let answered = attributes_of(answer);
     sent.iter()
         .filter(|(name, value)| answered.and_then(|a| a.get(*name)) == Some(*value))
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect()
+}
+
+/// The attributes a create or update `sent` that its `answer` carries, at the value the answer
+/// gives them: what a later show must not contradict (`read-back`). An answer that normalizes
+/// a value (a trimmed name) is held to its own value; one that answers `true` for a stored
+/// `false` is contradicted by the show. One the answer leaves out is taken as write-only.
+pub fn answered(sent: &Map<String, Value>, answer: &Value) -> Map<String, Value> {
+    let carried = attributes_of(answer);
+    sent.keys()
+        .filter_map(|name| Some((name.clone(), carried?.get(name)?.clone())))
+        .collect()
+}
+
+/// `tfe.read-back` on a create's or update's own answer (facts 6.4: the response echoes every
+/// attribute sent): each attribute `sent` is answered at the value sent, except the
+/// `write_only` ones (secrets TFE never shows again, facts 6.9), which may be left out or null.
+pub fn echoes_sent(
+    sent: &Map<String, Value>,
+    answer: &Value,
+    write_only: &[String],
+    what: &str,
+) -> Result<(), String> {
+    let carried = attributes_of(answer);
+    let differing: Vec<String> = sent
+        .iter()
+        .filter_map(|(name, value)| {
+            let got = carried.and_then(|a| a.get(name));
+            let hidden = write_only.contains(name)
+                && got.is_none_or(|v| v.is_null() || v.as_str() == Some(""));
+            match got {
+                _ if hidden => None,
+                Some(got) if got == value => None,
+                Some(got) => Some(format!("`{name}`: sent {value}, answered {got}")),
+                None => Some(format!("`{name}`: sent {value}, answered nothing")),
+            }
+        })
+        .collect();
+    if differing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {what} to echo every attribute it was sent (tfe-api-facts 6.4); {}",
+            differing.join("; ")
+        ))
+    }
+}
+
+/// A single-resource document's `data.attributes`.
+fn attributes_of(doc: &Value) -> Option<&Map<String, Value>> {
+    doc.pointer("/data/attributes").and_then(Value::as_object)
 }
 
 /// The to-one relationships a create `sent` (by name, the related id) that its `answer`
@@ -194,7 +256,7 @@ pub fn reads_back(
             ));
         }
     }
-    let attributes = shown.pointer("/data/attributes").and_then(Value::as_object);
+    let attributes = attributes_of(shown);
     let differing: Vec<String> = known
         .iter()
         .filter_map(|(name, value)| match attributes.and_then(|a| a.get(name)) {
@@ -215,7 +277,7 @@ pub fn reads_back(
 /// `tfe.read-back` (facts 6.4): `shown` (`what`) carries every `known` attribute (sent and
 /// answered by the create or update, [`kept`]); their values are [`reads_back`]'s.
 pub fn echoes(known: &Map<String, Value>, shown: &Value, what: &str) -> Result<(), String> {
-    let attributes = shown.pointer("/data/attributes").and_then(Value::as_object);
+    let attributes = attributes_of(shown);
     let absent: Vec<String> = known
         .keys()
         .filter(|name| attributes.and_then(|a| a.get(*name)).is_none())
@@ -236,11 +298,8 @@ pub fn echoes(known: &Map<String, Value>, shown: &Value, what: &str) -> Result<(
 /// and every one the answer carried at the value sent is carried so by the show (an answer
 /// that says "changed" while the resource is not).
 pub fn applied(sent: &Map<String, Value>, answer: &Value, shown: &Value) -> Result<(), String> {
-    let value = |doc: &Value, name: &str| -> Option<Value> {
-        doc.pointer("/data/attributes")
-            .and_then(|a| a.get(name))
-            .cloned()
-    };
+    let value =
+        |doc: &Value, name: &str| -> Option<Value> { attributes_of(doc)?.get(name).cloned() };
     if sent.is_empty() {
         return Ok(());
     }
@@ -280,9 +339,7 @@ pub fn defaults_hold(
     sent: &Map<String, Value>,
     answer: &Value,
 ) -> Result<(), String> {
-    let answered = answer
-        .pointer("/data/attributes")
-        .and_then(Value::as_object);
+    let answered = attributes_of(answer);
     let wrong: Vec<String> = defaults
         .iter()
         .filter(|(name, _)| !sent.contains_key(*name))
@@ -518,8 +575,13 @@ mod tests {
     fn a_deleted_resource_is_gone_and_404() {
         assert!(gone(Some(404), "it").is_ok());
         assert!(gone(Some(410), "it").is_ok());
-        assert!(gone(None, "it").is_ok());
+        assert!(gone(None, "it").is_err());
         assert!(gone(Some(200), "it").unwrap_err().contains("200"));
+        assert!(gone(Some(500), "it").unwrap_err().contains("500"));
+        assert!(gone(Some(429), "it").is_err());
+        assert!(not_there(Some(404), "ws-none").is_ok());
+        assert!(not_there(Some(400), "ws-none").is_ok());
+        assert!(not_there(Some(500), "ws-none").unwrap_err().contains("500"));
         assert!(unlisted(false, "it").is_ok());
         assert!(unlisted(true, "it").unwrap_err().contains("still holds"));
         assert!(not_found(Some(404), "it").is_ok());
@@ -529,6 +591,30 @@ mod tests {
         assert!(unknown(Some(200), "ws-none")
             .unwrap_err()
             .contains("ws-none"));
+    }
+
+    #[test]
+    fn a_later_show_is_held_to_what_the_answer_said_and_the_answer_to_what_was_sent() {
+        let sent = json!({"auto-queue-runs": false, "name": " a ", "secret": "s"});
+        let sent = sent.as_object().unwrap();
+        let answer = json!({"data": {"attributes": {"auto-queue-runs": true, "name": "a"}}});
+        let known = answered(sent, &answer);
+        assert_eq!(known.get("auto-queue-runs"), Some(&json!(true)));
+        assert_eq!(known.get("name"), Some(&json!("a")));
+        assert!(!known.contains_key("secret"));
+        let stored = json!({"data": {"attributes": {"auto-queue-runs": false, "name": "a"}}});
+        let e = reads_back(&known, None, &stored, "the show").unwrap_err();
+        assert!(e.contains("`auto-queue-runs`: true then, false now"), "{e}");
+        let write_only = ["secret".to_string()];
+        let e = echoes_sent(sent, &answer, &write_only, "the answer").unwrap_err();
+        assert!(
+            e.contains("`auto-queue-runs`: sent false, answered true"),
+            "{e}"
+        );
+        assert!(!e.contains("secret"), "{e}");
+        let echoed = json!({"data": {"attributes": {"auto-queue-runs": false, "name": " a "}}});
+        assert!(echoes_sent(sent, &echoed, &write_only, "the answer").is_ok());
+        assert!(echoes_sent(sent, &echoed, &[], "the answer").is_err());
     }
 
     #[test]

@@ -101,14 +101,14 @@ checks! {
         "a list holds a resource the run made in it";
     UPDATE_SAME_ID = "update.same-id", Core, "Resources > Conventions 2",
         "an update answers the resource it changed";
-    DELETE_THEN_GONE = "delete.then-gone", Core, "Endpoints",
-        "after a delete, a show of the resource no longer succeeds";
+    DELETE_THEN_GONE = "delete.then-gone", Core, "Endpoints; RFC 9110 15.5.5",
+        "after a delete, a show of the resource answers not found (404 or another 4xx; a 5xx is no proof)";
     UPDATE_PERSISTED = "update.persisted", Core, "Endpoints; Resources > Conventions 2; RFC 5789 2",
         "after an update, the resource is shown with what it was sent (a show, a list): every attribute the update's answer carried at the value sent, and at least one; an update that changes nothing observable did not do its job";
     READ_BACK = "read-back", Core, "Resources > Conventions 2 and 4",
-        "a later show answers the resource as made or changed: its `type`, and the attributes its create or update sent and answered, where the show carries them, at the same value";
+        "a later show answers the resource as made or changed: its `type`, and every attribute its create or update was sent, where the show carries it, at the value that answer gave it (a show does not contradict the answer)";
     SHOW_UNKNOWN_ID = "show.unknown-id", Core, "Identifiers used in paths; RFC 9110 15.5.5",
-        "a show of an id nothing has (the requested one with a suffix) does not succeed: a show answers the resource it names, not any id";
+        "a show of an id nothing has (the requested one with a suffix) answers not found (404 or another 4xx, not a success or a 5xx): a show answers the resource it names, not any id";
     LIST_EXACT = "list.exact", Core, "Endpoints; Resources > Conventions 3",
         "a list in the run's own organization holds only resources the run made there";
     VARIANTS_AGREE = "variants.agree", Core, "Versioning 1",
@@ -134,7 +134,7 @@ checks! {
     REGISTRY_LATEST = "registry.latest", Core, "Registry modules, read endpoints (latest version for one provider, across providers)",
         "`…/:namespace/:name/:provider` answers that module with that provider (no object named like it states another `provider`); `…/:namespace/:name` lists it with its provider";
     REGISTRY_DOWNLOAD_SOURCE = "registry.download-source", Core, "Registry modules, read endpoints (latest source, version source); What the service does, Rule 3",
-        "a download leads to the module's source: the address it gives (`X-Terraform-Get` or a JSON body's `location`, relative to the download URL) or its body, fetched on the target's own origin only (elsewhere: not followed, not failed), is the archive the run uploaded, or an archive of the kind its address names (`archive=`, the file name: zip, tar.gz...; go-getter unpacks any of them), when it is of another kind than the upload (for a `--module` module: a non-empty archive of the kind its address names)";
+        "a download leads to the module's source: the address it gives (`X-Terraform-Get` or a JSON body's `location`, relative to the download URL) or its body, fetched as terraform fetches it (on another origin without the token; a source that gives no answer there is not observed, so the test is skipped), is the archive the run uploaded, or an archive of the kind its address names (`archive=`, the file name: zip, tar.gz...; go-getter unpacks any of them), when it is of another kind than the upload (for a `--module` module: a non-empty archive of the kind its address names)";
     REGISTRY_QUERY_ACCEPTED = "registry.query-accepted", Core, "Registry modules, read endpoints (Query column)",
         "the module lists and search accept the parameters the spec's Query column names for them (`offset`, `limit`, `provider`, `verified`) and answer JSON";
     REGISTRY_SEARCH = "registry.search", Core, "Registry modules, read endpoints (search: query (the search text))",
@@ -142,7 +142,7 @@ checks! {
     RELATIONSHIP_LISTED = "relationship.listed", Core, "Endpoints (add users, add by membership, add policies, attach to workspaces, and their removals)",
         "after a relationship endpoint adds a member, the owner's show or list (a route of the spec) names the member's id; after one removes it, no longer. The spec shows no relationship document: the id may be anywhere in the answer's `data` (TFE's place is `tfe.linked`)";
     NO_SERVER_ERROR = "transport.no-5xx", Core, "Endpoints",
-        "a request is never answered with a 5xx";
+        "no request of a test is answered with a 5xx (its main request, set-up reads, polls and probes alike)";
     ALIAS_EXISTS = "alias.exists", Info, "Endpoints (Agents: \"one listing spells the segment agent-pool\")",
         "a spelling the spec only mentions answers like the endpoint: reported as information, required at no profile (TFE serves no such path)";
     TFE_STATUS = "tfe.status-code", Tfe, "tfe-api-facts 0.4",
@@ -158,7 +158,7 @@ checks! {
     TFE_RESOURCE_SHAPE = "tfe.resource-shape", Tfe, "tfe-api-facts 2, 5 (each schema under schemas/tfe/ cites its section)",
         "a resource TFE documents has the attributes TFE always answers for it, with their JSON types and documented values, and the relationships it documents (schemas/tfe/resources, schemas/tfe/admin); a document that is no resource (the IP ranges, the audit trail) has the shape TFE documents (schemas/tfe)";
     TFE_READ_BACK = "tfe.read-back", Tfe, "tfe-api-facts 6.4",
-        "the create or update answer and a later show echo every attribute sent (those the answer carried: write-only ones aside), and a show of what was made holds every to-one relationship its create sent and answered";
+        "the create or update answer echoes every attribute sent at the value sent (the kind's `write_only` secrets aside), a later show carries them, and a show of what was made holds every to-one relationship its create sent and answered";
     TFE_LINKED = "tfe.linked", Tfe, "tfe-api-facts 2.9, 2.10, 6.10",
         "after a relationship endpoint adds a member, the owner's show lists it; after one removes it, the show (which listed it before) no longer does";
     TFE_TOKEN_SECRET = "tfe.token-secret", Tfe, "tfe-api-facts 2.14, 6.9",
@@ -315,6 +315,26 @@ impl Record {
         self.passed.insert(check.id);
     }
 
+    /// `transport.no-5xx` on every exchange of a test, not its main request only: each
+    /// exchange answered 5xx that carries no such finding yet gets one, so no test passes with
+    /// a server error anywhere in its transcript (an unknown id's show answered 500 is not
+    /// "not found").
+    pub fn server_errors(&mut self, exchanges: &[crate::target::Exchange]) {
+        for (index, ex) in exchanges.iter().enumerate() {
+            let Err(message) = no_server_error(ex) else {
+                continue;
+            };
+            let recorded = self
+                .findings
+                .iter()
+                .any(|f| f.check.id == NO_SERVER_ERROR.id && f.exchange == Some(index));
+            if !recorded {
+                // only a finding: a test's other exchanges answering no 5xx observe nothing
+                self.check(&NO_SERVER_ERROR, Some(index), Err(message));
+            }
+        }
+    }
+
     /// Whether a finding of `check` is recorded.
     pub fn failed(&self, check: &Check) -> bool {
         self.findings.iter().any(|f| f.check.id == check.id)
@@ -335,4 +355,27 @@ pub struct Finding {
     pub message: String,
     /// Index of the exchange that shows it, in the test's transcript.
     pub exchange: Option<usize>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::exchange;
+    use super::*;
+
+    #[test]
+    fn every_5xx_of_a_test_is_a_finding_and_nothing_else_counts_as_observed() {
+        let json = "application/vnd.api+json";
+        let exchanges = [
+            exchange(200, json, "{}"),
+            exchange(500, json, "{}"),
+            exchange(404, json, "{}"),
+            exchange(503, json, "{}"),
+        ];
+        let mut record = Record::default();
+        record.check(&NO_SERVER_ERROR, Some(3), no_server_error(&exchanges[3]));
+        record.server_errors(&exchanges);
+        let on: Vec<_> = record.findings.iter().map(|f| f.exchange).collect();
+        assert_eq!(on, [Some(3), Some(1)]);
+        assert!(record.passed.is_empty());
+    }
 }

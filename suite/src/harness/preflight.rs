@@ -67,26 +67,7 @@ pub async fn preflight(
             let ex = target
                 .send(Request::new(Method::GET, target.url(&path), Auth::User))
                 .await;
-            let status = match &ex.response {
-                Err(e) => {
-                    return Err(ConfigError(format!(
-                        "cannot reach the target {}: {e}",
-                        target.config.root
-                    )));
-                }
-                Ok(r) => r.status,
-            };
-            if status == 401 || status == 403 {
-                let hint = match &settings.token_source {
-                    Some(source) if settings.token.is_some() => {
-                        format!("the token (from {source}) was refused")
-                    }
-                    _ => "no token was given (--token, CONFORM_TOKEN or TFE_TOKEN)".into(),
-                };
-                return Err(ConfigError(format!(
-                    "the target answered {status} to GET {path}: {hint}"
-                )));
-            }
+            let status = reached_and_let_in(target, settings, &ex, &path)?;
             rate_limited |= status == 429;
             let document = (200..300)
                 .contains(&status)
@@ -117,11 +98,18 @@ pub async fn preflight(
             }
         }
     }
-    // a path form that proved served holds no such organization: a typo, or another instance
+    // a path form that proved served, with an organization list, holds no such organization:
+    // a typo, or another instance. Without a list the show's 404 may be the route's own
+    // absence (a server that reads organizations another way): the name is taken as given.
     if let (Some(org), Some(path)) = (&settings.organization, &organization_missing) {
-        return Err(ConfigError(format!(
-            "--organization `{org}` is not on the target: GET {path} answered 404 (give an organization the token can see)"
-        )));
+        if organizations_listed {
+            return Err(ConfigError(format!(
+                "--organization `{org}` is not on the target: GET {path} answered 404 (give an organization the token can see)"
+            )));
+        }
+        found.warnings.push(format!(
+            "--organization `{org}` is taken as given: GET {path} answered 404, and the target has no organization list to look it up in (its show route may be absent; a mistyped name blocks every test inside it)"
+        ));
     }
     if let (Some(read), Some(_)) = (admin_read, &settings.admin_token) {
         admin_token_taken(target, settings, &found.forms, read).await?;
@@ -138,27 +126,70 @@ pub async fn preflight(
         );
     }
     if !proven {
-        match registry_proof(target, settings).await {
-            Some(proof) => found.warnings.push(format!(
-                "no API read answered a JSON document with `data` ({}); {proof}: the run goes on, and a registry-only target is judged by its registry tests{}",
-                answers.join("; "),
-                if settings.module.is_none() {
-                    " (give a module it holds with --module NAMESPACE/NAME/PROVIDER/VERSION, so that its read protocol is judged on it)"
-                } else {
-                    ""
-                }
-            )),
-            None if rate_limited => {}
-            None => {
-                return Err(ConfigError(format!(
-                    "the target at {} does not answer like this API: no read answered a JSON document with `data` ({}), and it has no registry discovery (/.well-known/terraform.json with modules.v1). Is --target the service root?",
-                    target.config.root,
-                    answers.join("; ")
-                )))
-            }
-        }
+        found
+            .warnings
+            .extend(registry_spoken(target, settings, &answers, rate_limited).await?);
     }
     Ok(found)
+}
+
+/// The status of a preflight read: an error of the configuration when the target cannot be
+/// reached, or refuses the token (401, 403), saying where the token came from.
+fn reached_and_let_in(
+    target: &Target,
+    settings: &Settings,
+    ex: &crate::target::Exchange,
+    path: &str,
+) -> Result<u16, ConfigError> {
+    let status = match &ex.response {
+        Err(e) => {
+            return Err(ConfigError(format!(
+                "cannot reach the target {}: {e}",
+                target.config.root
+            )));
+        }
+        Ok(r) => r.status,
+    };
+    if status == 401 || status == 403 {
+        let hint = match &settings.token_source {
+            Some(source) if settings.token.is_some() => {
+                format!("the token (from {source}) was refused")
+            }
+            _ => "no token was given (--token, CONFORM_TOKEN or TFE_TOKEN)".into(),
+        };
+        return Err(ConfigError(format!(
+            "the target answered {status} to GET {path}: {hint}"
+        )));
+    }
+    Ok(status)
+}
+
+/// When no API read proved the target speaks the API: a registry that does (the warning
+/// that says so), nothing while it rate-limits, else an error of the configuration naming
+/// every read's `answers`.
+async fn registry_spoken(
+    target: &Target,
+    settings: &Settings,
+    answers: &[String],
+    rate_limited: bool,
+) -> Result<Option<String>, ConfigError> {
+    match registry_proof(target, settings).await {
+        Some(proof) => Ok(Some(format!(
+            "no API read answered a JSON document with `data` ({}); {proof}: the run goes on, and a registry-only target is judged by its registry tests{}",
+            answers.join("; "),
+            if settings.module.is_none() {
+                " (give a module it holds with --module NAMESPACE/NAME/PROVIDER/VERSION, so that its read protocol is judged on it)"
+            } else {
+                ""
+            }
+        ))),
+        None if rate_limited => Ok(None),
+        None => Err(ConfigError(format!(
+            "the target at {} does not answer like this API: no read answered a JSON document with `data` ({}), and it has no registry discovery (/.well-known/terraform.json with modules.v1). Is --target the service root?",
+            target.config.root,
+            answers.join("; ")
+        ))),
+    }
 }
 
 /// The administrator token, when given, is taken: one administrator read (`admin_read`, in

@@ -57,19 +57,8 @@ impl Session {
         let (root, embedded) = match &settings.target {
             Some(url) => (url.clone(), None),
             None => {
-                let (running, warning) = start_reference(&runtime, &mut settings)?;
+                let (root, running, warning) = embedded_root(&runtime, &mut settings)?;
                 warnings.extend(warning);
-                let root =
-                    Url::parse(&running.root_url()).map_err(|e| ConfigError(e.to_string()))?;
-                // the embedded service is ours, on loopback: notifications may point at it
-                settings
-                    .fixtures
-                    .entry("notification_url".into())
-                    .or_insert_with(|| format!("{}notification-sink", root));
-                // and forgets everything when the run ends: its settings may change
-                settings
-                    .fixtures
-                    .insert(crate::settings::INSTANCE_CHANGES.into(), "allowed".into());
                 (root, Some(running))
             }
         };
@@ -79,31 +68,7 @@ impl Session {
             ..target_config.clone()
         })
         .map_err(|e| ConfigError(e.to_string()))?;
-        let organizations = plan.catalog.organizations();
-        let learned = runtime.block_on(async {
-            // a slow target says nothing for a while: say what the run waits for
-            let root = probe_target.config.root.to_string();
-            let timeout = settings.timeout.as_secs_f64();
-            let patience = tokio::spawn(async move {
-                let mut waited = 0;
-                loop {
-                    tokio::time::sleep(Duration::from_secs(3)).await;
-                    waited += 3;
-                    eprintln!(
-                        "preflight: waiting for {root} to answer its first reads ({waited} s; each read waits up to {timeout} s, --timeout)"
-                    );
-                }
-            });
-            let learned = preflight(
-                &probe_target,
-                &settings,
-                &organizations,
-                plan.catalog.admin_read().as_deref(),
-            )
-            .await;
-            patience.abort();
-            learned
-        })?;
+        let learned = runtime.block_on(patient_preflight(&probe_target, &settings, plan))?;
         target_config.forms = learned.forms;
         target_config.served_at_tfe_path = runtime.block_on(served_at_tfe_paths(
             &probe_target,
@@ -123,17 +88,7 @@ impl Session {
             config: settings.describe(&root, &target_config.registry),
             secrets: target.secrets().into_iter().cloned().collect(),
         };
-        let named = [
-            ("token", &target_config.token),
-            ("administrator token", &target_config.admin_token),
-        ];
-        let named: Vec<(&str, &Secret)> = named
-            .iter()
-            .filter_map(|(n, s)| Some((*n, s.as_ref()?)))
-            .collect();
-        if let Some(line) = crate::target::short_secret_warning(&named) {
-            eprintln!("{line}");
-        }
+        warn_of_short_secrets(&target_config);
         let (templates, fixed) = crate::safety::guard_rules(&plan.catalog);
         target.guard().arm(
             templates,
@@ -309,6 +264,70 @@ impl Session {
 
 /// Starts the embedded reference service with the plan's faults and shapes, and gives the
 /// run its tokens and what its shape seeds, the way a user gives them.
+/// Starts the embedded reference: its root, the running service and a warning of its start.
+/// The service is the run's own, on loopback: notifications may point at it, and it forgets
+/// everything when the run ends, so its settings may change.
+fn embedded_root(
+    runtime: &tokio::runtime::Runtime,
+    settings: &mut Settings,
+) -> Result<(Url, conform_reference::Running, Option<String>), ConfigError> {
+    let (running, warning) = start_reference(runtime, settings)?;
+    let root = Url::parse(&running.root_url()).map_err(|e| ConfigError(e.to_string()))?;
+    settings
+        .fixtures
+        .entry("notification_url".into())
+        .or_insert_with(|| format!("{}notification-sink", root));
+    settings
+        .fixtures
+        .insert(crate::settings::INSTANCE_CHANGES.into(), "allowed".into());
+    Ok((root, running, warning))
+}
+
+/// Preflight, saying every 3 s what the run waits for while a slow target says nothing.
+async fn patient_preflight(
+    probe_target: &Target,
+    settings: &Settings,
+    plan: &Plan,
+) -> Result<super::preflight::Preflight, ConfigError> {
+    let root = probe_target.config.root.to_string();
+    let timeout = settings.timeout.as_secs_f64();
+    let patience = tokio::spawn(async move {
+        let mut waited = 0;
+        loop {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            waited += 3;
+            eprintln!(
+                "preflight: waiting for {root} to answer its first reads ({waited} s; each read waits up to {timeout} s, --timeout)"
+            );
+        }
+    });
+    let learned = preflight(
+        probe_target,
+        settings,
+        &plan.catalog.organizations(),
+        plan.catalog.admin_read().as_deref(),
+    )
+    .await;
+    patience.abort();
+    learned
+}
+
+/// The one-line warning (on stderr) about a token or administrator token too short to redact
+/// wherever it occurs.
+fn warn_of_short_secrets(config: &TargetConfig) {
+    let named = [
+        ("token", &config.token),
+        ("administrator token", &config.admin_token),
+    ];
+    let named: Vec<(&str, &Secret)> = named
+        .iter()
+        .filter_map(|(n, s)| Some((*n, s.as_ref()?)))
+        .collect();
+    if let Some(line) = crate::target::short_secret_warning(&named) {
+        eprintln!("{line}");
+    }
+}
+
 fn start_reference(
     runtime: &tokio::runtime::Runtime,
     settings: &mut Settings,

@@ -82,41 +82,10 @@ fn run_session(
     let reports = plan.settings.reports.clone();
     writable_folder(&reports)?;
     crate::verdict::set_rerun_options(plan.settings.rerun_options());
-    // libtest opens the log itself and panics when it cannot
-    if let Some(log) = &libtest.logfile {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .map_err(|e| ConfigError(format!("--logfile {log}: {e}")))?;
-    }
+    logfile_opens(&libtest)?;
     let session = Session::open(&plan)?;
-    let mut info = session.info.clone();
-    if let Some((partition, selected)) = &plan.partition {
-        info.config.push((
-            "partition".into(),
-            format!("{partition}: {} of {selected} tests", plan.items.len()),
-        ));
-    }
-    if let Some(w) = &plan.waivers {
-        info.config.push((
-            "waivers".into(),
-            format!("{} ({} entries)", w.source, w.entries.len()),
-        ));
-    }
-    println!(
-        "conform {} against {}",
-        env!("CARGO_PKG_VERSION"),
-        session.ctx.target.config.root
-    );
-    for (k, v) in &info.config {
-        println!("  {k:<16} {v}");
-    }
+    let mut info = announce(&plan, &session);
     let preflight_warnings = session.warnings.clone();
-    for w in &preflight_warnings {
-        println!("  warning: {}", info.scrub(w));
-    }
-    println!();
     let profile = plan.settings.profile;
     let mode = progress_mode(&mut libtest, &reports);
     let progress = {
@@ -135,20 +104,7 @@ fn run_session(
         })
         .map_err(|e| ConfigError(format!("cannot listen for SIGINT and SIGTERM: {e}")))?;
     closed.listen(injector);
-    let handle = session.runtime.handle().clone();
-    let mut trials: Vec<Trial> = plan
-        .items
-        .iter()
-        .map(|item| {
-            let (runner, handle, finisher) =
-                (session.runner.clone(), handle.clone(), finisher.clone());
-            let item = item.clone();
-            Trial::ignorable_test(item.name(), move || {
-                finisher.progress.begin(&item.name());
-                finisher.finish(handle.block_on(runner.run(&item)))
-            })
-        })
-        .collect();
+    let mut trials = trials_of(&plan, &session, &finisher);
     trials.retain(|t| !libtest.is_filtered_out(t));
     progress.set_total(trials.len());
     let _ = match machine {
@@ -174,30 +130,8 @@ fn run_session(
         print_failures(&results, &info);
     }
     print_summary(&results, profile, &figures, &leftovers);
-    let mut warnings = preflight_warnings.clone();
-    warnings.extend(
-        plan.waivers
-            .as_ref()
-            .map(|w| w.warnings(&plan.names()))
-            .unwrap_or_default(),
-    );
-    // preflight's warnings were printed before the tests; these are the run's own
-    warnings.extend(ledger_failure);
-    for w in &warnings[preflight_warnings.len()..] {
-        eprintln!("warning: {}", info.scrub(w));
-    }
-    // what changed since --baseline, in every report
-    let changes = plan.settings.baseline.as_ref().map(|baseline| {
-        let now = crate::compare::Verdicts::of(
-            &results,
-            &info.get("target").unwrap_or_default(),
-            profile.as_str(),
-        );
-        (
-            baseline.source.clone(),
-            crate::compare::Changes::between(baseline, &now),
-        )
-    });
+    let warnings = run_warnings(&plan, preflight_warnings, ledger_failure, &info);
+    let changes = changes_since_baseline(&plan, &results, &info);
     let report = RunReport {
         results: &results,
         info: &info,
@@ -207,44 +141,73 @@ fn run_session(
         warnings: &warnings,
         changes: changes.as_ref().map(|(source, c)| (source.as_str(), c)),
     };
-    let mut written = Vec::new();
-    let mut unwritten = Vec::new();
-    for (path, outcome) in write_reports(&reports, &report) {
-        match outcome {
-            Ok(()) => written.push(path.display().to_string()),
-            Err(e) => unwritten.push(format!("{}: {e}", path.display())),
-        }
-    }
-    if let Some(log) = &libtest.logfile {
-        written.push(log.clone());
-    }
-    println!("reports: {}", written.join(", "));
-    for failure in &unwritten {
-        eprintln!("error: cannot write the report {failure}");
-    }
+    let unwritten = write_all(&reports, &report, libtest.logfile.as_ref());
     if let Some(interrupt) = interrupted {
         println!(
             "{}",
-            interrupted_line(
-                interrupt,
-                &results,
-                &leftovers,
-                unwritten.len(),
-                sweep.as_deref()
-            )
+            interrupted_line(interrupt, &results, &leftovers, unwritten, sweep.as_deref())
         );
         return Ok(ExitCode::from(interrupt.signal.exit_code()));
     }
-    if !unwritten.is_empty() {
+    if unwritten > 0 {
         eprintln!(
-            "error: {} of the reports could not be written (exit code {})",
-            unwritten.len(),
+            "error: {unwritten} of the reports could not be written (exit code {})",
             ExitCodes::REPORTS_UNWRITTEN
         );
         return Ok(ExitCode::from(ExitCodes::REPORTS_UNWRITTEN));
     }
-    let mut code = exit_code(&results, profile);
-    if let Some((source, changes)) = &changes {
+    Ok(ExitCode::from(judged_code(
+        &plan,
+        &results,
+        changes.as_ref(),
+    )))
+}
+
+/// libtest opens `--logfile` itself and panics when it cannot: opened here first, a log that
+/// cannot be written is a configuration error.
+fn logfile_opens(libtest: &Arguments) -> Result<(), ConfigError> {
+    if let Some(log) = &libtest.logfile {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(|e| ConfigError(format!("--logfile {log}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Every warning of the run for the reports: preflight's (printed before the tests), then the
+/// waivers' and the ledger's, which are printed here.
+fn run_warnings(
+    plan: &Plan,
+    preflight: Vec<String>,
+    ledger_failure: Option<String>,
+    info: &RunInfo,
+) -> Vec<String> {
+    let printed = preflight.len();
+    let mut warnings = preflight;
+    warnings.extend(
+        plan.waivers
+            .as_ref()
+            .map(|w| w.warnings(&plan.names()))
+            .unwrap_or_default(),
+    );
+    warnings.extend(ledger_failure);
+    for w in &warnings[printed..] {
+        eprintln!("warning: {}", info.scrub(w));
+    }
+    warnings
+}
+
+/// The exit code of a run that ended and wrote its reports: its verdicts', what changed since
+/// `--baseline` printed (and, with `--only-regressions-fail`, only a regression fails it).
+fn judged_code(
+    plan: &Plan,
+    results: &[TestResult],
+    changes: Option<&(String, crate::compare::Changes)>,
+) -> u8 {
+    let mut code = exit_code(results, plan.settings.profile);
+    if let Some((source, changes)) = changes {
         print!("{}", changes.render(source, false));
         if plan.settings.only_regressions_fail && code == ExitCodes::FAILED {
             code = if changes.regressions.is_empty() {
@@ -260,7 +223,95 @@ fn run_session(
             results.len(),
         );
     }
-    Ok(ExitCode::from(code))
+    code
+}
+
+/// Prints the run's opening lines (its version and target, the configuration, preflight's
+/// warnings); answers what every report states about the run, the partition and the waivers
+/// included.
+fn announce(plan: &Plan, session: &Session) -> RunInfo {
+    let mut info = session.info.clone();
+    if let Some((partition, selected)) = &plan.partition {
+        info.config.push((
+            "partition".into(),
+            format!("{partition}: {} of {selected} tests", plan.items.len()),
+        ));
+    }
+    if let Some(w) = &plan.waivers {
+        info.config.push((
+            "waivers".into(),
+            format!("{} ({} entries)", w.source, w.entries.len()),
+        ));
+    }
+    println!(
+        "conform {} against {}",
+        env!("CARGO_PKG_VERSION"),
+        session.ctx.target.config.root
+    );
+    for (k, v) in &info.config {
+        println!("  {k:<16} {v}");
+    }
+    for w in &session.warnings {
+        println!("  warning: {}", info.scrub(w));
+    }
+    println!();
+    info
+}
+
+/// One libtest trial per item of the plan: the session's runner takes it to its final result,
+/// which the finisher records.
+fn trials_of(plan: &Plan, session: &Session, finisher: &Finisher) -> Vec<Trial> {
+    let handle = session.runtime.handle().clone();
+    plan.items
+        .iter()
+        .map(|item| {
+            let (runner, handle, finisher) =
+                (session.runner.clone(), handle.clone(), finisher.clone());
+            let item = item.clone();
+            Trial::ignorable_test(item.name(), move || {
+                finisher.progress.begin(&item.name());
+                finisher.finish(handle.block_on(runner.run(&item)))
+            })
+        })
+        .collect()
+}
+
+/// What changed since `--baseline` (with the baseline's source), for every report.
+fn changes_since_baseline(
+    plan: &Plan,
+    results: &[TestResult],
+    info: &RunInfo,
+) -> Option<(String, crate::compare::Changes)> {
+    plan.settings.baseline.as_ref().map(|baseline| {
+        let now = crate::compare::Verdicts::of(
+            results,
+            &info.get("target").unwrap_or_default(),
+            plan.settings.profile.as_str(),
+        );
+        (
+            baseline.source.clone(),
+            crate::compare::Changes::between(baseline, &now),
+        )
+    })
+}
+
+/// Writes every report file into `reports`, prints where they went (libtest's `logfile` among
+/// them) and each that could not be written; answers how many could not.
+fn write_all(reports: &Path, report: &RunReport, logfile: Option<&String>) -> usize {
+    let mut written = Vec::new();
+    let mut unwritten = Vec::new();
+    for (path, outcome) in write_reports(reports, report) {
+        match outcome {
+            Ok(()) => written.push(path.display().to_string()),
+            Err(e) => unwritten.push(format!("{}: {e}", path.display())),
+        }
+    }
+    written.extend(logfile.cloned());
+    println!("reports: {}", written.join(", "));
+    for failure in &unwritten {
+        eprintln!("error: cannot write the report {failure}");
+    }
+    unwritten.len()
 }
 
 /// What the first signal prints: what the run does now.
@@ -406,28 +457,23 @@ fn progress_mode(libtest: &mut Arguments, reports: &Path) -> ProgressMode {
 /// with the failure text.
 fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed> {
     match result.verdict {
-        Verdict::Pass | Verdict::Waived => Ok(Completion::Completed),
-        Verdict::Skipped | Verdict::Unsupported | Verdict::Blocked => {
-            Ok(Completion::ignored_with(format!(
-                "{}: {}",
-                result.verdict.as_str(),
-                info.scrub(result.reason.as_deref().unwrap_or(""))
-            )))
-        }
-        Verdict::Fail | Verdict::Error => Err(Failed::from(info.scrub(&format!(
+        verdict if verdict.fails_run() => Err(Failed::from(info.scrub(&format!(
             "{}:\n{}",
-            result.verdict.as_str(),
+            verdict.as_str(),
             result.failure_text()
         )))),
+        Verdict::Pass | Verdict::Waived => Ok(Completion::Completed),
+        verdict => Ok(Completion::ignored_with(format!(
+            "{}: {}",
+            verdict.as_str(),
+            info.scrub(result.reason.as_deref().unwrap_or(""))
+        ))),
     }
 }
 
 /// 1 when a test failed or errored, 3 when nothing was judged, else 0.
 pub fn exit_code(results: &[TestResult], _profile: Profile) -> u8 {
-    if results
-        .iter()
-        .any(|r| matches!(r.verdict, Verdict::Fail | Verdict::Error))
-    {
+    if results.iter().any(|r| r.verdict.fails_run()) {
         ExitCodes::FAILED
     } else if nothing_judged(results) {
         ExitCodes::NOTHING_JUDGED

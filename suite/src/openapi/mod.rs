@@ -311,13 +311,12 @@ fn add_fixture_routes(paths: &mut Paths, catalog: &Catalog) {
                 continue;
             }
             let fake = Endpoint {
-                kind: what,
                 body: if route.payload.is_some() {
                     BodyKind::Json
                 } else {
                     BodyKind::None
                 },
-                ..placeholder_endpoint(&route.method, &route.path)
+                ..Endpoint::synthetic(route.method.clone(), &route.path, what)
             };
             for variant in [Variant::Bare, Variant::ApiV2] {
                 let mut op = operation(catalog, &fake, route.payload.as_deref());
@@ -341,34 +340,6 @@ fn add_fixture_routes(paths: &mut Paths, catalog: &Catalog) {
                 );
             }
         }
-    }
-}
-
-fn placeholder_endpoint(method: &crate::catalog::HttpMethod, path: &str) -> Endpoint {
-    Endpoint {
-        id: String::new(),
-        method: method.clone(),
-        path: path.to_string(),
-        kind: Kind::Action,
-        resource: None,
-        body: BodyKind::None,
-        payload: None,
-        query: Vec::new(),
-        paged: false,
-        fresh: Vec::new(),
-        before: Vec::new(),
-        after: Vec::new(),
-        lock: None,
-        expect: Default::default(),
-        admin: false,
-        restore: None,
-        requires: Vec::new(),
-        precondition: None,
-        unobservable: None,
-        deprecated: None,
-        alias: None,
-        note: None,
-        params: BTreeMap::new(),
     }
 }
 

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::{Difference, Outcome, PeerFile, Status};
 use crate::proxy::Finished;
+use crate::verdict::Verdict;
 
 /// The name of the bucket of tests in groups the spec does not list.
 const OUTSIDE: &str = "(outside the spec's groups)";
@@ -41,9 +42,9 @@ impl SuiteVerdicts {
         for t in tests {
             let group = t["group"].as_str().unwrap_or_default().to_string();
             let slot = by_group.entry(group).or_default();
-            match t["verdict"].as_str() {
-                Some("pass") => slot.0 += 1,
-                Some("fail") | Some("error") => slot.1 += 1,
+            match t["verdict"].as_str().and_then(Verdict::named) {
+                Some(Verdict::Pass) => slot.0 += 1,
+                Some(verdict) if verdict.fails_run() => slot.1 += 1,
                 _ => {}
             }
         }

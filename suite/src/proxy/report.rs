@@ -361,12 +361,13 @@ impl Observed {
         serde_json::from_str(&text).unwrap_or(doc)
     }
 
+    /// `text` with every token seen redacted as the run's own reports redact theirs
+    /// ([`crate::target::redact`]): a short token only where it stands as a credential, so
+    /// that a path or name containing its letters stays readable.
     fn scrub_text(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for token in &self.tokens {
-            out = out.replace(token.as_str(), "(redacted)");
-        }
-        out
+        let secrets: Vec<crate::target::Secret> =
+            self.tokens.iter().map(crate::target::Secret::new).collect();
+        crate::target::redact(text, &secrets.iter().collect::<Vec<_>>())
     }
 }
 
@@ -445,5 +446,23 @@ fn redact_tokens(v: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(redact_tokens),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Observed;
+
+    #[test]
+    fn a_short_token_is_redacted_where_it_is_a_credential_and_paths_stay_whole() {
+        let mut seen = Observed::default();
+        seen.token("adm1");
+        seen.token("a-long-enough-token");
+        let text =
+            r#"{"auth":"Bearer adm1","path":"/admin/adm1x/users","echo":"xa-long-enough-tokenx"}"#;
+        let out = seen.scrub_text(text);
+        assert!(out.contains("Bearer (redacted)"), "{out}");
+        assert!(out.contains("/admin/adm1x/users"), "{out}");
+        assert!(out.contains("x(redacted)x"), "{out}");
     }
 }

@@ -33,13 +33,13 @@ pub fn print_summary(
     let (groups, total) = super::tally(results);
     println!();
     print!("{:<30}", "group");
-    for v in super::VERDICTS {
+    for v in Verdict::ALL {
         print!(" {:>w$}", v.as_str(), w = v.as_str().len().max(5));
     }
     println!();
     let row = |name: &str, counts: &super::Counts| {
         print!("{name:<30}");
-        for (v, n) in super::VERDICTS.iter().zip(counts.0) {
+        for (v, n) in Verdict::ALL.iter().zip(counts.0) {
             print!(" {n:>w$}", w = v.as_str().len().max(5));
         }
         println!();
@@ -120,10 +120,7 @@ pub fn print_summary(
 /// transcripts are in the reports). Printed when the live progress line replaced libtest's
 /// own output.
 pub fn print_failures(results: &[TestResult], info: &super::RunInfo) {
-    let failing: Vec<&TestResult> = results
-        .iter()
-        .filter(|r| super::is_failure(r.verdict))
-        .collect();
+    let failing: Vec<&TestResult> = results.iter().filter(|r| r.verdict.fails_run()).collect();
     if failing.is_empty() {
         return;
     }

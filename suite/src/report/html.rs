@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{is_failure, rate, tally, write_scrubbed, RunInfo, RunReport, VERDICTS};
+use super::{rate, tally, write_scrubbed, RunInfo, RunReport};
 use crate::verdict::{TestResult, Verdict};
 
 /// Writes `report.html`.
@@ -94,7 +94,7 @@ fn test_link(name: &str) -> String {
 /// (blocked, waived), then the rest; by name within each.
 fn rank(verdict: Verdict) -> u8 {
     match verdict {
-        Verdict::Fail | Verdict::Error => 0,
+        verdict if verdict.fails_run() => 0,
         Verdict::Blocked => 1,
         Verdict::Waived => 2,
         _ => 3,
@@ -185,7 +185,7 @@ pub fn render(report: &RunReport) -> String {
     let failing = report
         .results
         .iter()
-        .filter(|r| is_failure(r.verdict))
+        .filter(|r| r.verdict.fails_run())
         .count();
     let mut h = String::new();
     let title = match info.get("interrupted") {
@@ -274,7 +274,7 @@ pub fn render(report: &RunReport) -> String {
     }
     // Groups table, with links that filter; failing counts stand out.
     h.push_str("<h2>Groups</h2><table id=\"groups\"><thead><tr><th>group</th>");
-    for v in VERDICTS {
+    for v in Verdict::ALL {
         let _ = write!(
             h,
             "<th class=\"n\"><a href=\"#verdict={0}\">{0}</a></th>",
@@ -284,8 +284,8 @@ pub fn render(report: &RunReport) -> String {
     h.push_str("</tr></thead><tbody>\n");
     for (g, c) in &groups {
         let _ = write!(h, "<tr><td><a href=\"#group={0}\">{0}</a></td>", esc(g));
-        for (v, n) in VERDICTS.iter().zip(c.0) {
-            if is_failure(*v) && n > 0 {
+        for (v, n) in Verdict::ALL.iter().zip(c.0) {
+            if v.fails_run() && n > 0 {
                 let _ = write!(
                     h,
                     "<td class=\"n hot\"><a href=\"#group={}&amp;verdict={}\">{n}</a></td>",
@@ -303,7 +303,7 @@ pub fn render(report: &RunReport) -> String {
         let _ = write!(
             h,
             "<th class=\"n\" data-total=\"{}\">{n}</th>",
-            VERDICTS[i].as_str()
+            Verdict::ALL[i].as_str()
         );
     }
     h.push_str("</tr></tbody></table>\n");
@@ -322,7 +322,7 @@ pub fn render(report: &RunReport) -> String {
         let _ = write!(h, "<option value=\"{0}\">{0}</option>", esc(g));
     }
     h.push_str("</select></label><label>verdict <select id=\"f-verdict\"><option value=\"\">all</option><option value=\"fail,error\">failing (fail, error)</option>");
-    for v in VERDICTS {
+    for v in Verdict::ALL {
         let _ = write!(h, "<option value=\"{0}\">{0}</option>", v.as_str());
     }
     let _ = writeln!(
@@ -399,11 +399,11 @@ fn row(h: &mut String, r: &TestResult, report: &RunReport) {
         }
         h.push_str("</ul>");
     }
-    if (is_failure(r.verdict) || r.verdict == Verdict::Waived) && !r.exchanges.is_empty() {
+    if (r.verdict.fails_run() || r.verdict == Verdict::Waived) && !r.exchanges.is_empty() {
         let _ = write!(
             h,
             "<details class=\"transcript\"{}><summary>transcript: {} request(s)</summary>",
-            if is_failure(r.verdict) { " open" } else { "" },
+            if r.verdict.fails_run() { " open" } else { "" },
             r.exchanges.len()
         );
         for (i, ex) in r.exchanges.iter().enumerate() {

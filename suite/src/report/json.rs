@@ -26,8 +26,8 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::{is_failure, rate, tally, write_scrubbed, Counts, RunReport, VERDICTS};
-use crate::verdict::TestResult;
+use super::{rate, tally, write_scrubbed, Counts, RunReport};
+use crate::verdict::{TestResult, Verdict};
 
 /// Writes `results.json`.
 pub fn write_json(path: &Path, report: &RunReport) -> std::io::Result<()> {
@@ -37,7 +37,7 @@ pub fn write_json(path: &Path, report: &RunReport) -> std::io::Result<()> {
 
 fn counts(c: &Counts) -> Value {
     let mut m = Map::new();
-    for v in VERDICTS {
+    for v in Verdict::ALL {
         m.insert(v.as_str().into(), json!(c.of(v)));
     }
     Value::Object(m)
@@ -106,7 +106,7 @@ pub fn render(report: &RunReport) -> Value {
 
 fn test(r: &TestResult, report: &RunReport) -> Value {
     let info = report.info;
-    let with_evidence = is_failure(r.verdict) || r.verdict == crate::verdict::Verdict::Waived;
+    let with_evidence = r.verdict.fails_run() || r.verdict == Verdict::Waived;
     let failed: Vec<Value> = r
         .findings
         .iter()

@@ -77,32 +77,21 @@ pub struct RunReport<'a> {
     pub changes: Option<(&'a str, &'a crate::compare::Changes)>,
 }
 
-/// The verdicts in the order every report lists them.
-pub const VERDICTS: [Verdict; 7] = [
-    Verdict::Pass,
-    Verdict::Fail,
-    Verdict::Blocked,
-    Verdict::Unsupported,
-    Verdict::Skipped,
-    Verdict::Waived,
-    Verdict::Error,
-];
-
-/// Counts per verdict, in [`VERDICTS`] order.
+/// Counts per verdict, in [`Verdict::ALL`] order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts(pub [usize; 7]);
 
 impl Counts {
     /// Adds one verdict.
     pub fn add(&mut self, verdict: Verdict) {
-        if let Some(i) = VERDICTS.iter().position(|v| *v == verdict) {
+        if let Some(i) = Verdict::ALL.iter().position(|v| *v == verdict) {
             self.0[i] += 1;
         }
     }
 
     /// The count of one verdict.
     pub fn of(&self, verdict: Verdict) -> usize {
-        VERDICTS
+        Verdict::ALL
             .iter()
             .position(|v| *v == verdict)
             .map(|i| self.0[i])
@@ -143,11 +132,6 @@ pub fn effects_line(results: &[TestResult]) -> Option<String> {
         passed.len(),
         passed.len() - observed
     ))
-}
-
-/// True for the verdicts that fail the run.
-pub fn is_failure(verdict: Verdict) -> bool {
-    matches!(verdict, Verdict::Fail | Verdict::Error)
 }
 
 /// Writes every report file into `dir`; returns each path with how writing it went.
@@ -239,25 +223,6 @@ mod tests {
     use crate::checks::{Finding, ENDPOINT_EXISTS};
     use crate::target::{Exchange, RequestRecord, ResponseRecord, ThrottleStats};
 
-    /// Every place `secret` occurs in `text` is inside a longer word (`admin_users`), never a
-    /// value of its own.
-    fn only_inside_words(text: &str, secret: &str) -> Result<(), String> {
-        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        for (at, _) in text.match_indices(secret) {
-            let before = text[..at].chars().next_back();
-            let after = text[at + secret.len()..].chars().next();
-            if !word(before) && !word(after) {
-                let from = text[..at]
-                    .char_indices()
-                    .rev()
-                    .nth(40)
-                    .map_or(0, |(i, _)| i);
-                return Err(text[from..(at + secret.len() + 20).min(text.len())].to_string());
-            }
-        }
-        Ok(())
-    }
-
     /// A three-letter administrator token that a target echoes as a credential (a header, a
     /// JSON `token` field, a query value): every report keeps the test's name whole and
     /// redacts the token wherever it stands as a credential.
@@ -336,7 +301,9 @@ mod tests {
                 text.contains("(redacted)"),
                 "{file}: the credential is not redacted"
             );
-            if let Err(around) = only_inside_words(&text.replace("the adm token", ""), "adm") {
+            if let Err(around) =
+                crate::target::only_inside_words(&text.replace("the adm token", ""), "adm")
+            {
                 panic!("{file}: the token stands as a value: …{around}…");
             }
         }

@@ -125,7 +125,7 @@ impl Progress {
             running.remove(name);
         }
         self.done.fetch_add(1, Ordering::Relaxed);
-        if matches!(verdict, Verdict::Fail | Verdict::Error) {
+        if verdict.fails_run() {
             self.failed.fetch_add(1, Ordering::Relaxed);
         }
     }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{is_failure, rate, tally, write_scrubbed, RunReport, VERDICTS};
+use super::{rate, tally, write_scrubbed, RunReport};
 use crate::verdict::{TestResult, Verdict};
 
 /// Failures listed in full; the rest are named under their cause (GitHub caps a step
@@ -30,7 +30,7 @@ pub fn render(report: &RunReport) -> String {
     let failing: Vec<&TestResult> = report
         .results
         .iter()
-        .filter(|r| is_failure(r.verdict))
+        .filter(|r| r.verdict.fails_run())
         .collect();
     let mut md = String::new();
     let headline = match (info.get("interrupted"), failing.is_empty()) {
@@ -74,11 +74,11 @@ pub fn render(report: &RunReport) -> String {
         let _ = writeln!(md, "{}.\n", capitalised(&line));
     }
     let _ = write!(md, "| group |");
-    for v in VERDICTS {
+    for v in Verdict::ALL {
         let _ = write!(md, " {} |", v.as_str());
     }
     let _ = write!(md, "\n|---|");
-    for _ in VERDICTS {
+    for _ in Verdict::ALL {
         let _ = write!(md, "---:|");
     }
     md.push('\n');

@@ -78,11 +78,16 @@ fn nothing_judged(findings: &[Finding], passed: &[&'static str], profile: Profil
 /// profile fails on: it is `skipped`, never passed.
 pub const NOTHING_JUDGED: &str = "no check the profile counts was evaluated";
 
-/// Why an exchange cannot judge the target: conform refused to send it, or the target kept
-/// rate-limiting it or stayed unavailable (502, 503, 504).
+/// Why an exchange cannot judge the target: conform refused to send it, no answer came (a
+/// timeout, a broken connection: README's `error`), or the target kept rate-limiting it or
+/// stayed unavailable (502, 503, 504).
 pub(super) fn unjudgeable(ex: &Exchange) -> Option<String> {
     match &ex.response {
         Err(e @ crate::target::TransportError::Refused(_)) => Some(e.to_string()),
+        Err(e) => Some(format!(
+            "{} {}: {e}; the connection did not give an answer to judge",
+            ex.request.method, ex.request.url
+        )),
         Ok(r) if r.status == 429 => Some(format!(
             "{} {}: the target still answered 429 Too Many Requests after conform waited as asked (bounded retries{}); the test could not run",
             ex.request.method,
@@ -157,6 +162,9 @@ mod tests {
         let mut refused = answered(200, &[]);
         refused.response = Err(TransportError::Refused("read-only".into()));
         assert!(unjudgeable(&refused).is_some());
+        let mut silent = answered(200, &[]);
+        silent.response = Err(TransportError::Timeout(Duration::from_secs(2)));
+        assert!(unjudgeable(&silent).unwrap().contains("2 s"));
     }
 
     #[test]

@@ -72,6 +72,7 @@ impl TestRun<'_> {
         };
         let body = self.ex(main).request.body.clone();
         let sent = sent_attributes(body.as_deref()).unwrap_or_default();
+        self.echoed(main, &kind, &sent, &doc, "the create's answer");
         let made = self
             .ctx
             .fixtures
@@ -132,6 +133,31 @@ impl TestRun<'_> {
                 self.read_back(index, &known, &doc, &shown, &what);
             }
         }
+    }
+
+    /// `tfe.read-back` of a create's or update's own answer (`doc`, at `index`): it echoes what
+    /// was `sent`, but for the kind's write-only attributes (`write_only` in resources.toml).
+    fn echoed(
+        &mut self,
+        index: usize,
+        kind: &str,
+        sent: &serde_json::Map<String, Value>,
+        doc: &Value,
+        what: &str,
+    ) {
+        if sent.is_empty() {
+            return;
+        }
+        let write_only = self
+            .ctx
+            .catalog
+            .graph
+            .resources
+            .get(kind)
+            .map(|def| def.write_only.clone())
+            .unwrap_or_default();
+        let result = c::lifecycle::echoes_sent(sent, doc, &write_only, what);
+        self.check(&c::TFE_READ_BACK, Some(index), result);
     }
 
     /// `read-back` (core: the values both carry) and `tfe.read-back` (every one echoed) of
@@ -571,6 +597,10 @@ impl TestRun<'_> {
 
     pub(super) async fn after_update(&mut self, main: usize) {
         if let Some(answer) = self.single_resource(main, &c::UPDATE_SAME_ID) {
+            let sent = sent_attributes(self.ex(main).request.body.as_deref());
+            if let (Some(sent), Some(kind)) = (sent, self.endpoint.resource.clone()) {
+                self.echoed(main, &kind, &sent, &answer, "the update's answer");
+            }
             self.read_after_write(main, &answer).await;
         }
     }
@@ -648,7 +678,7 @@ impl TestRun<'_> {
     ) {
         let result = c::lifecycle::applied(sent, answer, shown);
         self.check(&c::UPDATE_PERSISTED, Some(index), c::waited(result, waited));
-        let known = c::lifecycle::kept(sent, answer);
+        let known = c::lifecycle::answered(sent, answer);
         let what = format!("the updated {kind} as shown after the update");
         self.read_back(index, &known, answer, shown, &what);
     }

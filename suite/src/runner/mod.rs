@@ -9,7 +9,7 @@ use reqwest::Method;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use crate::catalog::{path_for, Catalog, Endpoint, Kind, TestCase, Variant};
+use crate::catalog::{path_for, Catalog, Endpoint, Kind, StateExpect, TestCase, Variant};
 use crate::checks::{self as c, Check, Schemas};
 use crate::fixtures::{auth_for, FixtureError, Fixtures, Scope};
 use crate::target::{Exchange, Request, Target};
@@ -167,8 +167,11 @@ impl<'a> TestRun<'a> {
         }
     }
 
-    fn finish(self, outcome: Outcome, duration: Duration) -> TestResult {
+    fn finish(mut self, outcome: Outcome, duration: Duration) -> TestResult {
         let profile = self.ctx.profile;
+        if matches!(outcome, Outcome::Done) {
+            self.record.server_errors(&self.exchanges);
+        }
         let mut blocked_by = None;
         let (verdict, reason) = match outcome {
             Outcome::Skip(why) => (Verdict::Skipped, Some(why)),
@@ -272,104 +275,108 @@ impl<'a> TestRun<'a> {
             }
             // The create answered without its upload address: the kind's upload test judges
             // that (`upload.url-form`), and the test is blocked by it.
-            FixtureError::NoUploadAddress { kind, create } => {
-                let Some(see) = self.ctx.catalog.upload_test_of(&kind) else {
-                    return Outcome::Skip(format!(
-                        "needs the `{kind}` fixture, whose create answered no upload address (no failing test is behind it)"
-                    ));
-                };
-                let blocker = Blocker {
-                    needed: format!("the `{kind}` fixture"),
-                    request: format!(
-                        "{} {}",
-                        create.request.method,
-                        self.ctx.relative_path(&create)
-                    ),
-                    answer: format!(
-                        "{} without an upload address",
-                        create.status().map(|s| s.to_string()).unwrap_or_default()
-                    ),
-                    see: Some(see),
-                };
-                self.exchanges.push(*create);
-                Outcome::Blocked(blocker)
-            }
+            FixtureError::NoUploadAddress { kind, create } => self.no_upload_address(&kind, create),
             FixtureError::Failed {
                 kind,
                 exchange: Some(ex),
                 ..
-            } => {
-                if let Some(why) = unjudgeable(&ex) {
-                    self.exchanges.push(*ex);
-                    return Outcome::Error(format!("could not make the `{kind}` fixture: {why}"));
-                }
-                let route_missing = c::route_exists(&ex).is_err();
-                let mut blocker =
-                    self.ctx
-                        .blocker(format!("the `{kind}` fixture"), &ex, Some(&kind));
-                // this test's own route, in any form (the fixture is looked up through it)
-                let own = blocker.see.as_deref() == Some(self.case.name.as_str())
-                    || self
-                        .ctx
-                        .fixtures
-                        .fill_path(&self.endpoint.path, &self.scope, Some(self.endpoint), None)
-                        .is_ok_and(|own| {
-                            let asked = self.ctx.relative_path(&ex);
-                            asked == own || asked.strip_prefix("/api/v2") == Some(own.as_str())
-                        });
-                let unjudged = blocker.see.is_none() && !own;
-                if own {
-                    // this test's own request: no other test to point at
-                    blocker.see = None;
-                }
-                self.exchanges.push(*ex);
-                // A 404 under a resource not found itself is that resource's failure.
-                if route_missing {
-                    if let Some((blocker, show)) = self.ctx.unfound_parent(&self.scope, None).await
-                    {
-                        self.exchanges.push(show);
-                        return Outcome::Blocked(blocker);
-                    }
-                }
-                // The test's own group may be absent as a whole: then it is unsupported, as
-                // every test of that group, rather than blocked.
-                if route_missing {
-                    if let Some(why) = self.group_absent().await {
-                        return Outcome::Unsupported(why);
-                    }
-                }
-                // The test that judges the failed request is unsupported (its whole group
-                // is absent): no failure is behind the blocker.
-                let blocker_absent = match blocker.see.as_deref() {
-                    Some(see) if route_missing => {
-                        let group = see.split("::").next().unwrap_or_default();
-                        group != self.case.group && self.ctx.group_absence(group).await.is_some()
-                    }
-                    _ => false,
-                };
-                // The list this test is about (`expect.contains`), or the test's own route:
-                // its own request is sent first, and an absent route is judged there.
-                let about = self.endpoint.expect.contains.as_deref() == Some(kind.as_str());
-                if own || unjudged || blocker_absent || about {
-                    if let Some(outcome) = self.own_route_absent().await {
-                        return outcome;
-                    }
-                }
-                if unjudged {
-                    return Outcome::Skip(format!(
-                        "{} (no failing test is behind it)",
-                        blocker.line()
-                    ));
-                }
-                if blocker_absent {
-                    return Outcome::Skip(format!(
-                        "{}, a test that is unsupported: its group is absent",
-                        blocker.line()
-                    ));
-                }
-                Outcome::Blocked(blocker)
+            } => self.fixture_request_failed(kind, ex).await,
+        }
+    }
+
+    /// A fixture whose create answered no upload address: blocked by the kind's upload test.
+    fn no_upload_address(&mut self, kind: &str, create: Box<Exchange>) -> Outcome {
+        let Some(see) = self.ctx.catalog.upload_test_of(kind) else {
+            return Outcome::Skip(format!(
+                "needs the `{kind}` fixture, whose create answered no upload address (no failing test is behind it)"
+            ));
+        };
+        let blocker = Blocker {
+            needed: format!("the `{kind}` fixture"),
+            request: format!(
+                "{} {}",
+                create.request.method,
+                self.ctx.relative_path(&create)
+            ),
+            answer: format!(
+                "{} without an upload address",
+                create.status().map(|s| s.to_string()).unwrap_or_default()
+            ),
+            see: Some(see),
+        };
+        self.exchanges.push(*create);
+        Outcome::Blocked(blocker)
+    }
+
+    /// A fixture whose request failed: blocked by the test that judges that request, or
+    /// skipped where none does (or that test is unsupported), unsupported where this test's
+    /// own group is absent, judged at this test's own route where the request was its own.
+    async fn fixture_request_failed(&mut self, kind: String, ex: Box<Exchange>) -> Outcome {
+        if let Some(why) = unjudgeable(&ex) {
+            self.exchanges.push(*ex);
+            return Outcome::Error(format!("could not make the `{kind}` fixture: {why}"));
+        }
+        let route_missing = c::route_exists(&ex).is_err();
+        let mut blocker = self
+            .ctx
+            .blocker(format!("the `{kind}` fixture"), &ex, Some(&kind));
+        // this test's own route, in any form (the fixture is looked up through it)
+        let own = blocker.see.as_deref() == Some(self.case.name.as_str())
+            || self
+                .ctx
+                .fixtures
+                .fill_path(&self.endpoint.path, &self.scope, Some(self.endpoint), None)
+                .is_ok_and(|own| {
+                    let asked = self.ctx.relative_path(&ex);
+                    asked == own || asked.strip_prefix("/api/v2") == Some(own.as_str())
+                });
+        let unjudged = blocker.see.is_none() && !own;
+        if own {
+            // this test's own request: no other test to point at
+            blocker.see = None;
+        }
+        self.exchanges.push(*ex);
+        // A 404 under a resource not found itself is that resource's failure.
+        if route_missing {
+            if let Some((blocker, show)) = self.ctx.unfound_parent(&self.scope, None).await {
+                self.exchanges.push(show);
+                return Outcome::Blocked(blocker);
             }
         }
+        // The test's own group may be absent as a whole: then it is unsupported, as
+        // every test of that group, rather than blocked.
+        if route_missing {
+            if let Some(why) = self.group_absent().await {
+                return Outcome::Unsupported(why);
+            }
+        }
+        // The test that judges the failed request is unsupported (its whole group
+        // is absent): no failure is behind the blocker.
+        let blocker_absent = match blocker.see.as_deref() {
+            Some(see) if route_missing => {
+                let group = see.split("::").next().unwrap_or_default();
+                group != self.case.group && self.ctx.group_absence(group).await.is_some()
+            }
+            _ => false,
+        };
+        // The list this test is about (`expect.contains`), or the test's own route:
+        // its own request is sent first, and an absent route is judged there.
+        let about = self.endpoint.expect.contains.as_deref() == Some(kind.as_str());
+        if own || unjudged || blocker_absent || about {
+            if let Some(outcome) = self.own_route_absent().await {
+                return outcome;
+            }
+        }
+        if unjudged {
+            return Outcome::Skip(format!("{} (no failing test is behind it)", blocker.line()));
+        }
+        if blocker_absent {
+            return Outcome::Skip(format!(
+                "{}, a test that is unsupported: its group is absent",
+                blocker.line()
+            ));
+        }
+        Outcome::Blocked(blocker)
     }
 
     /// The test's own route, asked before a fixture is blamed: a read as it is, a create
@@ -427,75 +434,8 @@ impl<'a> TestRun<'a> {
         if let Err(error) = self.prepare().await {
             return self.fixture_outcome(error).await;
         }
-        let mut set_up = None;
-        for before in e.before.clone() {
-            match self.before_step(&before).await {
-                Ok(index) => set_up = Some(index),
-                Err(outcome) => return outcome,
-            }
-        }
-        if let Err(outcome) = self.precondition().await {
+        if let Err(outcome) = self.set_up().await {
             return outcome;
-        }
-        if let Err(outcome) = self.restore_point().await {
-            return outcome;
-        }
-        if let Some(linked) = e.expect.linked.as_ref().filter(|l| l.absent) {
-            // a removal: what it removes must be there first (read as set-up is, in the
-            // canonical path form: the form this test judges is its own request's)
-            let mut before = linked.clone();
-            before.absent = false;
-            match self.poll_state(&before, true, false).await {
-                Ok(index) => {
-                    self.check(&c::TFE_LINKED, Some(index), Ok(()));
-                }
-                Err(not) => {
-                    let read = not.index.filter(|i| self.ex(*i).is_success());
-                    if read.is_none() {
-                        // the read itself failed (an absent group's list): judged as before,
-                        // the main request's own route decides
-                        self.check(&c::TFE_LINKED, not.index, Err(not.message));
-                    } else {
-                        return self.never_there(not, set_up);
-                    }
-                }
-            }
-        }
-        if e.kind == Kind::Delete {
-            // what the delete removes must be seen first, or its absence after proves nothing
-            if let Err(outcome) = self.token_before_delete().await {
-                return outcome;
-            }
-            self.listed_before_delete().await;
-            if let Some(kind) = e.resource.as_deref() {
-                self.show_before = self.show_resource(kind).await;
-            }
-        }
-        if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
-            // The created kind's own preconditions (e.g. TFE's workspace lock).
-            match self.ctx.fixtures.before_create(kind, &self.scope).await {
-                Ok(sent) => self.exchanges.extend(sent),
-                Err((why, None)) => {
-                    return Outcome::Error(format!("{why}, so this test could not run"));
-                }
-                Err((_, Some(ex))) => {
-                    let needed = format!("the request sent before a `{kind}` is created");
-                    let blocker = self.ctx.blocker(needed, &ex, None);
-                    self.exchanges.push(ex);
-                    if blocker.see.is_none() {
-                        // a route outside the spec (TFE's workspace lock): no test judges it,
-                        // so no failing test is behind it, as for the kind's fixture
-                        if let Some(outcome) = self.own_route_absent().await {
-                            return outcome;
-                        }
-                        return Outcome::Skip(format!(
-                            "{} (no failing test is behind it)",
-                            blocker.line()
-                        ));
-                    }
-                    return Outcome::Blocked(blocker);
-                }
-            }
         }
         // the state a documented refusal depends on, read before the action changes it
         let holds = match e.expect.refused_unless.clone() {
@@ -522,48 +462,12 @@ impl<'a> TestRun<'a> {
                 return self.documented_refusal(main, refusal, holds);
             }
         }
-        if self.ex(main).response.is_ok() && c::route_exists(self.ex(main)).is_err() {
-            // A 404 may mean that a resource the path names is not found, not that the route
-            // is absent: then the test is blocked by that resource, judged at its create.
-            if let Some(blocker) = self.named_resource_missing().await {
-                return Outcome::Blocked(blocker);
-            }
-            let result = c::route_exists(self.ex(main));
-            // A spelling the spec only mentions is reported, not required at core.
-            let check = match self.case.variant {
-                Variant::Alias | Variant::AliasApiV2 => &c::ALIAS_EXISTS,
-                _ => &c::ENDPOINT_EXISTS,
-            };
-            self.check(check, Some(main), result);
-            if let Some(why) = self.group_absent().await {
-                return Outcome::Unsupported(why);
-            }
-            // a group served at TFE's path is judged there as well
-            match self.at_tfe_path().await {
-                Some(at_tfe) => main = at_tfe,
-                None => return Outcome::Done,
-            }
-        } else {
-            self.record.pass(&c::ENDPOINT_EXISTS);
-        }
-        let result = c::no_server_error(self.ex(main));
-        self.check(&c::NO_SERVER_ERROR, Some(main), result);
-        let success = self.ex(main).is_success()
-            || (e.kind == Kind::Download
-                && self
-                    .ex(main)
-                    .status()
-                    .is_some_and(|s| (300..400).contains(&s)));
-        let result = if success {
-            Ok(())
-        } else {
-            c::succeeds(self.ex(main))
+        let main = match self.route_judged(main).await {
+            Ok(main) => main,
+            Err(outcome) => return outcome,
         };
-        if !self.check(&c::ENDPOINT_SUCCEEDS, Some(main), result) {
+        if !self.succeeded(main) {
             return Outcome::Done;
-        }
-        if let Some(status) = c::tfe_status(self.ex(main), e.kind, &e.expect.status) {
-            self.check(&c::TFE_STATUS, Some(main), status);
         }
         match e.kind {
             Kind::Create => self.after_create(main).await,
@@ -578,21 +482,165 @@ impl<'a> TestRun<'a> {
         }
         self.refusals().await;
         self.acceptances().await;
-        if let Err(outcome) = self.restore().await {
-            return outcome;
+        match self.restored().await {
+            Ok(()) => Outcome::Done,
+            Err(outcome) => outcome,
         }
-        for after in e.after.clone() {
+    }
+
+    /// Everything before the main request, once the fixtures are made: the `before` steps,
+    /// the precondition, the restore point, a removal's member listed first, what a delete
+    /// removes seen first, and a create's own preconditions. `Err` ends the test there.
+    async fn set_up(&mut self) -> Result<(), Outcome> {
+        let e = self.endpoint;
+        let mut set_up = None;
+        for before in e.before.clone() {
+            set_up = Some(self.before_step(&before).await?);
+        }
+        self.precondition().await?;
+        self.restore_point().await?;
+        if let Some(linked) = e.expect.linked.as_ref().filter(|l| l.absent) {
+            self.member_listed_first(linked.clone(), set_up).await?;
+        }
+        if e.kind == Kind::Delete {
+            // what the delete removes must be seen first, or its absence after proves nothing
+            self.token_before_delete().await?;
+            self.listed_before_delete().await;
+            if let Some(kind) = e.resource.as_deref() {
+                self.show_before = self.show_resource(kind).await;
+            }
+        }
+        if let (Kind::Create, Some(kind)) = (e.kind, e.resource.as_deref()) {
+            self.before_create(kind).await?;
+        }
+        Ok(())
+    }
+
+    /// A removal: what it removes must be there first (read as set-up is, in the canonical
+    /// path form: the form this test judges is its own request's).
+    async fn member_listed_first(
+        &mut self,
+        mut before: StateExpect,
+        set_up: Option<usize>,
+    ) -> Result<(), Outcome> {
+        before.absent = false;
+        match self.poll_state(&before, true, false).await {
+            Ok(index) => {
+                self.check(&c::TFE_LINKED, Some(index), Ok(()));
+            }
+            Err(not) => {
+                let read = not.index.filter(|i| self.ex(*i).is_success());
+                if read.is_none() {
+                    // the read itself failed (an absent group's list): judged as before,
+                    // the main request's own route decides
+                    self.check(&c::TFE_LINKED, not.index, Err(not.message));
+                } else {
+                    return Err(self.never_there(not, set_up));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The created kind's own preconditions (e.g. TFE's workspace lock), sent before the
+    /// create; a failed one blocks the test, or skips it when no test judges its route.
+    async fn before_create(&mut self, kind: &str) -> Result<(), Outcome> {
+        match self.ctx.fixtures.before_create(kind, &self.scope).await {
+            Ok(sent) => {
+                self.exchanges.extend(sent);
+                Ok(())
+            }
+            Err((why, None)) => Err(Outcome::Error(format!("{why}, so this test could not run"))),
+            Err((_, Some(ex))) => {
+                let needed = format!("the request sent before a `{kind}` is created");
+                let blocker = self.ctx.blocker(needed, &ex, None);
+                self.exchanges.push(ex);
+                if blocker.see.is_some() {
+                    return Err(Outcome::Blocked(blocker));
+                }
+                // a route outside the spec (TFE's workspace lock): no test judges it, so no
+                // failing test is behind it, as for the kind's fixture
+                if let Some(outcome) = self.own_route_absent().await {
+                    return Err(outcome);
+                }
+                Err(Outcome::Skip(format!(
+                    "{} (no failing test is behind it)",
+                    blocker.line()
+                )))
+            }
+        }
+    }
+
+    /// Whether the main request's route answered; a 404 may mean that a resource the path
+    /// names is not found (the test is blocked by it), or the group is absent, or the route
+    /// is missing here but served at TFE's path (judged there: its exchange is the main one
+    /// from then on). `Err` ends the test.
+    async fn route_judged(&mut self, main: usize) -> Result<usize, Outcome> {
+        if self.ex(main).response.is_err() || c::route_exists(self.ex(main)).is_ok() {
+            self.record.pass(&c::ENDPOINT_EXISTS);
+            return Ok(main);
+        }
+        // A 404 may mean that a resource the path names is not found, not that the route
+        // is absent: then the test is blocked by that resource, judged at its create.
+        if let Some(blocker) = self.named_resource_missing().await {
+            return Err(Outcome::Blocked(blocker));
+        }
+        let result = c::route_exists(self.ex(main));
+        // A spelling the spec only mentions is reported, not required at core.
+        let check = match self.case.variant {
+            Variant::Alias | Variant::AliasApiV2 => &c::ALIAS_EXISTS,
+            _ => &c::ENDPOINT_EXISTS,
+        };
+        self.check(check, Some(main), result);
+        if let Some(why) = self.group_absent().await {
+            return Err(Outcome::Unsupported(why));
+        }
+        // a group served at TFE's path is judged there as well
+        self.at_tfe_path().await.ok_or(Outcome::Done)
+    }
+
+    /// The main answer's own checks: no server error, success (a download's redirect too),
+    /// TFE's status for the kind. False when it did not succeed: nothing after is judged.
+    fn succeeded(&mut self, main: usize) -> bool {
+        let e = self.endpoint;
+        let result = c::no_server_error(self.ex(main));
+        self.check(&c::NO_SERVER_ERROR, Some(main), result);
+        let success = self.ex(main).is_success()
+            || (e.kind == Kind::Download
+                && self
+                    .ex(main)
+                    .status()
+                    .is_some_and(|s| (300..400).contains(&s)));
+        let result = if success {
+            Ok(())
+        } else {
+            c::succeeds(self.ex(main))
+        };
+        if !self.check(&c::ENDPOINT_SUCCEEDS, Some(main), result) {
+            return false;
+        }
+        if let Some(status) = c::tfe_status(self.ex(main), e.kind, &e.expect.status) {
+            self.check(&c::TFE_STATUS, Some(main), status);
+        }
+        true
+    }
+
+    /// What the test changed beyond its own resource set back (`restore`), then its `after`
+    /// steps; a step that fails is an error of the run, not of the target.
+    async fn restored(&mut self) -> Result<(), Outcome> {
+        self.restore().await?;
+        for after in self.endpoint.after.clone() {
             if let Err(outcome) = self.before_step(&after).await {
-                return match outcome {
+                return Err(match outcome {
                     Outcome::Blocked(b) => Outcome::Error(format!(
                         "restoring the state after the test: {} answered {}",
                         b.request, b.answer
                     )),
                     other => other,
-                };
+                });
             }
         }
-        Outcome::Done
+        Ok(())
     }
 
     /// `Some(evidence)` when the target lacks this test's whole group (its probe answered

@@ -15,12 +15,15 @@ use crate::verdict::Blocker;
 impl TestRun<'_> {
     /// Polls the show endpoint of `state.show` until the pointer holds the value (or an
     /// array there holds it), within the poll budget; records `check` with the last answer.
+    /// A check the profile does not fail on is read once: waiting cannot change the verdict
+    /// (a TFE state at `--profile core` is reported, not waited for).
     pub(super) async fn state_check(
         &mut self,
         state: &crate::catalog::StateExpect,
         check: &'static Check,
     ) -> bool {
-        match self.poll_state(state, false, false).await {
+        let once = !self.ctx.profile.fails_on(check.level);
+        match self.poll_state(state, false, once).await {
             Ok(index) => self.check(check, Some(index), Ok(())),
             Err(not) => self.check(check, not.index, Err(not.message)),
         }

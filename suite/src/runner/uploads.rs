@@ -75,6 +75,7 @@ impl TestRun<'_> {
             exchanges: &mut self.exchanges,
             record: &mut self.record,
             notes: &mut self.notes,
+            unobserved: &mut self.unobserved,
         }
     }
 

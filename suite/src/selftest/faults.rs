@@ -256,7 +256,7 @@ pub fn judge(
     let failures: Vec<Failure> = results
         .iter()
         .filter(|r| {
-            matches!(r.verdict, Verdict::Fail | Verdict::Error)
+            r.verdict.fails_run()
                 || (case.level == LevelName::Info
                     && r.findings.iter().any(|f| f.check.level == Level::Info))
         })

@@ -11,7 +11,7 @@ pub mod trust;
 pub use exchange::{Exchange, RequestRecord, ResponseRecord, TransportError, REPORT_BODY_BYTES};
 pub use guard::Guard;
 pub use route::route_key;
-pub use secret::{redact, short_secret_warning, Secret, SAFE_SECRET_LEN};
+pub use secret::{only_inside_words, redact, short_secret_warning, Secret, SAFE_SECRET_LEN};
 pub use throttle::{
     parse_rate, requested_wait, RouteWait, Throttle, ThrottleStats, GLOBAL_ROUTES, GLOBAL_SPAN,
     MAX_RETRIES, MAX_WAIT,

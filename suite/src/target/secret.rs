@@ -59,6 +59,27 @@ pub fn redact(text: &str, secrets: &[&Secret]) -> String {
     out
 }
 
+/// Whether what [`redact`] leaves of a short `secret` in `text` is only inside longer words
+/// (`admin_users` for `adm`), never a value of its own (a header's, a quoted string's, a
+/// query's): `Err` with the text around the first occurrence that stands alone. The tests'
+/// one judge of a report that a short token went through.
+pub fn only_inside_words(text: &str, secret: &str) -> Result<(), String> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    for (at, _) in text.match_indices(secret) {
+        let before = text[..at].chars().next_back();
+        let after = text[at + secret.len()..].chars().next();
+        if !word(before) && !word(after) {
+            let from = text[..at]
+                .char_indices()
+                .rev()
+                .nth(60)
+                .map_or(0, |(i, _)| i);
+            return Err(text[from..(at + secret.len() + 20).min(text.len())].to_string());
+        }
+    }
+    Ok(())
+}
+
 /// `text` with every occurrence of `secret` that stands as a credential replaced by
 /// [`REDACTED`]: a whole value after an authorization scheme (`Bearer adm`) or a header's
 /// colon (`X-Token: adm`), a whole quoted string (`"token":"adm"`, `'adm'`), or a whole

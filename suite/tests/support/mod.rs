@@ -5,6 +5,7 @@
 
 pub mod impostors;
 pub mod processes;
+pub mod scratch;
 
 use conform::cli::RunArgs;
 use conform::harness::run_plan;

@@ -422,7 +422,12 @@ async fn proto_download(
     let url = if ctx.state.fault(Kind::RegistrySourceElsewhere) {
         format!("https://archive.example.invalid/v1/object/{object}?archive={archive}")
     } else {
-        format!("{}?archive={archive}", ctx.object_url(object))
+        let url = ctx.object_url(object);
+        let url = match url.strip_prefix(&ctx.root) {
+            Some(rest) => format!("{}{rest}", ctx.state.shapes.source_root(&ctx.root)),
+            None => url,
+        };
+        format!("{url}?archive={archive}")
     };
     if ctx.state.fault(Kind::RegistryDownloadJsonLocation) {
         return plain(StatusCode::OK, json!({ "location": url }));

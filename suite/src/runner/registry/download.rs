@@ -1,5 +1,6 @@
-//! Registry downloads: the `X-Terraform-Get` header, and the source it leads to fetched (on
-//! the target's own origin only) and compared with what the run uploaded.
+//! Registry downloads: the `X-Terraform-Get` header, and the source it leads to fetched
+//! (wherever it is, as terraform fetches it: the token only on the target's own origin) and
+//! compared with what the run uploaded.
 
 use url::Url;
 
@@ -58,7 +59,8 @@ pub fn source_url(download: &Url, value: &str) -> Result<Url, String> {
     Ok(url)
 }
 
-/// `registry.download-source`: follow the source (only on the target's origin) and judge it:
+/// `registry.download-source`: follow the source (anywhere; the token only on the target's
+/// origin) and judge it:
 /// the address is `X-Terraform-Get` or a JSON body's `location`
 /// ([`c::registry_source_address`]); a body that is neither is the archive itself.
 async fn source(p: &mut Probe<'_>, subject: &Subject, index: usize) {
@@ -118,22 +120,24 @@ async fn source(p: &mut Probe<'_>, subject: &Subject, index: usize) {
     );
 }
 
-/// GETs a source on the target's origin, following redirects there; `None` (with a note)
-/// when it or a redirect leads elsewhere: conform sends nothing to another origin.
+/// GETs a source as terraform does, following redirects (bounded): on another origin (an
+/// archive store, a CDN) without the token. `None` when no answer came from another origin:
+/// whether the source holds the module is then not observed (`unobserved` says so), and the
+/// test cannot pass on it.
 async fn follow(p: &mut Probe<'_>, url: Url) -> Option<usize> {
     let mut next = url;
     let mut index = None;
     for _ in 0..=MAX_REDIRECTS {
-        if !p.target.same_origin(&next) {
-            p.notes.push(format!(
-                "registry.download-source not checked: the source is on another origin ({}) than the target; conform sends nothing there (not followed, not failed)",
+        let i = p.get(next.clone()).await;
+        index = Some(i);
+        let ex = p.ex(i);
+        if let (Err(e), false) = (&ex.response, p.target.same_origin(&next)) {
+            p.unobserved.push(format!(
+                "registry.download-source: the source on another origin ({}) gave no answer ({e})",
                 next.origin().ascii_serialization()
             ));
             return None;
         }
-        let i = p.get(next.clone()).await;
-        index = Some(i);
-        let ex = p.ex(i);
         let location = ex
             .status()
             .filter(|s| (300..400).contains(s))

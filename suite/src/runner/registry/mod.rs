@@ -44,8 +44,11 @@ pub struct Probe<'a> {
     pub exchanges: &'a mut Vec<Exchange>,
     /// The test's record of check results.
     pub record: &'a mut c::Record,
-    /// What the test reports besides its checks (a source not followed, a given module).
+    /// What the test reports besides its checks (a given module).
     pub notes: &'a mut Vec<String>,
+    /// What the test could not observe (a source that could not be fetched): a test that
+    /// would pass is then `skipped` with it.
+    pub unobserved: &'a mut Vec<String>,
 }
 
 impl Probe<'_> {
