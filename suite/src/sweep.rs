@@ -148,7 +148,8 @@ async fn sweep_ledger(
     remover: &mut Remover<'_>,
     tally: &mut Tally,
 ) -> Result<(), ConfigError> {
-    let (outstanding, mut lineage) = outstanding(args)?;
+    let (outstanding, mut lineage, answering) = outstanding(args)?;
+    remover.trust(answering);
     let journal =
         if args.dry_run {
             None
@@ -233,9 +234,10 @@ async fn sweep_ledger(
     Ok(())
 }
 
-/// The ledger's entries created and not deleted (under `--prefix`), said on the console, and
-/// what the ledger says is gone; a warning for lines that are not whole entries.
-fn outstanding(args: &SweepArgs) -> Result<(Vec<Entry>, Lineage), ConfigError> {
+/// The ledger's entries created and not deleted (under `--prefix`), said on the console,
+/// what the ledger says is gone, and the routes the runs saw answer (a 404 there means "not
+/// there"); a warning for lines that are not whole entries.
+fn outstanding(args: &SweepArgs) -> Result<(Vec<Entry>, Lineage, Vec<String>), ConfigError> {
     let contents = ledger::read(&args.ledger)
         .map_err(|e| ConfigError(format!("cannot read {}: {e}", args.ledger.display())))?;
     if !contents.skipped.is_empty() {
@@ -264,7 +266,7 @@ fn outstanding(args: &SweepArgs) -> Result<(Vec<Entry>, Lineage), ConfigError> {
     for (kind, id) in contents.gone() {
         lineage.mark_gone(&kind, &id);
     }
-    Ok((outstanding, lineage))
+    Ok((outstanding, lineage, contents.answering_routes()))
 }
 
 /// A dry run's line for one entry: what the sweep would delete, or why it cannot tell.

@@ -597,11 +597,28 @@ impl TestRun<'_> {
 
     pub(super) async fn after_update(&mut self, main: usize) {
         if let Some(answer) = self.single_resource(main, &c::UPDATE_SAME_ID) {
+            self.follow_renamed(&answer);
             let sent = sent_attributes(self.ex(main).request.body.as_deref());
             if let (Some(sent), Some(kind)) = (sent, self.endpoint.resource.clone()) {
                 self.echoed(main, &kind, &sent, &answer, "the update's answer");
             }
             self.read_after_write(main, &answer).await;
+        }
+    }
+
+    /// An update answered under another id than the one it updated (a server that renames
+    /// what it updates: otf's OAuth clients): what the run made is tracked by what the server
+    /// answers, so teardown removes it under that id too (`update.same-id` judges the change).
+    fn follow_renamed(&mut self, answer: &Value) {
+        let (Some(kind), Some(old)) = (self.endpoint.resource.clone(), self.requested_id()) else {
+            return;
+        };
+        if let Some(new) = answer
+            .pointer("/data/id")
+            .and_then(Value::as_str)
+            .filter(|new| !new.is_empty() && *new != old)
+        {
+            self.ctx.fixtures.note_renamed(&kind, &old, new);
         }
     }
 

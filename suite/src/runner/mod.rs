@@ -172,6 +172,7 @@ impl<'a> TestRun<'a> {
         if matches!(outcome, Outcome::Done) {
             self.record.server_errors(&self.exchanges);
         }
+        self.ctx.fixtures.note_answering(&self.exchanges);
         let mut blocked_by = None;
         let (verdict, reason) = match outcome {
             Outcome::Skip(why) => (Verdict::Skipped, Some(why)),
