@@ -72,7 +72,6 @@ pub fn render(report: &RunReport) -> Value {
             "paced_seconds": report.figures.throttle.paced.as_secs_f64(),
             "connection_retries": report.figures.throttle.retried,
             "unavailable_retries": report.figures.throttle.unavailable,
-            "rate_limit_global": report.figures.throttle.global,
             "throttled_routes": report.figures.throttle.routes.iter().map(|r| json!({
                 "route": r.route,
                 "rate_limited_answers": r.rate_limited,
