@@ -42,6 +42,8 @@ pub(crate) struct AppState {
     pub compat: crate::Compat,
     /// What the `generic-store` shape keeps.
     pub kept: Arc<crate::store::Kept>,
+    /// What `list-lag` has seen created, and when.
+    pub lagging: Arc<crate::gate::Lagging>,
 }
 
 impl AppState {

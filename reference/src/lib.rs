@@ -179,6 +179,7 @@ fn state(config: Config, tls: bool) -> AppState {
         tls,
         compat,
         kept: Default::default(),
+        lagging: Default::default(),
     }
 }
 

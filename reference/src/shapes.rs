@@ -18,6 +18,8 @@
 //! - TFE's words: the same as [`crate::Compat::Tfe`] (`conform serve --compat tfe`);
 //! - stores nothing, generic store: the gate answers every authenticated request itself
 //!   (`gate::pretend`), before any route;
+//! - eventually consistent (`list-lag`, `delete-202-later`): the gate around the route
+//!   (`gate::later`);
 //! - TFE's create statuses: the gate's answer side (`gate::envelope`), through
 //!   [`Shapes::created_200`].
 
@@ -80,6 +82,12 @@ pub enum Shape {
     /// `runs-need-configuration`: a run of a workspace without a configuration version is
     /// refused 422 (TFE cannot run without one; otf answers 404).
     RunsNeedConfiguration,
+    /// `list-lag`: a list shows a new item only 1.5 s after its create (a list served from a
+    /// search index or a replica).
+    ListLag,
+    /// `delete-202-later`: a delete of what its path shows answers 202 Accepted and takes
+    /// effect 1.5 s later (a delete queued to a worker).
+    Delete202Later,
 }
 
 /// One entry of the shape catalog.
@@ -91,7 +99,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 17] = [
+const ALL: [Shape; 19] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -109,9 +117,11 @@ const ALL: [Shape; 17] = [
     Shape::TypedBodies,
     Shape::MembershipWritesOnly,
     Shape::RunsNeedConfiguration,
+    Shape::ListLag,
+    Shape::Delete202Later,
 ];
 
-static CATALOG: [ShapeInfo; 17] = [
+static CATALOG: [ShapeInfo; 19] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -179,6 +189,14 @@ static CATALOG: [ShapeInfo; 17] = [
     ShapeInfo {
         name: "runs-need-configuration",
         description: "a run of a workspace without a configuration version is refused 422 (TFE, otf)",
+    },
+    ShapeInfo {
+        name: "list-lag",
+        description: "a list shows a new item only 1.5 s after its create (a search index, a replica): correct, eventually consistent",
+    },
+    ShapeInfo {
+        name: "delete-202-later",
+        description: "a delete of what its path shows answers 202 Accepted and takes effect 1.5 s later (a queued delete)",
     },
 ];
 

@@ -50,7 +50,9 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
             "registry-source-other-host",
             "typed-bodies",
             "membership-writes-only",
-            "runs-need-configuration"
+            "runs-need-configuration",
+            "list-lag",
+            "delete-202-later"
         ]
     );
     for info in shape_catalog() {
@@ -691,4 +693,51 @@ async fn runs_need_configuration_refuses_a_run_of_a_workspace_without_one() {
     uploaded_configuration(&app, &ws, json!({})).await;
     let run = call(&app, Method::POST, "/api/v2/runs", Some(body)).await;
     assert_eq!(run.status, StatusCode::CREATED);
+}
+
+/// The ids of a list answer.
+fn listed(a: &Answer) -> Vec<String> {
+    a.json()["data"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn list_lag_lists_a_new_item_only_after_the_lag() {
+    let app = shaped(&["list-lag"]);
+    org(&app, "acme").await;
+    let ws = workspace(&app, "acme", "app").await;
+    // shown at once, listed only later
+    assert_eq!(
+        get(&app, &format!("/api/v2/workspaces/{ws}")).await.status,
+        StatusCode::OK
+    );
+    let early = get(&app, "/api/v2/organizations/acme/workspaces").await;
+    assert_eq!(early.status, StatusCode::OK);
+    assert!(!listed(&early).contains(&ws), "{:?}", early.json());
+    tokio::time::sleep(std::time::Duration::from_millis(1600)).await;
+    let late = get(&app, "/api/v2/organizations/acme/workspaces").await;
+    assert!(listed(&late).contains(&ws), "{:?}", late.json());
+}
+
+#[tokio::test]
+async fn delete_202_later_accepts_a_delete_and_does_it_after_the_lag() {
+    let app = shaped(&["delete-202-later"]);
+    org(&app, "acme").await;
+    let ws = workspace(&app, "acme", "app").await;
+    let path = format!("/api/v2/workspaces/{ws}");
+    let deleted = call(&app, Method::DELETE, &path, None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED);
+    assert_eq!(get(&app, &path).await.status, StatusCode::OK, "not yet");
+    tokio::time::sleep(std::time::Duration::from_millis(1700)).await;
+    assert_eq!(get(&app, &path).await.status, StatusCode::NOT_FOUND);
+    // what is not there is refused at once, as without the shape
+    let again = call(&app, Method::DELETE, &path, None).await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND);
 }

@@ -185,6 +185,10 @@ pub struct SweepArgs {
     /// Say what would be deleted, delete nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// How long a delete's effect (above all one answered 202) is waited for before the
+    /// resource counts as not deleted (`5s`; `0` reads once) [default: 5s].
+    #[arg(long, value_name = "DURATION")]
+    pub consistency_window: Option<String>,
 }
 
 /// Options of `conform proxy`.
@@ -536,6 +540,11 @@ pub struct RunArgs {
     /// Time limit of one test (`30s`, `2m`); a test past it ends as an error and the run goes on.
     #[arg(long, value_name = "DURATION")]
     pub test_timeout: Option<String>,
+    /// How long an observation the spec does not promise at once (an item in its list after
+    /// the create, gone after the delete, a change after the update) is read again, with
+    /// backoff, before it is a finding (`5s`, `500ms`; `0` reads once) [default: 5s].
+    #[arg(long, value_name = "DURATION")]
+    pub consistency_window: Option<String>,
     /// Faults to switch on in the embedded reference service (for self-tests).
     #[arg(long, value_name = "NAME[=ARG]", hide = true)]
     pub reference_fault: Vec<String>,
@@ -605,6 +614,7 @@ impl Default for RunArgs {
             rate: None,
             deadline: None,
             test_timeout: None,
+            consistency_window: None,
             reference_fault: Vec::new(),
             reference_shape: Vec::new(),
             libtest: libtest_mimic::Arguments::default(),

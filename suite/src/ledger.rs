@@ -42,6 +42,10 @@ pub enum Event {
     Created,
     /// The resource is gone (deleted, or found already gone).
     Deleted,
+    /// A route the run saw answer 2xx (`kind` is `route`, `id` the catalog test that judges
+    /// it, a show or a delete): a sweep takes its 404 as "not there" even when nothing it
+    /// shows is left.
+    RouteAnswers,
 }
 
 /// One line of the ledger.
@@ -220,6 +224,24 @@ impl Ledger {
         self.append_all(&entries, false);
     }
 
+    /// Records that a route answered 2xx in the run (`route`: the catalog test that
+    /// judges it). Written, not waited for, as a delete is.
+    pub fn route_answers(&self, route: &str) {
+        let entry = Entry {
+            event: Event::RouteAnswers,
+            prefix: self.prefix.clone(),
+            kind: "route".into(),
+            id: route.to_string(),
+            method: None,
+            url: None,
+            auth: None,
+            show: None,
+            parents: Vec::new(),
+            time: rfc3339(SystemTime::now()),
+        };
+        self.append_all(std::slice::from_ref(&entry), false);
+    }
+
     /// Appends a line as it is (sweep marks entries of other runs with their own prefix);
     /// returns once it is on disk.
     pub fn append(&self, entry: &Entry) {
@@ -339,6 +361,15 @@ impl Contents {
             .filter(|e| !gone.contains(&e.key()))
             .filter(|e| seen.insert(e.key()))
             .cloned()
+            .collect()
+    }
+
+    /// The routes the runs saw answer 2xx (the catalog tests that judge them).
+    pub fn answering_routes(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|e| e.event == Event::RouteAnswers)
+            .map(|e| e.id.clone())
             .collect()
     }
 

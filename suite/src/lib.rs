@@ -21,6 +21,7 @@ pub mod ledger;
 pub mod openapi;
 pub mod pages;
 pub mod partition;
+pub mod patience;
 pub mod peer;
 pub mod plan;
 pub mod precision;

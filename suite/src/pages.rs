@@ -42,7 +42,13 @@ impl Paging {
     }
 }
 
-/// A walk over a list's pages, page 1 first, bounded by a number of pages.
+/// The most pages any walk reads (the runner's, the sequence engine's, sweep's): a longer
+/// list whose filter is not served is not observed past it.
+pub const MAX_PAGES: usize = 50;
+
+/// A walk over a list's pages, page 1 first, bounded by a number of pages (never more than
+/// [`MAX_PAGES`]), and over when a page repeats the one before it (a list that ignores paging
+/// answers the whole list on every page: [`Walk::repeated`]).
 #[derive(Debug, Clone)]
 pub struct Walk {
     size: usize,
@@ -50,6 +56,8 @@ pub struct Walk {
     page: usize,
     more: bool,
     cut_short: bool,
+    previous: Vec<String>,
+    repeated: Option<usize>,
 }
 
 impl Walk {
@@ -57,10 +65,12 @@ impl Walk {
     pub fn new(size: usize, max_pages: usize) -> Self {
         Walk {
             size: size.max(1),
-            max_pages,
+            max_pages: max_pages.min(MAX_PAGES),
             page: 0,
             more: true,
             cut_short: false,
+            previous: Vec::new(),
+            repeated: None,
         }
     }
 
@@ -80,11 +90,27 @@ impl Walk {
 
     /// Takes the answer to the page [`Walk::next_page`] gave: returns its items and notes
     /// whether the list has more. A list that does not say so has more while a page is full.
+    /// A page that holds the same items as the one before it ends the walk.
     pub fn read(&mut self, doc: &Value) -> Vec<Value> {
         let items = items(doc);
         let full = items.len() >= self.size;
         self.more = !items.is_empty() && has_next(doc).unwrap_or(full);
+        let ids: Vec<&str> = items
+            .iter()
+            .filter_map(|item| item.get("id").and_then(Value::as_str))
+            .collect();
+        let ids: Vec<String> = ids.into_iter().map(str::to_string).collect();
+        if self.page > 1 && !ids.is_empty() && ids == self.previous {
+            self.repeated = Some(self.page);
+            self.more = false;
+        }
+        self.previous = ids;
         items
+    }
+
+    /// The page that repeated the one before it, ending the walk (a list that ignores paging).
+    pub fn repeated(&self) -> Option<usize> {
+        self.repeated
     }
 
     /// Ends the walk (its caller has read what it needed).
@@ -98,8 +124,9 @@ impl Walk {
     }
 
     /// Lets the walk read at least `max_pages` pages in all.
+    /// (never more than [`MAX_PAGES`]).
     pub fn allow_pages(&mut self, max_pages: usize) {
-        self.max_pages = self.max_pages.max(max_pages);
+        self.max_pages = self.max_pages.max(max_pages).min(MAX_PAGES);
     }
 
     /// The page size.
@@ -234,11 +261,38 @@ mod tests {
     }
 
     #[test]
+    fn a_walk_ends_where_a_page_repeats_the_one_before() {
+        let page = json!({"data": [{"id": "a"}, {"id": "b"}], "links": {"next": "x"}});
+        let mut walk = Walk::new(1, 1000);
+        assert_eq!(walk.next_page(), Some(1));
+        walk.read(&page);
+        assert_eq!(walk.next_page(), Some(2));
+        walk.read(&page);
+        assert_eq!(walk.repeated(), Some(2));
+        assert_eq!(walk.next_page(), None);
+        assert!(!walk.cut_short());
+    }
+
+    #[test]
+    fn no_walk_reads_more_than_the_cap() {
+        let mut walk = Walk::new(1, 1000);
+        walk.allow_pages(5000);
+        let mut pages = 0;
+        while let Some(page) = walk.next_page() {
+            walk.read(&json!({"data": [{"id": page.to_string()}], "links": {"next": "x"}}));
+            pages += 1;
+        }
+        assert_eq!(pages, MAX_PAGES);
+        assert!(walk.cut_short());
+    }
+
+    #[test]
     fn a_walk_stops_at_its_bound_and_says_so() {
         let mut walk = Walk::new(1, 2);
         for expected in 1..=2 {
             assert_eq!(walk.next_page(), Some(expected));
-            walk.read(&page(&["x"], Some(json!(expected + 1))));
+            let id = expected.to_string();
+            walk.read(&page(&[id.as_str()], Some(json!(expected + 1))));
         }
         assert_eq!(walk.next_page(), None);
         assert!(walk.cut_short());

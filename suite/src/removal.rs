@@ -3,8 +3,11 @@
 //! A resource counts as removed only on evidence: a delete answered 2xx and its show, a
 //! route seen answering for that kind, no longer finds it (or the kind has no show), or no
 //! delete form found it and its show does not find it either. A show route never seen
-//! answering proves nothing: its 404 may be a router's "404 page not found". A 404 from a delete alone
-//! proves nothing: on a server without that route every resource "is gone". Every delete
+//! answering proves nothing: its 404 may be a router's "404 page not found". A 404 from a
+//! delete alone proves nothing either (on a server without that route every resource "is
+//! gone"), unless that delete route was seen answering 2xx. Routes seen answering are learned
+//! in the pass, or taken from the run: teardown's from its tests, a sweep's from the ledger
+//! ([`Remover::trust`]). Every delete
 //! form the catalog knows is tried (both prefixes, the other spelling, the deprecated form).
 //! What is not shown gone is a leftover, with the requests that say so.
 
@@ -32,13 +35,13 @@ pub enum Removed {
     Unconfirmed(String),
 }
 
-/// Removes resources, learning which show routes answer. Removals may run side by side
+/// Removes resources, learning which show and delete routes answer. Removals may run side by side
 /// (teardown runs several at once): what one learns counts for the others.
 pub struct Remover<'a> {
     target: &'a Target,
     catalog: &'a Catalog,
-    /// Show routes (the catalog test that judges each) that answered 2xx at least once:
-    /// their 404 means "not there".
+    /// Routes (the catalog test that judges each) that answered 2xx at least once: their
+    /// 404 means "not there".
     shown: Mutex<BTreeSet<String>>,
 }
 
@@ -75,6 +78,8 @@ impl<'a> Remover<'a> {
         let mut tried = Vec::new();
         let mut done = None;
         let mut not_found = true;
+        // a delete route seen answering 2xx answered 404: the resource is not there
+        let mut absent_on_a_known_route = false;
         for (method, url) in self.forms(&delete.0, &delete.1) {
             let ex = self
                 .target
@@ -83,16 +88,28 @@ impl<'a> Remover<'a> {
             let what = format!("{method} {}", url.path());
             match ex.status() {
                 Some(s) if (200..300).contains(&s) => {
+                    self.learn(method.as_str(), &url);
                     done = Some(format!("{what} answered {s}"));
                     break;
                 }
                 status => {
-                    not_found &= matches!(status, Some(404 | 410));
+                    let absent = matches!(status, Some(404 | 410));
+                    not_found &= absent;
+                    absent_on_a_known_route |= absent && self.answers(method.as_str(), &url);
                     tried.push(format!("{what} {}", answered(&ex, delete.2, self.target)));
                 }
             }
         }
+        // a delete may take effect a moment later (above all one answered 202 Accepted): a
+        // show that still finds it after a delete that succeeded is read again within the
+        // consistency window
+        let mut waited = None;
         let after = match show {
+            Some(show) if done.is_some() => {
+                let (status, w) = self.get_until_gone(show).await;
+                waited = w;
+                Some(status)
+            }
             Some(show) => Some(self.get(show).await),
             None => None,
         };
@@ -103,8 +120,12 @@ impl<'a> Remover<'a> {
         let tried = tried.join("; ");
         match (done, after) {
             (done, Some(Some(s))) if (200..300).contains(&s) => Removed::Left(format!(
-                "{}; GET {show_path} still shows it",
-                done.unwrap_or(tried)
+                "{}; GET {show_path} still shows it{}",
+                done.unwrap_or(tried),
+                waited.map_or(String::new(), |w| format!(
+                    " after {} of reading again (--consistency-window)",
+                    crate::clock::human(w)
+                ))
             )),
             (Some(by), Some(Some(404 | 410))) if proven => Removed::Deleted(by),
             (Some(by), None) => Removed::Deleted(by),
@@ -112,6 +133,7 @@ impl<'a> Remover<'a> {
             (Some(by), Some(Some(404 | 410))) => Removed::Unconfirmed(format!(
                 "{by}, but GET {show_path} answered 404 and that route never answered for a {kind}: deleted, or neither route does anything here"
             )),
+            (None, Some(Some(404 | 410)) | None) if absent_on_a_known_route => Removed::Gone,
             (Some(by), Some(other)) => Removed::Left(format!(
                 "{by}, but GET {show_path} {}: not shown gone",
                 other.map_or("had no answer".into(), |s| format!("answered {s}"))
@@ -142,8 +164,25 @@ impl<'a> Remover<'a> {
     /// lives in is gone, so it cannot be reached either).
     pub async fn went_along(&self, show: Option<&(Url, Auth)>) -> bool {
         match show {
-            Some(show) => matches!(self.get(show).await, Some(404 | 410)),
+            Some(show) => matches!(self.get_until_gone(show).await.0, Some(404 | 410)),
             None => true,
+        }
+    }
+
+    /// GETs a show, again within the consistency window (`crate::patience`) while it still
+    /// answers 2xx: what was deleted may be shown a moment longer. Answers the last status and
+    /// how long it waited, when it did.
+    async fn get_until_gone(
+        &self,
+        show: &(Url, Auth),
+    ) -> (Option<u16>, Option<std::time::Duration>) {
+        let mut patience = self.target.patience();
+        loop {
+            let status = self.get(show).await;
+            let shown = status.is_some_and(|s| (200..300).contains(&s));
+            if !shown || !patience.again().await {
+                return (status, patience.done(!shown));
+            }
         }
     }
 
@@ -151,6 +190,25 @@ impl<'a> Remover<'a> {
     /// route answers: a sweep looks before it deletes, and a dry run only looks.
     pub async fn look(&self, show: &(Url, Auth)) -> Option<u16> {
         self.get(show).await
+    }
+
+    /// Takes routes seen answering elsewhere (a run's, from its ledger) as answering here:
+    /// their 404 means "not there" from the first.
+    pub fn trust(&self, routes: impl IntoIterator<Item = String>) {
+        self.shown
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(routes);
+    }
+
+    /// The routes known to answer (learned in this pass or trusted), for a ledger.
+    pub fn answering(&self) -> Vec<String> {
+        self.shown
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// True when the route of this show has answered 2xx in this pass: its 404 means "not there".
@@ -182,33 +240,42 @@ impl<'a> Remover<'a> {
             .target
             .send(Request::new(Method::GET, show.0.clone(), show.1))
             .await;
-        let status = ex.status();
         if ex.is_success() {
-            let route = self.route(&show.0);
-            self.shown
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(route);
+            self.learn("GET", &show.0);
         }
-        status
+        ex.status()
     }
 
-    /// The route a show URL takes (the catalog test that judges it), or its path.
-    fn route(&self, url: &Url) -> String {
+    /// Learns that the route of `method url` answers.
+    fn learn(&self, method: &str, url: &Url) {
+        let route = self.route(method, url);
+        self.shown
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(route);
+    }
+
+    /// The route a request takes (the catalog test that judges it), or its method and path.
+    fn route(&self, method: &str, url: &Url) -> String {
         let root = self.target.config.root.path().trim_end_matches('/');
         let relative = url.path().strip_prefix(root).unwrap_or(url.path());
         self.catalog
-            .test_for("GET", relative)
-            .unwrap_or_else(|| relative.to_string())
+            .test_for(method, relative)
+            .unwrap_or_else(|| format!("{method} {relative}"))
     }
 
-    /// True when the route of this show has answered 2xx: its 404 means "not there".
-    fn proven(&self, show: &(Url, Auth)) -> bool {
-        let route = self.route(&show.0);
+    /// True when the route of `method url` has answered 2xx: its 404 means "not there".
+    fn answers(&self, method: &str, url: &Url) -> bool {
+        let route = self.route(method, url);
         self.shown
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .contains(&route)
+    }
+
+    /// True when the route of this show has answered 2xx: its 404 means "not there".
+    fn proven(&self, show: &(Url, Auth)) -> bool {
+        self.answers("GET", &show.0)
     }
 }
 

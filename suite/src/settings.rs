@@ -55,6 +55,8 @@ pub struct FileConfig {
     pub deadline: Option<String>,
     /// Time limit of one test (`2m`).
     pub test_timeout: Option<String>,
+    /// The consistency window (`5s`; `0` reads every observation once).
+    pub consistency_window: Option<String>,
     /// Run only the tests that change nothing.
     pub read_only: Option<bool>,
     /// The existing organization to work in.
@@ -184,6 +186,9 @@ pub struct Settings {
     pub deadline: Option<Duration>,
     /// Time limit of one test (`--test-timeout`).
     pub test_timeout: Option<Duration>,
+    /// How long an observation the spec does not promise at once is read again before it is
+    /// a finding (`--consistency-window`; `crate::patience`).
+    pub consistency_window: Duration,
     /// The ledger file.
     pub ledger: PathBuf,
     /// The existing organization the run works in (`--organization`); read-only to the run.
@@ -354,6 +359,7 @@ impl Settings {
             .transpose()
             .map_err(ConfigError)?;
         let (deadline, test_timeout) = deadlines_of(args, &file)?;
+        let consistency_window = consistency_window_of(args, &file)?;
         let organization = args
             .organization
             .clone()
@@ -397,6 +403,7 @@ impl Settings {
             rate,
             deadline,
             test_timeout,
+            consistency_window,
             ledger: args
                 .ledger
                 .clone()
@@ -525,6 +532,17 @@ impl Settings {
                 ),
             ),
             (
+                "consistency-window".into(),
+                if self.consistency_window.is_zero() {
+                    "0 (every observation read once)".into()
+                } else {
+                    format!(
+                        "{} (lists, shows and deletes read again until they hold)",
+                        crate::clock::human(self.consistency_window)
+                    )
+                },
+            ),
+            (
                 "config-file".into(),
                 self.config_file
                     .as_ref()
@@ -566,6 +584,24 @@ fn deadlines_of(
         ));
     }
     Ok((deadline, test_timeout))
+}
+
+/// `--consistency-window` (else [`crate::patience::DEFAULT_WINDOW`]); more than 10 minutes is
+/// refused, since every observation that does not hold waits that long.
+fn consistency_window_of(args: &RunArgs, file: &FileConfig) -> Result<Duration, ConfigError> {
+    let window = duration(
+        "--consistency-window",
+        &args.consistency_window,
+        &file.consistency_window,
+    )?
+    .unwrap_or(crate::patience::DEFAULT_WINDOW);
+    if window > Duration::from_secs(600) {
+        return Err(ConfigError(
+            "--consistency-window: at most 10m (each observation that does not hold waits that long)"
+                .into(),
+        ));
+    }
+    Ok(window)
 }
 
 /// `--max-body` (else 8 MiB); 0 is refused.

@@ -54,6 +54,7 @@ pub fn sweep(args: SweepArgs) -> ExitCode {
 fn settings(args: &SweepArgs) -> Result<Settings, ConfigError> {
     Settings::resolve(&RunArgs {
         connection: args.connection.clone(),
+        consistency_window: args.consistency_window.clone(),
         ..RunArgs::default()
     })
 }
@@ -75,6 +76,7 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
         })
         .map_err(|e| ConfigError(e.to_string()))?,
     );
+    target.set_consistency_window(settings.consistency_window);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -146,7 +148,8 @@ async fn sweep_ledger(
     remover: &mut Remover<'_>,
     tally: &mut Tally,
 ) -> Result<(), ConfigError> {
-    let (outstanding, mut lineage) = outstanding(args)?;
+    let (outstanding, mut lineage, answering) = outstanding(args)?;
+    remover.trust(answering);
     let journal =
         if args.dry_run {
             None
@@ -231,9 +234,10 @@ async fn sweep_ledger(
     Ok(())
 }
 
-/// The ledger's entries created and not deleted (under `--prefix`), said on the console, and
-/// what the ledger says is gone; a warning for lines that are not whole entries.
-fn outstanding(args: &SweepArgs) -> Result<(Vec<Entry>, Lineage), ConfigError> {
+/// The ledger's entries created and not deleted (under `--prefix`), said on the console,
+/// what the ledger says is gone, and the routes the runs saw answer (a 404 there means "not
+/// there"); a warning for lines that are not whole entries.
+fn outstanding(args: &SweepArgs) -> Result<(Vec<Entry>, Lineage, Vec<String>), ConfigError> {
     let contents = ledger::read(&args.ledger)
         .map_err(|e| ConfigError(format!("cannot read {}: {e}", args.ledger.display())))?;
     if !contents.skipped.is_empty() {
@@ -262,7 +266,7 @@ fn outstanding(args: &SweepArgs) -> Result<(Vec<Entry>, Lineage), ConfigError> {
     for (kind, id) in contents.gone() {
         lineage.mark_gone(&kind, &id);
     }
-    Ok((outstanding, lineage))
+    Ok((outstanding, lineage, contents.answering_routes()))
 }
 
 /// A dry run's line for one entry: what the sweep would delete, or why it cannot tell.
@@ -459,7 +463,7 @@ async fn sweep_named(
     let list = named
         .list
         .replace("{prefix}", &crate::catalog::encode_segment(prefix));
-    let mut walk = Walk::new(100, 1000);
+    let mut walk = Walk::new(100, crate::pages::MAX_PAGES);
     while let Some(page) = walk.next_page() {
         let query = Paging::Tfe.query(page, walk.size());
         let url = target.url(&format!("{list}{query}"));

@@ -667,6 +667,63 @@ fn a_mistyped_organization_fixture_or_ledger_is_exit_2_naming_the_value() {
     assert!(text(&out).contains("--ledger no-such-ledger.jsonl: no such file"));
 }
 
+/// An administrator token that is not a site administrator's (TFE answers it 404 on the whole
+/// admin API) is a configuration error naming the token; a target without the admin API
+/// (the same 404, from a site administrator's token) is a warning, and the run goes on.
+fn an_admin_token_that_is_not_an_administrators_is_told_from_an_absent_admin_api() {
+    let reports = scratch("not-admin");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    for shapes in [vec![], vec![conform_reference::Shape::NoAdmin]] {
+        let running = runtime
+            .block_on(conform_reference::start(conform_reference::Config {
+                token: "not-admin-user-token".into(),
+                admin_token: "not-admin-admin-token".into(),
+                shapes: shapes.clone(),
+                ..Default::default()
+            }))
+            .expect("reference starts");
+        let root = running.root_url();
+        // the user's own token given as the administrator's
+        let admin = if shapes.is_empty() {
+            "not-admin-user-token"
+        } else {
+            "not-admin-admin-token"
+        };
+        let out = conform(
+            &[
+                "--target",
+                &root,
+                "--token",
+                "not-admin-user-token",
+                "--admin-token",
+                admin,
+                "account::",
+            ],
+            &reports,
+        );
+        let all = text(&out);
+        if shapes.is_empty() {
+            assert_eq!(out.status.code(), Some(2), "{all}");
+            assert!(
+                all.contains("is not a site administrator's")
+                    && all.contains("is-site-admin false"),
+                "{all}"
+            );
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{all}");
+            assert!(
+                all.contains("the target has no administrator API here"),
+                "{all}"
+            );
+        }
+        assert!(
+            !all.contains("not-admin-user-token"),
+            "a token leaked: {all}"
+        );
+        running.shutdown();
+    }
+}
+
 /// `conform … | head`: the reader goes away after a line, and the run ends like a cancel
 /// (teardown, reports, exit 141), never a panic.
 fn a_reader_that_goes_away_cancels_the_run_without_a_panic() {
@@ -791,5 +848,5 @@ fn format_json_writes_only_json_lines_to_stdout() {
 
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
-    crate::harness::tests![main_job_passes_and_writes_junit_a_consumer_parses, list_names_every_test, wrong_flags_and_configs_exit_2_with_one_message, reports_that_cannot_be_written_exit_2_before_the_run, no_configuration_error_prints_a_token, help_agrees_with_the_code, unreachable_or_silent_target_exits_2_within_seconds, a_target_that_wants_a_token_and_has_none_exits_2, a_target_that_does_not_speak_the_api_exits_2_before_any_test, preflight_warnings_are_in_the_reports, a_redirect_elsewhere_never_carries_the_token, a_canary_token_appears_in_no_output_or_report, serve_prints_its_address_and_answers_discovery, a_listing_whose_reader_goes_away_ends_quietly, preflight_tells_a_new_user_what_to_give_next, help_names_the_program_its_defaults_and_exit_codes_and_version_completions_and_manpage_exist, a_mistyped_organization_fixture_or_ledger_is_exit_2_naming_the_value, a_reader_that_goes_away_cancels_the_run_without_a_panic, a_baseline_shows_what_changed_and_can_fail_only_on_regressions, format_json_writes_only_json_lines_to_stdout]
+    crate::harness::tests![main_job_passes_and_writes_junit_a_consumer_parses, list_names_every_test, wrong_flags_and_configs_exit_2_with_one_message, reports_that_cannot_be_written_exit_2_before_the_run, no_configuration_error_prints_a_token, help_agrees_with_the_code, unreachable_or_silent_target_exits_2_within_seconds, a_target_that_wants_a_token_and_has_none_exits_2, a_target_that_does_not_speak_the_api_exits_2_before_any_test, preflight_warnings_are_in_the_reports, a_redirect_elsewhere_never_carries_the_token, a_canary_token_appears_in_no_output_or_report, serve_prints_its_address_and_answers_discovery, a_listing_whose_reader_goes_away_ends_quietly, preflight_tells_a_new_user_what_to_give_next, help_names_the_program_its_defaults_and_exit_codes_and_version_completions_and_manpage_exist, a_mistyped_organization_fixture_or_ledger_is_exit_2_naming_the_value, an_admin_token_that_is_not_an_administrators_is_told_from_an_absent_admin_api, a_reader_that_goes_away_cancels_the_run_without_a_panic, a_baseline_shows_what_changed_and_can_fail_only_on_regressions, format_json_writes_only_json_lines_to_stdout]
 }

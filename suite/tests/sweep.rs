@@ -293,11 +293,50 @@ fn teardown_deletes_modules_by_the_only_delete_form_served() {
     }
 }
 
+/// A ledger whose resources are all gone (its `deleted` lines lost, as when a run is killed
+/// between a delete and its line): every show now answers 404, so the sweep sees none of its
+/// routes answer; the routes the run saw answer, which it wrote to the ledger, make that 404
+/// "not there". The sweep exits 0 with nothing "not deleted".
+fn a_sweep_of_a_ledger_whose_resources_are_gone_trusts_the_routes_the_run_saw_answer() {
+    let tokens = ("gone-user", "gone-admin");
+    let served = Served::start(tokens.0, tokens.1, &[]);
+    let dir = scratch("all-gone");
+    let out = Command::new(BIN)
+        .args(["--target", &served.url, "--token", tokens.0])
+        .args(["--admin-token", tokens.1, "--reports"])
+        .arg(&dir)
+        .args(["--group", "organizations,teams"])
+        .output()
+        .expect("a run");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let ledger = dir.join("ledger.jsonl");
+    let lines = std::fs::read_to_string(&ledger).expect("the ledger");
+    assert!(lines.contains("\"event\":\"route-answers\""), "{lines}");
+    let kept: Vec<&str> = lines
+        .lines()
+        .filter(|l| !l.contains("\"event\":\"deleted\""))
+        .collect();
+    std::fs::write(&ledger, kept.join("\n") + "\n").expect("the ledger rewritten");
+    let outstanding = conform::ledger::read(&ledger)
+        .expect("the ledger reads")
+        .outstanding();
+    assert!(
+        outstanding.iter().any(|e| e.kind == "team"),
+        "{outstanding:?}"
+    );
+    let swept = sweep(&served, tokens, &ledger, &[]);
+    let said = text(&swept);
+    assert_eq!(swept.status.code(), Some(0), "{said}");
+    assert!(said.contains(" 0 could not be deleted"), "{said}");
+    assert!(!said.contains("not deleted:"), "{said}");
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
         modules_whose_organization_the_sweep_deleted_went_along,
         a_sweep_after_a_killed_run_exits_0_and_its_dry_run_said_what_it_did,
+        a_sweep_of_a_ledger_whose_resources_are_gone_trusts_the_routes_the_run_saw_answer,
         teardown_deletes_modules_by_the_only_delete_form_served
     ]
 }

@@ -29,9 +29,12 @@ mod envelope;
 mod ids;
 mod include;
 mod inject;
+mod later;
 mod limits;
 mod prefix;
 mod pretend;
+
+pub(crate) use later::Lagging;
 
 /// The service: the gate in front of every route.
 pub(crate) fn app(state: AppState) -> Router {
@@ -91,8 +94,9 @@ async fn read_body(state: &AppState, at: &Target, req: Request) -> Result<Reques
 /// The route's answer with `included` and `bare-snake-case`.
 async fn respond(state: &AppState, at: &Target, req: Request, next: Next) -> Response {
     let include = include::param(&req);
-    let res = next.run(req).await;
+    let res = later::delete_later(state, req, next).await;
     let res = include::decorate(state, include, res).await;
+    let res = later::list_lag(state, at, res).await;
     inject::snake_case(state, at, res).await
 }
 

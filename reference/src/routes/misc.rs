@@ -103,9 +103,19 @@ async fn all_vars(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
     paginate(&ctx, items)
 }
 
-async fn account(ctx: Ctx) -> ApiResult<Response> {
+async fn account(ctx: Ctx, headers: axum::http::HeaderMap) -> ApiResult<Response> {
     let store = ctx.state.read();
     let mut doc = store.find("users", &store.current_user)?.render();
+    // The user's token is not a site administrator's (the admin API answers it 404, as TFE
+    // answers anyone else): its account says so.
+    let bearer = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    if bearer.is_some_and(|t| *t != *ctx.state.admin_token) {
+        doc["attributes"]["is-site-admin"] = json!(false);
+    }
     // With SCIM on, TFE answers the user's SCIM attributes (the caller is not SCIM-managed);
     // with it off, none (go-tfe's TestUsersReadCurrent, "with" and "with no scim attributes").
     let scim = store

@@ -234,9 +234,45 @@ pub static EFFECTS: &[&Check] = &[
     &LIST_EXACT,
 ];
 
+/// The checks of observations the spec does not promise to hold at once (an item in its
+/// list after the create, gone after the delete, a change visible after the update, a walk
+/// that reads every item of the list): a read
+/// that fails one is read again within the consistency window (`crate::patience`) before it is
+/// a finding.
+pub const EVENTUAL: &[&Check] = &[
+    &CREATE_THEN_SHOW,
+    &LIST_CONTAINS,
+    &LIST_EXACT,
+    &DELETE_THEN_GONE,
+    &TFE_NOT_FOUND_AFTER_DELETE,
+    &UPDATE_PERSISTED,
+    &TFE_PAGE_SIZE,
+];
+
+/// Whether `check` is one of the [`EVENTUAL`] observations.
+pub fn is_eventual(check: &Check) -> bool {
+    EVENTUAL.iter().any(|c| c.id == check.id)
+}
+
 /// Whether the check `id` observes an effect ([`EFFECTS`]).
 pub fn observes_effect(id: &str) -> bool {
     EFFECTS.iter().any(|c| c.id == id)
+}
+
+/// A check's result on an observation read again within the consistency window
+/// (`crate::patience`): a finding says how long it was waited for (`waited`, `None` when the
+/// first read decided), so a reader tells a lagging target from one that never does it.
+pub fn waited(
+    result: Result<(), String>,
+    waited: Option<std::time::Duration>,
+) -> Result<(), String> {
+    match (result, waited) {
+        (Err(message), Some(w)) => Err(format!(
+            "{message} (still so after {} of reading again within the consistency window, --consistency-window)",
+            crate::clock::human(w)
+        )),
+        (result, _) => result,
+    }
 }
 
 /// The one recorder of check results: what a test (`TestRun`, and the registry probe it

@@ -112,7 +112,9 @@ pub async fn preflight(
         ));
     }
     if let (Some(read), Some(_)) = (admin_read, &settings.admin_token) {
-        admin_token_taken(target, settings, &found.forms, read).await?;
+        if let Some(warning) = admin_token_taken(target, settings, &found.forms, read).await? {
+            found.warnings.push(warning);
+        }
     }
     if account_answered && !organizations_listed && settings.organization.is_none() {
         found.warnings.push(format!(
@@ -193,37 +195,65 @@ async fn registry_spoken(
 }
 
 /// The administrator token, when given, is taken: one administrator read (`admin_read`, in
-/// the path form served) that answers 401 or 403 stops the run before any test. Any other
-/// answer lets it go on (a target without the administrator API has its admin groups
-/// judged `unsupported`).
+/// the path form served) that answers 401 or 403 stops the run before any test. A 404 is
+/// what TFE answers a token that is not a site administrator's on the whole admin API (facts
+/// 5), and also what a target without the admin API answers: the account the token belongs
+/// to tells them apart. `is-site-admin: false` stops the run (exit 2), since every admin test
+/// would be judged `unsupported` and what they made could not be removed; otherwise the
+/// admin API is absent, and a warning says so. Any other answer lets the run go on.
 async fn admin_token_taken(
     target: &Target,
     settings: &Settings,
     forms: &PathForms,
     admin_read: &str,
-) -> Result<(), ConfigError> {
-    // a path the catalog writes with its prefix (TFE-only routes) is sent as written
-    let prefix = if admin_read.starts_with("/api/v2/") || (forms.bare && !forms.api_v2) {
-        ""
-    } else {
-        "/api/v2"
-    };
-    let path = format!("{prefix}{admin_read}");
+) -> Result<Option<String>, ConfigError> {
+    let path = in_served_form(forms, admin_read);
     let ex = target
         .send(Request::new(Method::GET, target.url(&path), Auth::Admin))
         .await;
+    let source = settings
+        .admin_token_source
+        .as_ref()
+        .map(|s| format!(" (from {s})"))
+        .unwrap_or_default();
     match ex.status() {
-        Some(status @ (401 | 403)) => {
-            let source = settings
-                .admin_token_source
-                .as_ref()
-                .map(|s| format!(" (from {s})"))
-                .unwrap_or_default();
-            Err(ConfigError(format!(
-                "the target answered {status} to GET {path}: the administrator token{source} was refused"
+        Some(status @ (401 | 403)) => Err(ConfigError(format!(
+            "the target answered {status} to GET {path}: the administrator token{source} was refused"
+        ))),
+        Some(404) => {
+            let account = in_served_form(forms, "/account/details");
+            let details = target
+                .send(Request::new(Method::GET, target.url(&account), Auth::Admin))
+                .await;
+            let site_admin = details
+                .is_success()
+                .then(|| details.json().ok())
+                .flatten()
+                .and_then(|doc| doc.pointer("/data/attributes/is-site-admin")?.as_bool());
+            if site_admin == Some(false) {
+                return Err(ConfigError(format!(
+                    "the administrator token{source} is not a site administrator's: GET {path} answered 404 (as TFE answers anyone else on the admin API) and GET {account} with it says is-site-admin false; give a site administrator's token, or leave --admin-token out"
+                )));
+            }
+            Ok(Some(format!(
+                "GET {path} answered 404 with the administrator token, whose account {}: the target has no administrator API here, and its admin groups are judged unsupported",
+                match site_admin {
+                    Some(_) => "is a site administrator's",
+                    None => "does not say whether it is a site administrator's",
+                }
             )))
         }
-        _ => Ok(()),
+        _ => Ok(None),
+    }
+}
+
+/// A catalog path in the path form the target serves: under `/api/v2` unless only the bare
+/// form is served; a path the catalog writes with its prefix (TFE-only routes) as written.
+fn in_served_form(forms: &PathForms, path: &str) -> String {
+    if path.starts_with("/api/v2/") || (forms.bare && !forms.api_v2) {
+        path.to_string()
+    } else {
+        format!("/api/v2{path}")
     }
 }
 

@@ -98,6 +98,7 @@ impl Session {
         );
         let deadline = settings.deadline.map(|d| started + d);
         target.set_deadline(deadline);
+        target.set_consistency_window(settings.consistency_window);
         let fixtures = fixtures(&settings, &target, plan, embedded.is_none())?;
         let mut ctx = Context::new(
             target,
@@ -252,6 +253,7 @@ impl Session {
             requests: self.ctx.target.request_count(),
             wall: self.started.elapsed(),
             throttle: self.ctx.target.throttle_stats(),
+            lags: self.ctx.target.lag_stats(),
         };
         if let Some(running) = self.embedded {
             running.shutdown();

@@ -18,6 +18,8 @@ pub struct Figures {
     /// Rate limiting: 429s, time held back by them (in all and by route) and by `--rate`,
     /// connection retries, requests sent again after an unavailable answer.
     pub throttle: ThrottleStats,
+    /// The consistency window: what held only after waiting, what never held.
+    pub lags: crate::patience::LagStats,
 }
 
 /// Prints the summary table, the unsupported groups, the TFE-level findings below the
@@ -108,6 +110,9 @@ pub fn print_summary(
         if let Some(line) = super::route_waits_line(t) {
             println!("{line}");
         }
+    }
+    if let Some(line) = figures.lags.line() {
+        println!("{line}");
     }
 }
 

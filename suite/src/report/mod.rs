@@ -177,8 +177,7 @@ fn write_scrubbed(path: &Path, text: &str, info: &RunInfo) -> std::io::Result<()
 }
 
 /// The waiting by route, for the summaries: `waiting by route: POST /x/:id 6.0 s (3 x 429),
-/// ...`, and whether the target's 429s showed a limit on the whole client. `None` without
-/// a 429.
+/// ...` (each route waits out its own 429s). `None` without a 429.
 pub fn route_waits_line(throttle: &crate::target::ThrottleStats) -> Option<String> {
     if throttle.routes.is_empty() {
         return None;
@@ -195,16 +194,7 @@ pub fn route_waits_line(throttle: &crate::target::ThrottleStats) -> Option<Strin
             )
         })
         .collect();
-    let scope = if throttle.global {
-        format!(
-            "; 429s on {} routes within {} s showed a global limit, so every request waited then",
-            crate::target::GLOBAL_ROUTES,
-            crate::target::GLOBAL_SPAN.as_secs()
-        )
-    } else {
-        "; other routes went on".to_string()
-    };
-    Some(format!("waiting by route: {}{scope}", routes.join(", ")))
+    Some(format!("waiting by route: {}", routes.join(", ")))
 }
 
 /// Requests per second of the run.
@@ -272,6 +262,7 @@ mod tests {
             requests: 1,
             wall: Default::default(),
             throttle: ThrottleStats::default(),
+            lags: Default::default(),
         };
         let results = [result];
         let report = RunReport {

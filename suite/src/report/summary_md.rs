@@ -70,6 +70,9 @@ pub fn render(report: &RunReport) -> String {
             let _ = writeln!(md, "{line}\n");
         }
     }
+    if let Some(line) = report.figures.lags.line() {
+        let _ = writeln!(md, "{}.\n", capitalised(&line));
+    }
     let _ = write!(md, "| group |");
     for v in Verdict::ALL {
         let _ = write!(md, " {} |", v.as_str());
@@ -318,6 +321,15 @@ fn prose(text: &str) -> String {
 /// A table cell: one line, pipes escaped.
 fn cell(text: &str) -> String {
     prose(text).replace('|', "\\|")
+}
+
+/// `line` with its first letter upper-case.
+fn capitalised(line: &str) -> String {
+    let mut chars = line.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use super::{registry, TestRun, MAX_PAGES};
 use crate::catalog::{path_for, Variant};
 use crate::checks::{self as c, Check};
 use crate::fixtures::{auth_for, sent_attributes};
-use crate::target::{Auth, Request};
+use crate::target::{Auth, Exchange, Request};
 
 impl TestRun<'_> {
     /// The JSON document of a 2xx answer; otherwise a failure of `check`: "expected {what},
@@ -103,27 +103,29 @@ impl TestRun<'_> {
         } else {
             &c::CREATE_THEN_SHOW
         };
-        let shown = self.show_resource(&kind).await;
-        if let Some(index) = shown {
+        // a list or an index may show the new item a moment late: read again within the window
+        let shown = self.show_until(&kind, Exchange::is_success).await;
+        if let Some((index, waited)) = shown {
             let what = format!("the show of the created {kind}");
             let result = c::lifecycle::shows(self.ex(index), &id, &what);
-            if self.check(check, Some(index), result) {
+            if self.check(check, Some(index), c::waited(result, waited)) {
                 let shown = self.ex(index).json().unwrap_or_default();
                 self.read_back(index, &known, &doc, &shown, &what);
                 self.links_read_back(index, &links, &shown, &what);
             }
         }
-        self.token_created(main, &doc, shown).await;
+        self.token_created(main, &doc, shown.map(|(index, _)| index))
+            .await;
         if let Some(linked) = self.endpoint.expect.linked.clone() {
             // what the create adds to another resource (a module's version)
             self.state_check(&linked, &c::TFE_LINKED).await;
         }
         // Created items are listed (go-tfe, facts 6.1), and where there is no show the list
         // shows what was made.
-        if let Some((index, item)) = self.find_listed(&kind, &id, true).await {
+        if let Some(((index, item), waited)) = self.listed_until(&kind, &id, true).await {
             let ids: Vec<String> = item.iter().map(|_| id.clone()).collect();
             let listed = c::lists::holds(&ids, &id, &kind);
-            if self.check(&c::LIST_CONTAINS, Some(index), listed)
+            if self.check(&c::LIST_CONTAINS, Some(index), c::waited(listed, waited))
                 && self.list_instead_of_show(&kind).is_some()
             {
                 let shown = item.unwrap_or_default();
@@ -292,9 +294,26 @@ impl TestRun<'_> {
         }
         if let Some(kind) = self.endpoint.expect.contains.clone() {
             if let Some(wanted) = self.scope.get(&kind).map(|i| i.id.clone()) {
-                if let Some((ids, last)) = self.find_own_in_list(main, &doc, &wanted).await {
-                    let result = c::lists::holds(&ids, &wanted, &kind);
-                    self.check(&c::LIST_CONTAINS, Some(last), result);
+                let mut patience = self.ctx.target.patience();
+                let (mut at, mut fresh) = (main, None::<Value>);
+                while let Some((ids, last)) = self
+                    .find_own_in_list(at, fresh.as_ref().unwrap_or(&doc), &wanted)
+                    .await
+                {
+                    let held = ids.iter().any(|id| id == &wanted);
+                    if held || !patience.again().await {
+                        let result = c::lists::holds(&ids, &wanted, &kind);
+                        let result = c::waited(result, patience.done(held));
+                        self.check(&c::LIST_CONTAINS, Some(last), result);
+                        break;
+                    }
+                    // the list may show the item a moment late: its first page again
+                    let Ok(request) = self.main_request(&self.case.path, "GET", true) else {
+                        break;
+                    };
+                    at = self.send(request).await;
+                    let Ok(read) = self.ex(at).json() else { break };
+                    fresh = Some(read);
                 }
             }
         }
@@ -363,11 +382,20 @@ impl TestRun<'_> {
         let mut ids: Vec<String> = Vec::new();
         let paging = crate::pages::Paging::of(self.ctx.profile);
         let mut numbered = false;
+        let mut previous: Vec<String> = Vec::new();
         for page in 1..=MAX_PAGES {
-            let new: Vec<String> = c::list_ids(&doc)
-                .into_iter()
+            let on_page = c::list_ids(&doc);
+            if page > 1 && !on_page.is_empty() && on_page == previous {
+                // a page that repeats the one before: the list ignores paging and answers
+                // the whole list on every page, which the first page already showed
+                return Some((ids, last));
+            }
+            let new: Vec<String> = on_page
+                .iter()
                 .filter(|id| !ids.contains(id))
+                .cloned()
                 .collect();
+            previous = on_page;
             if numbered && new.is_empty() {
                 // a page asked for by number with nothing new: the list ignores the number
                 return Some((ids, last));
@@ -569,11 +597,28 @@ impl TestRun<'_> {
 
     pub(super) async fn after_update(&mut self, main: usize) {
         if let Some(answer) = self.single_resource(main, &c::UPDATE_SAME_ID) {
+            self.follow_renamed(&answer);
             let sent = sent_attributes(self.ex(main).request.body.as_deref());
             if let (Some(sent), Some(kind)) = (sent, self.endpoint.resource.clone()) {
                 self.echoed(main, &kind, &sent, &answer, "the update's answer");
             }
             self.read_after_write(main, &answer).await;
+        }
+    }
+
+    /// An update answered under another id than the one it updated (a server that renames
+    /// what it updates: otf's OAuth clients): what the run made is tracked by what the server
+    /// answers, so teardown removes it under that id too (`update.same-id` judges the change).
+    fn follow_renamed(&mut self, answer: &Value) {
+        let (Some(kind), Some(old)) = (self.endpoint.resource.clone(), self.requested_id()) else {
+            return;
+        };
+        if let Some(new) = answer
+            .pointer("/data/id")
+            .and_then(Value::as_str)
+            .filter(|new| !new.is_empty() && *new != old)
+        {
+            self.ctx.fixtures.note_renamed(&kind, &old, new);
         }
     }
 
@@ -583,14 +628,23 @@ impl TestRun<'_> {
         let Some(sent) = sent_attributes(self.ex(main).request.body.as_deref()) else {
             return;
         };
+        let mut waited_for = None;
         let (index, kind) = match (&self.endpoint.restore, self.endpoint.resource.clone()) {
             (Some(restore), _) => match self.show_of(&restore.show.clone()).await {
                 Ok(index) => (index, restore.show.clone()),
                 Err(_) => return,
             },
             (None, Some(kind)) if self.requested_id().is_some() => {
-                match self.show_resource(&kind).await {
-                    Some(index) => (index, kind),
+                // a show may lag the update: read again within the window until it applies
+                let applies = |ex: &Exchange| {
+                    ex.json()
+                        .is_ok_and(|shown| c::lifecycle::applied(&sent, answer, &shown).is_ok())
+                };
+                match self.show_until(&kind, applies).await {
+                    Some((index, waited)) => {
+                        waited_for = waited;
+                        (index, kind)
+                    }
                     None => return self.listed_after_write(&kind, &sent, answer).await,
                 }
             }
@@ -603,7 +657,7 @@ impl TestRun<'_> {
         let Some(shown) = self.answered_document(index, &c::READ_BACK, &what) else {
             return;
         };
-        self.applied_and_read_back(index, &kind, &sent, answer, &shown);
+        self.applied_and_read_back(index, &kind, &sent, answer, &shown, waited_for);
     }
 
     /// After the update of a kind without a show: its list holds it, with what the update
@@ -617,21 +671,19 @@ impl TestRun<'_> {
         let Some(id) = self.requested_id() else {
             return;
         };
-        let Some((index, item)) = self.find_listed(kind, &id, true).await else {
+        let Some(((index, item), waited)) = self.listed_until(kind, &id, true).await else {
             return;
         };
         let ids: Vec<String> = item.iter().map(|_| id.clone()).collect();
-        if self.check(
-            &c::LIST_CONTAINS,
-            Some(index),
-            c::lists::holds(&ids, &id, kind),
-        ) {
+        let result = c::waited(c::lists::holds(&ids, &id, kind), waited);
+        if self.check(&c::LIST_CONTAINS, Some(index), result) {
             let shown = item.unwrap_or_default();
-            self.applied_and_read_back(index, kind, sent, answer, &shown);
+            self.applied_and_read_back(index, kind, sent, answer, &shown, None);
         }
     }
 
-    /// `update.persisted` and `read-back` of an update, on what shows the resource after it.
+    /// `update.persisted` and `read-back` of an update, on what shows the resource after it
+    /// (`waited`: how long the show was read again within the consistency window).
     fn applied_and_read_back(
         &mut self,
         index: usize,
@@ -639,9 +691,10 @@ impl TestRun<'_> {
         sent: &serde_json::Map<String, Value>,
         answer: &Value,
         shown: &Value,
+        waited: Option<std::time::Duration>,
     ) {
         let result = c::lifecycle::applied(sent, answer, shown);
-        self.check(&c::UPDATE_PERSISTED, Some(index), result);
+        self.check(&c::UPDATE_PERSISTED, Some(index), c::waited(result, waited));
         let known = c::lifecycle::answered(sent, answer);
         let what = format!("the updated {kind} as shown after the update");
         self.read_back(index, &known, answer, shown, &what);
@@ -657,10 +710,12 @@ impl TestRun<'_> {
             self.state_check(&linked, &c::TFE_LINKED).await;
         }
         let deleted = self.scope.get(&kind).map(|i| i.id.clone());
-        let Some(index) = self.show_resource(&kind).await else {
+        // a delete (above all one answered 202 Accepted) may take effect a moment later: the
+        // show is read again within the window until it no longer finds the resource
+        let Some((index, waited)) = self.show_until(&kind, |ex| !ex.is_success()).await else {
             // no show to ask: the list that holds the kind no longer does
             let Some(id) = deleted else { return };
-            let Some((index, item)) = self.find_listed(&kind, &id, false).await else {
+            let Some(((index, item), waited)) = self.listed_until(&kind, &id, false).await else {
                 // nor a list: the delete's success is all there is (unless the list ran past
                 // the walk's bound: then teardown still tries)
                 if self.unobserved.is_empty() {
@@ -669,7 +724,7 @@ impl TestRun<'_> {
                 return;
             };
             let what = format!("the {kind} deleted, in its list");
-            let result = c::lifecycle::unlisted(item.is_some(), &what);
+            let result = c::waited(c::lifecycle::unlisted(item.is_some(), &what), waited);
             if self.check(&c::DELETE_THEN_GONE, Some(index), result) {
                 self.ctx.fixtures.note_gone(&kind, &id);
             }
@@ -709,7 +764,8 @@ impl TestRun<'_> {
             "the {kind} deleted (the delete answered {})",
             c::status_text(self.ex(main).status())
         );
-        if self.check(check, Some(index), c::lifecycle::gone(status, &what)) {
+        let result = c::waited(c::lifecycle::gone(status, &what), waited);
+        if self.check(check, Some(index), result) {
             let result = c::lifecycle::not_found(status, &what);
             if self.check(&c::TFE_NOT_FOUND_AFTER_DELETE, Some(index), result) {
                 self.error_document(index);

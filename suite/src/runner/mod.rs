@@ -19,6 +19,7 @@ mod judge;
 mod kinds;
 mod observe;
 mod paging;
+mod patient;
 mod polling;
 mod probe;
 mod refusals;
@@ -30,8 +31,8 @@ mod uploads;
 use judge::unjudgeable;
 pub use judge::{judge, not_judged};
 
-/// Pages a walk reads at most.
-const MAX_PAGES: usize = 50;
+// Pages a walk reads at most: the one cap of every walk.
+use crate::pages::MAX_PAGES;
 
 /// What every test shares.
 pub struct Context {
@@ -171,6 +172,7 @@ impl<'a> TestRun<'a> {
         if matches!(outcome, Outcome::Done) {
             self.record.server_errors(&self.exchanges);
         }
+        self.ctx.fixtures.note_answering(&self.exchanges);
         let mut blocked_by = None;
         let (verdict, reason) = match outcome {
             Outcome::Skip(why) => (Verdict::Skipped, Some(why)),

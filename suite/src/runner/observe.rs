@@ -41,10 +41,10 @@ impl TestRun<'_> {
         if self.list_instead_of_show(&kind).is_none() {
             return;
         }
-        if let Some((index, item)) = self.find_listed(&kind, &id, true).await {
+        if let Some(((index, item), waited)) = self.listed_until(&kind, &id, true).await {
             let ids: Vec<String> = item.iter().map(|_| id.clone()).collect();
             let result = c::lists::holds(&ids, &id, &kind);
-            self.check(&c::LIST_CONTAINS, Some(index), result);
+            self.check(&c::LIST_CONTAINS, Some(index), c::waited(result, waited));
         }
     }
 

@@ -84,11 +84,14 @@ impl TestRun<'_> {
     /// A walk with a small page size reads every item of the list exactly once
     /// ([`c::lists::partition`]). Lists that other tests change while they are walked can
     /// shift an item across a page boundary, so only items present before and after the walk
-    /// count, and the walk is tried three times before a finding is made. `None` when the list
-    /// cannot be walked (too short, too long, or not readable as a list): nothing is judged.
+    /// count, and the walk is tried three times, then again within the consistency window
+    /// (`crate::patience`: a list may show a new item a moment late), before a finding is
+    /// made. `None` when the list cannot be walked (too short, too long, or not readable as a
+    /// list): nothing is judged.
     pub(super) async fn page_walk(&mut self) -> Option<(usize, Result<(), String>)> {
         let mut last = None;
-        for _attempt in 0..3 {
+        let mut patience = self.ctx.target.patience();
+        for attempt in 0.. {
             let (_, before) = self.page_ids(1, 100).await?;
             if before.len() < 2 || before.len() >= 100 {
                 return None;
@@ -115,8 +118,9 @@ impl TestRun<'_> {
             let result = c::lists::partition(&stable, &walked, walk.size());
             let ok = result.is_ok();
             last = Some((index, result));
-            if ok {
-                break;
+            if ok || (attempt >= 2 && !patience.again().await) {
+                let waited = patience.done(ok);
+                return last.map(|(index, result)| (index, c::waited(result, waited)));
             }
         }
         last

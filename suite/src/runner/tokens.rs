@@ -83,12 +83,20 @@ impl TestRun<'_> {
         c::lifecycle::issued_secret(&made.document, pointer).ok()
     }
 
-    /// Whether GET `reads` with `token` is authenticated as `expected` (`tfe.token-authenticates`).
+    /// Whether GET `reads` with `token` is authenticated as `expected` (`tfe.token-authenticates`),
+    /// read again within the consistency window (`crate::patience`) while it is not: a token
+    /// may be honoured, or revoked, a moment after its create or delete.
     async fn token_reads(&mut self, reads: &str, token: String, expected: bool) {
-        if let Some(index) = self.read_with(reads, token).await {
-            let what = format!("GET {reads}");
+        let mut patience = self.ctx.target.patience();
+        let what = format!("GET {reads}");
+        while let Some(index) = self.read_with(reads, token.clone()).await {
             let result = c::lifecycle::authenticates(self.ex(index).status(), expected, &what);
-            self.check(&c::TFE_TOKEN_AUTHENTICATES, Some(index), result);
+            let held = result.is_ok();
+            if held || !patience.again().await {
+                let result = c::waited(result, patience.done(held));
+                self.check(&c::TFE_TOKEN_AUTHENTICATES, Some(index), result);
+                return;
+            }
         }
     }
 

@@ -14,6 +14,12 @@ use crate::verdict::{Profile, TestResult, Verdict};
 /// The seed of the sequence families in every selftest run.
 const SEQUENCE_SEED: u64 = 7;
 
+/// The consistency window of a fault or shape run that gives none: long enough that a failing
+/// observation is read again (so the recall faults show detection holds after waiting), short
+/// enough that a server whose every observation fails does not wait out a whole window at
+/// each. The lag shapes' rows give the default window (`args`).
+const SHORT_WINDOW: Duration = Duration::from_millis(200);
+
 /// Concurrent tests within one run (as `conform` itself).
 const TEST_CONCURRENCY: usize = 16;
 
@@ -43,6 +49,13 @@ pub fn reference_plan(
         settings.deadline = Some(Duration::from_secs((t * 10.0).ceil() as u64));
         // State that a fault keeps from changing is given up on after one request timeout.
         poll_budget = Some(settings.timeout);
+        // An observation a fault or a shape keeps from holding is read again within a short
+        // window (that detection survives waiting is shown, at little cost: a server that
+        // stores nothing would otherwise wait out the whole window at every observation),
+        // unless the row gives its own (the lag shapes, which need the default).
+        if args.consistency_window.is_none() {
+            settings.consistency_window = SHORT_WINDOW;
+        }
     }
     let mut plan = Plan::new(settings)?;
     plan.concurrency = TEST_CONCURRENCY;

@@ -13,8 +13,7 @@ pub use guard::Guard;
 pub use route::route_key;
 pub use secret::{only_inside_words, redact, short_secret_warning, Secret, SAFE_SECRET_LEN};
 pub use throttle::{
-    parse_rate, requested_wait, RouteWait, Throttle, ThrottleStats, GLOBAL_ROUTES, GLOBAL_SPAN,
-    MAX_RETRIES, MAX_WAIT,
+    parse_rate, requested_wait, Place, RouteWait, Throttle, ThrottleStats, MAX_RETRIES, MAX_WAIT,
 };
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -200,6 +199,8 @@ pub struct Target {
     requests: Arc<AtomicU64>,
     guard: Guard,
     throttle: Arc<Throttle>,
+    /// The consistency window and what it hid (`crate::patience`).
+    consistency: Arc<crate::patience::Consistency>,
     /// Held by the one read at a time that buffers an answer beyond the free bytes.
     large_reads: tokio::sync::Mutex<()>,
 }
@@ -234,6 +235,7 @@ impl Target {
             client,
             auth_header,
             throttle: Arc::new(Throttle::new(config.rate)),
+            consistency: Arc::default(),
             config,
             requests: Arc::new(AtomicU64::new(0)),
             guard: Guard::default(),
@@ -247,6 +249,7 @@ impl Target {
         let mut next = Self::new(config)?;
         next.throttle = self.throttle.clone();
         next.requests = self.requests.clone();
+        next.consistency = self.consistency.clone();
         Ok(next)
     }
 
@@ -263,6 +266,25 @@ impl Target {
     /// Sets (or clears) the run's deadline: no 429 wait is started that would pass it.
     pub fn set_deadline(&self, deadline: Option<Instant>) {
         self.throttle.set_deadline(deadline);
+    }
+
+    /// Sets the consistency window (`--consistency-window`; a new target has none).
+    pub fn set_consistency_window(&self, window: Duration) {
+        self.consistency.set_window(window);
+    }
+
+    /// A fresh observation under the consistency window: read, and [`Patience::again`]
+    /// while it does not hold (the one way the run waits for what the spec does not promise
+    /// at once).
+    ///
+    /// [`Patience::again`]: crate::patience::Patience::again
+    pub fn patience(&self) -> crate::patience::Patience {
+        crate::patience::Patience::new(self.consistency.clone())
+    }
+
+    /// What the consistency window hid so far.
+    pub fn lag_stats(&self) -> crate::patience::LagStats {
+        self.consistency.stats()
     }
 
     /// Requests sent so far.
@@ -447,11 +469,36 @@ impl Target {
             Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
         );
         let route = route_key(request.method.as_str(), relative);
+        let sending = Sending {
+            route,
+            method: request.method.clone(),
+            url: request.url.clone(),
+            headers,
+            body,
+            idempotent,
+        };
+        let (response, sent_at) = self.send_until_answered(&sending).await;
+        Exchange {
+            request: record,
+            response,
+            elapsed: sent_at.elapsed(),
+        }
+    }
+
+    /// Sends `sending`, each time admitted by the throttle (its route's 429 pause, a place in
+    /// the `--rate` window held until the answer begins), again after a 429, a moment of
+    /// unavailability or a transient connection error as the throttle allows; answers the last
+    /// answer and when it was sent.
+    async fn send_until_answered(
+        &self,
+        sending: &Sending,
+    ) -> (Result<ResponseRecord, TransportError>, Instant) {
+        let route = &sending.route;
         let (mut limited, mut broken, mut unavailable) = (0u32, 0u32, 0u32);
         let mut waited = std::time::Duration::ZERO;
         let mut sent_at = Instant::now();
         let response = loop {
-            self.throttle.admit(&route).await;
+            let place = self.throttle.admit(route).await;
             if self.throttle.deadline_passed() {
                 break Err(TransportError::Refused(
                     "the run's --deadline passed; the request was not sent".into(),
@@ -463,26 +510,7 @@ impl Target {
                 ));
             }
             sent_at = Instant::now();
-            self.requests.fetch_add(1, Ordering::Relaxed);
-            let mut builder = self
-                .client
-                .request(request.method.clone(), request.url.clone())
-                .headers(headers.clone());
-            if let Some(body) = &body {
-                builder = builder.body(body.clone());
-            }
-            let response = match builder.send().await {
-                Ok(response) => {
-                    read_response(
-                        response,
-                        self.config.max_body,
-                        self.config.timeout,
-                        &self.large_reads,
-                    )
-                    .await
-                }
-                Err(e) => Err(classify(&e, self.config.timeout)),
-            };
+            let response = self.send_once(sending, place).await;
             match &response {
                 Ok(r) if r.status == 429 => {
                     let wait = requested_wait(&r.headers, std::time::SystemTime::now())
@@ -491,15 +519,15 @@ impl Target {
                         || waited + wait > throttle::MAX_WAIT
                         || self.throttle.would_pass_deadline(wait)
                     {
-                        self.throttle.note_rate_limited(&route);
+                        self.throttle.note_rate_limited(route);
                         break response;
                     }
-                    self.throttle.pause(&route, wait);
+                    self.throttle.pause(route, wait);
                     waited += wait;
                     limited += 1;
                 }
                 Ok(r)
-                    if throttle::retry_unavailable(r.status, &r.headers, idempotent)
+                    if throttle::retry_unavailable(r.status, &r.headers, sending.idempotent)
                         && unavailable < throttle::MAX_UNAVAILABLE_RETRIES =>
                 {
                     let wait = requested_wait(&r.headers, std::time::SystemTime::now())
@@ -512,19 +540,60 @@ impl Target {
                     waited += wait;
                     unavailable += 1;
                 }
-                Err(TransportError::Connection(_)) if idempotent && broken < MAX_RECONNECTS => {
+                Err(TransportError::Connection(_))
+                    if sending.idempotent && broken < MAX_RECONNECTS =>
+                {
                     self.throttle.retry_pause(broken).await;
                     broken += 1;
                 }
                 _ => break response,
             }
         };
-        Exchange {
-            request: record,
-            response,
-            elapsed: sent_at.elapsed(),
+        (response, sent_at)
+    }
+
+    /// Sends `sending` once, on its `place` in the rate window, which it gives back as soon
+    /// as the answer begins (or the send failed); then reads the answer.
+    async fn send_once(
+        &self,
+        sending: &Sending,
+        place: Place<'_>,
+    ) -> Result<ResponseRecord, TransportError> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let mut builder = self
+            .client
+            .request(sending.method.clone(), sending.url.clone())
+            .headers(sending.headers.clone());
+        if let Some(body) = &sending.body {
+            builder = builder.body(body.clone());
+        }
+        let sent = builder.send().await;
+        place.answered();
+        match sent {
+            Ok(response) => {
+                read_response(
+                    response,
+                    self.config.max_body,
+                    self.config.timeout,
+                    &self.large_reads,
+                )
+                .await
+            }
+            Err(e) => Err(classify(&e, self.config.timeout)),
         }
     }
+}
+
+/// A request as it goes on the wire, as often as it is sent: its route (the unit a 429
+/// holds back), method, URL, headers (the token's included), body, and whether it may be
+/// sent again after a failure that may have reached the server.
+struct Sending {
+    route: String,
+    method: Method,
+    url: Url,
+    headers: HeaderMap,
+    body: Option<Vec<u8>>,
+    idempotent: bool,
 }
 
 tokio::task_local! {

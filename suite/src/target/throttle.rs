@@ -1,8 +1,9 @@
-//! Politeness: a client-side rate limit shared by every request (`--rate`), a pause that a
-//! 429 imposes on the whole client, the wait a 429 asks for (`Retry-After`,
-//! `X-RateLimit-Reset`), and a request sent again after a moment of unavailability (502, 503,
-//! 504). Time spent held back is measured as wall time (periods in which at
-//! least one request waited), so it can be set against the run's wall time.
+//! Politeness: a client-side rate limit shared by every request (`--rate`), held as the
+//! server counts (a request holds its place in the window until its answer began), the pause
+//! a 429 imposes on its route, the wait a 429 asks for (`Retry-After`, `X-RateLimit-Reset`),
+//! and a request sent again after a moment of unavailability (502, 503, 504). Time spent held
+//! back is measured as wall time (periods in which at least one request waited), so it can be
+//! set against the run's wall time.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -136,13 +137,6 @@ impl Drop for MeterGuard<'_> {
     }
 }
 
-/// How many distinct routes answering 429 within [`GLOBAL_SPAN`] show a limit on the whole
-/// client rather than on one route: from then on a 429 holds back every request.
-pub const GLOBAL_ROUTES: usize = 3;
-
-/// The span within which 429s on [`GLOBAL_ROUTES`] distinct routes show a global limit.
-pub const GLOBAL_SPAN: Duration = Duration::from_secs(10);
-
 /// Routes the figures name at most, those that waited longest.
 pub const TOP_ROUTES: usize = 5;
 
@@ -164,8 +158,6 @@ pub struct ThrottleStats {
     pub rate_limited: u64,
     /// The routes that got 429s, longest waiting first, at most `TOP_ROUTES`.
     pub routes: Vec<RouteWait>,
-    /// True when 429s on several routes at once showed a limit on the whole client.
-    pub global: bool,
     /// Wall time in which requests waited because the target asked (429, 503).
     pub throttled: Duration,
     /// Wall time in which requests waited for the client-side rate limit (`--rate`).
@@ -185,19 +177,17 @@ struct RouteHold {
 }
 
 /// The shared throttle of one target. A 429 holds back the requests of its route only
-/// (method and path template), unless 429s on [`GLOBAL_ROUTES`] distinct routes within
-/// [`GLOBAL_SPAN`] show a limit on the whole client: then every request waits.
+/// (method and path template, [`super::route_key`]), never the others': a limit on one
+/// route (5 tokens a minute) says nothing of the rest, and 429s on several routes at once
+/// cannot be told from several routes' own limits. A limit on the whole client is honoured
+/// all the same, route by route: each route waits out its own 429, so it costs one 429 per
+/// route and wait, and a request that met one sends nothing until its wait is over.
 #[derive(Debug)]
 pub struct Throttle {
     /// The client-side rate limit (`--rate`), when set.
     window: Option<Window>,
-    /// The pause of every request (a global limit).
-    paused_until: Mutex<Option<Instant>>,
     /// Each route's pause, by route key.
     routes: Mutex<std::collections::HashMap<String, RouteHold>>,
-    /// The recent 429s, oldest first: when, and on which route.
-    recent: Mutex<std::collections::VecDeque<(Instant, String)>>,
-    global: std::sync::atomic::AtomicBool,
     deadline: Mutex<Option<Instant>>,
     held: Meter,
     paced: Meter,
@@ -206,47 +196,122 @@ pub struct Throttle {
     unavailable: AtomicU64,
 }
 
-/// What a rate window adds to its span, for the varying time a request takes to arrive.
-const WINDOW_MARGIN: Duration = Duration::from_millis(50);
-
-/// A sliding-window limit: at most `capacity` admissions in any span of `span`. For
-/// `--rate N/s` with N >= 1 that is N in any one second, so a server that counts requests
-/// per second never sees more than N from the run, whichever second it counts.
+/// A rate limit as the server counts it: at most `capacity` requests reach the server in any
+/// span of `span` (for `--rate N/s`, N in any one second, so in every wall-clock second the
+/// server counts). When a request reaches the server the client cannot see: any time from its
+/// admission (a new connection, a busy client, a queue in front of the server's limiter may
+/// come between) until its answer begins. So an admitted request holds its place from its
+/// admission until `span` after its answer began (or it failed, or it was never sent), and a
+/// request is admitted only while fewer than `capacity` places are held: every request that
+/// can arrive within `span` of a new one holds a place when it is admitted. The price is the
+/// answer's time: at `N/s` with answers taking `t`, a run sends at most `N / (1 s + t)` a
+/// second.
 #[derive(Debug)]
 struct Window {
     capacity: usize,
     span: Duration,
-    /// The instants of the last `capacity` admissions, oldest first.
-    admitted: Mutex<std::collections::VecDeque<Instant>>,
+    /// The places held, each until a `span` after its answer began.
+    places: Mutex<Places>,
+    /// Told when a request was answered: a place may be due now.
+    answered: tokio::sync::Notify,
+}
+
+/// The places a [`Window`] holds.
+#[derive(Debug, Default)]
+struct Places {
+    /// The id of the last place taken.
+    last: u64,
+    /// Each place held: its id and, once its request was answered, when the answer began.
+    held: Vec<(u64, Option<Instant>)>,
 }
 
 impl Window {
+    /// The window of `rate` requests a second: `floor(rate)` in any second, or for a rate
+    /// under one a second, one in every `1 / rate` seconds.
     fn new(rate: f64) -> Self {
-        let capacity = rate.floor().max(1.0);
+        let (capacity, span) = if rate >= 1.0 {
+            (rate.floor() as usize, Duration::from_secs(1))
+        } else {
+            (1, Duration::from_secs_f64(1.0 / rate))
+        };
         Self {
-            capacity: capacity as usize,
-            // a little over the window, so that the way to the server (a few ms that vary)
-            // cannot put two windows' requests into one second at the server
-            span: Duration::from_secs_f64(capacity / rate) + WINDOW_MARGIN,
-            admitted: Mutex::new(std::collections::VecDeque::new()),
+            capacity,
+            span,
+            places: Mutex::default(),
+            answered: tokio::sync::Notify::new(),
         }
     }
 
-    /// Takes a slot now and answers `None`, or answers when the next slot frees. A slot is
-    /// taken only when it is due, so a request cancelled while it waits leaves none behind.
-    fn try_admit(&self, now: Instant) -> Option<Instant> {
-        let Ok(mut admitted) = self.admitted.lock() else {
-            return None;
+    /// Takes a place now and answers its id, or answers when the next place frees (`None`
+    /// while every place's request is still unanswered).
+    fn try_admit(&self, now: Instant) -> Result<u64, Option<Instant>> {
+        let Ok(mut places) = self.places.lock() else {
+            return Ok(0);
         };
-        if admitted.len() >= self.capacity {
-            let frees = admitted[0] + self.span;
-            if frees > now {
-                return Some(frees);
-            }
-            admitted.pop_front();
+        let span = self.span;
+        places
+            .held
+            .retain(|(_, answered)| answered.is_none_or(|t| t + span > now));
+        if places.held.len() >= self.capacity {
+            let first = places.held.iter().filter_map(|(_, t)| *t).min();
+            return Err(first.map(|t| t + span));
         }
-        admitted.push_back(now);
-        None
+        places.last += 1;
+        let id = places.last;
+        places.held.push((id, None));
+        Ok(id)
+    }
+
+    /// The request of place `id` was answered (or failed, or was not sent) `at`.
+    fn answered(&self, id: u64, at: Instant) {
+        if let Ok(mut places) = self.places.lock() {
+            if let Some(place) = places.held.iter_mut().find(|(i, _)| *i == id) {
+                place.1 = Some(at);
+            }
+        }
+        self.answered.notify_waiters();
+    }
+
+    /// Waits for a place and takes it; `paced` measures the wait.
+    async fn admit(&self, paced: &Meter) -> u64 {
+        let mut waiting = None;
+        loop {
+            let answered = self.answered.notified();
+            tokio::pin!(answered);
+            answered.as_mut().enable();
+            let due = match self.try_admit(Instant::now()) {
+                Ok(id) => return id,
+                Err(due) => due,
+            };
+            if waiting.is_none() {
+                waiting = Some(paced.enter());
+            }
+            match due {
+                Some(due) => tokio::select! {
+                    () = tokio::time::sleep_until(due.into()) => {}
+                    () = &mut answered => {}
+                },
+                None => answered.await,
+            }
+        }
+    }
+}
+
+/// A request's place in the rate window, from its admission until its answer begins:
+/// [`Place::answered`] then, or dropped (a request not sent, a send cut off) as if answered.
+#[derive(Debug)]
+pub struct Place<'a>(Option<(&'a Window, u64)>);
+
+impl Place<'_> {
+    /// The request's answer began (or it failed): from now on it cannot reach the server.
+    pub fn answered(self) {}
+}
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        if let Some((window, id)) = self.0.take() {
+            window.answered(id, Instant::now());
+        }
     }
 }
 
@@ -255,10 +320,7 @@ impl Throttle {
     pub fn new(rate: Option<f64>) -> Self {
         Self {
             window: rate.map(Window::new),
-            paused_until: Mutex::new(None),
             routes: Mutex::new(std::collections::HashMap::new()),
-            recent: Mutex::new(std::collections::VecDeque::new()),
-            global: std::sync::atomic::AtomicBool::new(false),
             deadline: Mutex::new(None),
             held: Meter::default(),
             paced: Meter::default(),
@@ -286,76 +348,41 @@ impl Throttle {
         deadline.is_some_and(|d| Instant::now() + wait > d)
     }
 
-    /// Waits until a request of `route` may be sent: the pause a 429 imposed on its route or
-    /// on every request, then the rate limit.
-    pub async fn admit(&self, route: &str) {
+    /// Waits until a request of `route` may be sent: the pause a 429 imposed on its route,
+    /// then a place in the rate window, held until the request's answer begins (every send
+    /// of a request, a retry's too, is admitted so).
+    pub async fn admit(&self, route: &str) -> Place<'_> {
         loop {
-            let global = self.paused_until.lock().ok().and_then(|p| *p);
-            let (own, meter) = self
+            let (until, meter) = self
                 .routes
                 .lock()
                 .ok()
                 .and_then(|r| r.get(route).map(|h| (h.until, h.held.clone())))
                 .unwrap_or_default();
-            let until = global.max(own);
             match until {
                 Some(t) if t > Instant::now() => {
                     let _all = self.held.enter();
-                    let _own = (own == until).then(|| meter.enter());
+                    let _own = meter.enter();
                     tokio::time::sleep_until(t.into()).await;
                 }
                 _ => break,
             }
         }
-        let Some(window) = &self.window else {
-            return;
-        };
-        let mut waiting = None;
-        while let Some(due) = window.try_admit(Instant::now()) {
-            if waiting.is_none() {
-                waiting = Some(self.paced.enter());
-            }
-            tokio::time::sleep_until(due.into()).await;
+        match &self.window {
+            Some(window) => Place(Some((window, window.admit(&self.paced).await))),
+            None => Place(None),
         }
     }
 
-    /// A 429 arrived on `route`: that route's requests hold back for `wait`, and every
-    /// request does when the 429s show a global limit (`Throttle::is_global`).
+    /// A 429 arrived on `route`: that route's requests hold back for `wait`.
     pub fn pause(&self, route: &str, wait: Duration) {
         self.rate_limited.fetch_add(1, Ordering::Relaxed);
-        let now = Instant::now();
-        let until = now + wait;
+        let until = Instant::now() + wait;
         if let Ok(mut routes) = self.routes.lock() {
             let hold = routes.entry(route.to_string()).or_default();
             hold.rate_limited += 1;
             hold.until = Some(hold.until.map_or(until, |old| old.max(until)));
         }
-        if self.is_global(route, now) {
-            self.global.store(true, Ordering::Relaxed);
-            if let Ok(mut p) = self.paused_until.lock() {
-                *p = Some(p.map_or(until, |old| old.max(until)));
-            }
-        }
-    }
-
-    /// Notes a 429 on `route` and answers whether the recent ones show a limit on the whole
-    /// client: 429s on [`GLOBAL_ROUTES`] distinct routes within [`GLOBAL_SPAN`].
-    fn is_global(&self, route: &str, now: Instant) -> bool {
-        let Ok(mut recent) = self.recent.lock() else {
-            return false;
-        };
-        while recent
-            .front()
-            .is_some_and(|(at, _)| now.duration_since(*at) > GLOBAL_SPAN)
-        {
-            recent.pop_front();
-        }
-        if !recent.iter().any(|(_, r)| r == route) {
-            recent.push_back((now, route.to_string()));
-        } else if let Some(entry) = recent.iter_mut().find(|(_, r)| r == route) {
-            entry.0 = now;
-        }
-        recent.len() >= GLOBAL_ROUTES
     }
 
     /// A 429 arrived on `route` that will not be retried.
@@ -406,7 +433,6 @@ impl Throttle {
         ThrottleStats {
             rate_limited: self.rate_limited.load(Ordering::Relaxed),
             routes: self.route_waits(),
-            global: self.global.load(Ordering::Relaxed),
             throttled: self.held.total(),
             paced: self.paced.total(),
             retried: self.retried.load(Ordering::Relaxed),
@@ -477,8 +503,10 @@ mod tests {
         for _ in 0..50 {
             let throttle = throttle.clone();
             tasks.push(tokio::spawn(async move {
-                throttle.admit("GET /").await;
-                Instant::now()
+                let place = throttle.admit("GET /").await;
+                let admitted = Instant::now();
+                place.answered();
+                admitted
             }));
         }
         let mut times = Vec::new();
@@ -488,7 +516,7 @@ mod tests {
         times.sort();
         // 20 at once, 20 a second later, 10 a second after that
         let took = start.elapsed();
-        assert!(took >= Duration::from_millis(1990), "{took:?}");
+        assert!(took >= Duration::from_millis(2000), "{took:?}");
         for (i, t) in times.iter().enumerate() {
             let within = times[i..]
                 .iter()
@@ -503,10 +531,40 @@ mod tests {
     fn a_rate_below_one_per_second_spaces_single_requests() {
         let window = Window::new(0.5);
         let now = Instant::now();
-        assert_eq!(window.try_admit(now), None);
+        let id = window.try_admit(now).unwrap();
+        assert_eq!(window.try_admit(now), Err(None), "the first is on its way");
+        window.answered(id, now);
         assert_eq!(
             window.try_admit(now),
-            Some(now + Duration::from_secs(2) + WINDOW_MARGIN)
+            Err(Some(now + Duration::from_secs(2)))
+        );
+        assert!(window.try_admit(now + Duration::from_secs(2)).is_ok());
+    }
+
+    /// A request may reach the server as late as its answer begins, so its place is held a
+    /// second from then: a slow answer delays the next admission, an unanswered one holds.
+    #[test]
+    fn a_place_is_held_a_second_past_its_answer() {
+        let window = Window::new(2.0);
+        let t = Instant::now();
+        let (a, b) = (window.try_admit(t).unwrap(), window.try_admit(t).unwrap());
+        let later = t + Duration::from_millis(1200);
+        assert_eq!(
+            window.try_admit(later),
+            Err(None),
+            "both still on their way"
+        );
+        window.answered(a, t + Duration::from_millis(400));
+        assert_eq!(
+            window.try_admit(later),
+            Err(Some(t + Duration::from_millis(1400))),
+            "not a second after its admission"
+        );
+        assert!(window.try_admit(t + Duration::from_millis(1400)).is_ok());
+        window.answered(b, later);
+        assert_eq!(
+            window.try_admit(later + Duration::from_millis(999)),
+            Err(Some(later + Duration::from_secs(1)))
         );
     }
 
@@ -527,7 +585,6 @@ mod tests {
         assert!(start.elapsed() >= Duration::from_millis(190));
         let stats = throttle.stats();
         assert_eq!(stats.rate_limited, 1);
-        assert!(!stats.global);
         assert!(stats.throttled >= Duration::from_millis(190));
         assert!(stats.throttled < Duration::from_millis(390), "{stats:?}");
         assert_eq!(stats.routes.len(), 1);
@@ -535,17 +592,26 @@ mod tests {
         assert!(stats.routes[0].waited >= Duration::from_millis(190));
     }
 
+    /// 429s on several routes at once hold each route, and nothing else: they cannot be
+    /// told from several routes' own limits.
     #[tokio::test]
-    async fn rate_limits_on_several_routes_at_once_hold_every_request() {
+    async fn rate_limits_on_several_routes_hold_each_its_own_route() {
         let throttle = Throttle::new(None);
         for route in ["GET /a", "GET /b", "GET /a", "GET /c"] {
             throttle.pause(route, Duration::from_millis(200));
         }
         let start = Instant::now();
         throttle.admit("GET /elsewhere").await;
+        assert!(
+            start.elapsed() < Duration::from_millis(100),
+            "another route waits"
+        );
+        throttle.admit("GET /c").await;
         assert!(start.elapsed() >= Duration::from_millis(190));
         let stats = throttle.stats();
-        assert!(stats.global);
-        assert_eq!(stats.routes[0].rate_limited, 2, "{stats:?}");
+        assert_eq!(stats.routes.len(), 3, "{stats:?}");
+        assert_eq!(stats.routes[0].route, "GET /c", "the one that waited");
+        let a = stats.routes.iter().find(|r| r.route == "GET /a").unwrap();
+        assert_eq!(a.rate_limited, 2, "{stats:?}");
     }
 }

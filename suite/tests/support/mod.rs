@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod impostors;
+pub mod limiter;
 pub mod processes;
 pub mod scratch;
 

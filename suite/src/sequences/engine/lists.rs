@@ -20,8 +20,9 @@ use crate::target::{Auth, Request};
 const SHARED_WALK_PAGES: usize = 20;
 
 /// The most pages a walk over a given organization's list takes when the list does not say
-/// how long it is (`meta.pagination.total-count`); a walk stopped there is incomplete.
-const SHARED_WALK_CAP: usize = 200;
+/// how long it is (`meta.pagination.total-count`): the one cap of every walk; a walk stopped
+/// there is incomplete.
+const SHARED_WALK_CAP: usize = pages::MAX_PAGES;
 
 impl<'a> Run<'a> {
     /// Checks the ids a list (or a whole walk) holds against the model.
@@ -288,6 +289,14 @@ impl<'a> Run<'a> {
         if missing_before {
             if let Some(f) = &mut self.out.failure {
                 f.message = format!("{} (a walk of {pages} page(s) of {size})", f.message);
+                if let Some(repeated) = walk.repeated() {
+                    f.message = format!(
+                        "{}; page {repeated} of {} repeated page {} (the list ignores paging: the walk ended there)",
+                        f.message,
+                        list.path,
+                        repeated - 1
+                    );
+                }
             }
         }
         result.map(|()| true)

@@ -241,7 +241,7 @@ impl<'a> Run<'a> {
                     continue;
                 };
                 self.step_no += 1;
-                let result = self.step(op).await;
+                let result = self.patient_step(op).await;
                 self.out.steps.push(Step {
                     op: *op,
                     text,
@@ -258,6 +258,46 @@ impl<'a> Run<'a> {
         }
         self.cleanup().await;
         self.out
+    }
+
+    /// Runs one step. A read (show, list, walk) that fails on an observation the spec does
+    /// not promise at once (`checks::EVENTUAL`: an item listed after its create, gone after its
+    /// delete, an update shown) is read again within the consistency window
+    /// (`crate::patience`, the run's one mechanism) before its failure stands; the step's
+    /// transcript is its last read, and a failure that stands says how long it was waited for.
+    async fn patient_step(&mut self, op: &Op) -> StepResult {
+        let reads = matches!(op.kind, OpKind::Show | OpKind::List | OpKind::Walk);
+        let mut patience = self.ctx.target.patience();
+        loop {
+            let result = self.step(op).await;
+            let eventual = self
+                .out
+                .failure
+                .as_ref()
+                .is_some_and(|f| c::is_eventual(f.check));
+            let broken = self.out.unreachable.is_some() || self.out.error.is_some();
+            if !reads || broken {
+                return result;
+            }
+            if !eventual {
+                patience.done(self.out.failure.is_none());
+                return result;
+            }
+            if !patience.again().await {
+                let waited = patience.done(false);
+                if let Some(failure) = self.out.failure.as_mut() {
+                    if let Err(message) = c::waited(Err(failure.message.clone()), waited) {
+                        failure.message = message;
+                    }
+                }
+                return result;
+            }
+            self.out.failure = None;
+            // the reads superseded by the next keep only what a report shows
+            for index in std::mem::take(&mut self.current) {
+                self.out.exchanges[index].keep_evidence();
+            }
+        }
     }
 
     fn coll(&self, coll: usize) -> &'a crate::catalog::families::model::Coll {

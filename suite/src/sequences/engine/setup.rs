@@ -93,7 +93,8 @@ impl<'a> Run<'a> {
                 continue;
             };
             let ex = self.ctx.target.send(Request::new(method, url, auth)).await;
-            if ex.is_success() || ex.status() == Some(404) {
+            let show = self.show_request(i);
+            if self.deleted(&ex, show.as_ref()).await {
                 let item = &self.model.items[i];
                 self.ctx
                     .fixtures
@@ -113,11 +114,39 @@ impl<'a> Run<'a> {
             let ex = self
                 .ctx
                 .target
-                .send(Request::new(Method::DELETE, url, Auth::User))
+                .send(Request::new(Method::DELETE, url.clone(), Auth::User))
                 .await;
             // what is not gone now, teardown deletes: it is in the run's ledger already
-            if ex.is_success() || ex.status() == Some(404) {
+            if self.deleted(&ex, Some(&(url, Auth::User))).await {
                 self.ctx.fixtures.note_gone("organization", &name);
+            }
+        }
+    }
+
+    /// Whether the delete answered by `ex` removed its item: a 404, or a success; a 202
+    /// (accepted, not yet done) only once `show` no longer finds it, read again within the
+    /// consistency window (`crate::patience`).
+    async fn deleted(&self, ex: &crate::target::Exchange, show: Option<&(url::Url, Auth)>) -> bool {
+        if ex.status() == Some(404) {
+            return true;
+        }
+        if !ex.is_success() {
+            return false;
+        }
+        let Some((url, auth)) = show.filter(|_| ex.status() == Some(202)) else {
+            return true;
+        };
+        let mut patience = self.ctx.target.patience();
+        loop {
+            let shown = self
+                .ctx
+                .target
+                .send(Request::new(Method::GET, url.clone(), *auth))
+                .await;
+            let gone = matches!(shown.status(), Some(404 | 410));
+            if gone || !patience.again().await {
+                patience.done(gone);
+                return gone;
             }
         }
     }
