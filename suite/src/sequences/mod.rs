@@ -436,10 +436,26 @@ pub async fn run_family(
             f
         })
         .collect();
+    // a pass observed the family's state: at least one effect (a list against the model, a
+    // show after an update or a delete, a state reached) held at a level the profile fails on
+    let observed = passed
+        .iter()
+        .any(|id| crate::checks::EFFECTS.iter().any(|e| e.id == *id));
+    let (verdict, reason) = if observed {
+        (Verdict::Pass, None)
+    } else {
+        (
+            Verdict::Skipped,
+            Some(format!(
+                "nothing failed, but no history of this family's state was observed at --profile {} (the cases drawn compared no list, show or state the profile judges with the model)",
+                ctx.profile.as_str()
+            )),
+        )
+    };
     result(
         &name,
-        Verdict::Pass,
-        None,
+        verdict,
+        reason,
         findings,
         passed,
         exchanges,
