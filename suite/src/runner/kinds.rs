@@ -548,22 +548,46 @@ impl TestRun<'_> {
         let Ok(request) = self.main_request(&template, &self.case.method, true) else {
             return;
         };
-        let must_hold = self
-            .endpoint
+        let Ok(again) = self.main_request(&self.case.path, &self.case.method, true) else {
+            return;
+        };
+        // two reads of a list that changes meanwhile (other tests' items, an eventually
+        // consistent list showing them late) may differ: both forms are read again side by
+        // side within the consistency window before they count as disagreeing
+        let mut patience = self.ctx.target.patience();
+        let (mut main, mut doc) = (main, doc.clone());
+        loop {
+            let index = self.send(request.clone()).await;
+            if c::route_exists(self.ex(index)).is_err() {
+                // The other form is absent: its own test reports that (endpoint.exists), once.
+                return;
+            }
+            let must_hold = self.held_on_first_page(&doc);
+            let result = c::forms_agree(self.ex(main), &doc, self.ex(index), must_hold.as_deref());
+            if result.is_ok() || !patience.again().await {
+                let waited = patience.done(result.is_ok());
+                self.check(&c::VARIANTS_AGREE, Some(index), c::waited(result, waited));
+                return;
+            }
+            self.exchanges[index].keep_evidence();
+            main = self.send(again.clone()).await;
+            let Some(fresh) = self.ex(main).json().ok() else {
+                return;
+            };
+            doc = fresh;
+        }
+    }
+
+    /// The item this list test must find, when the list's first page holds it: a long list
+    /// may keep it on a later page.
+    fn held_on_first_page(&self, doc: &Value) -> Option<String> {
+        self.endpoint
             .expect
             .contains
             .as_ref()
             .and_then(|k| self.scope.get(k))
             .map(|i| i.id.clone())
-            // Only when the first page holds it: a long list may keep it on a later page.
-            .filter(|id| c::list_ids(doc).contains(id));
-        let index = self.send(request).await;
-        if c::route_exists(self.ex(index)).is_err() {
-            // The other form is absent: its own test reports that (endpoint.exists), once.
-            return;
-        }
-        let result = c::forms_agree(self.ex(main), doc, self.ex(index), must_hold.as_deref());
-        self.check(&c::VARIANTS_AGREE, Some(index), result);
+            .filter(|id| c::list_ids(doc).contains(id))
     }
 
     /// Whether this test's path form is the canonical one, the form the target serves
