@@ -344,7 +344,8 @@ pub struct Expect {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RefusedUnless {
-    /// The status TFE documents for the refusal; none: any client error (4xx).
+    /// The status TFE documents for the refusal; none: any client error (4xx) but the
+    /// answers of a missing route (404, 405).
     pub status: Option<u16>,
     /// Where TFE documents it (cited in the report).
     pub source: String,
@@ -357,7 +358,8 @@ impl RefusedUnless {
     pub fn refuses(&self, status: Option<u16>) -> bool {
         match (self.status, status) {
             (Some(documented), Some(got)) => documented == got,
-            (None, Some(got)) => (400..500).contains(&got),
+            // a route that is not there is no refusal
+            (None, Some(got)) => (400..500).contains(&got) && !matches!(got, 404 | 405),
             (_, None) => false,
         }
     }
