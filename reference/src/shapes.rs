@@ -20,6 +20,8 @@
 //!   (`gate::pretend`), before any route;
 //! - eventually consistent (`list-lag`, `delete-202-later`): the gate around the route
 //!   (`gate::later`);
+//! - unconfigured: the handlers of twilio verify and of configuration versions
+//!   (`routes::admin`, `routes::configs`);
 //! - TFE's create statuses: the gate's answer side (`gate::envelope`), through
 //!   [`Shapes::created_200`].
 
@@ -88,6 +90,10 @@ pub enum Shape {
     /// `delete-202-later`: a delete of what its path shows answers 202 Accepted and takes
     /// effect 1.5 s later (a delete queued to a worker).
     Delete202Later,
+    /// `unconfigured`: a TFE instance as installed: Twilio is not enabled, so its verify is
+    /// refused 422; a configuration version uploaded through the API carries no commit
+    /// information (a null `ingress-attributes`, whose read answers 404).
+    Unconfigured,
 }
 
 /// One entry of the shape catalog.
@@ -99,7 +105,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 19] = [
+const ALL: [Shape; 20] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -119,9 +125,10 @@ const ALL: [Shape; 19] = [
     Shape::RunsNeedConfiguration,
     Shape::ListLag,
     Shape::Delete202Later,
+    Shape::Unconfigured,
 ];
 
-static CATALOG: [ShapeInfo; 19] = [
+static CATALOG: [ShapeInfo; 20] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -197,6 +204,10 @@ static CATALOG: [ShapeInfo; 19] = [
     ShapeInfo {
         name: "delete-202-later",
         description: "a delete of what its path shows answers 202 Accepted and takes effect 1.5 s later (a queued delete)",
+    },
+    ShapeInfo {
+        name: "unconfigured",
+        description: "an instance as installed: Twilio off (its verify refused 422), configuration versions from the API without commit information (ingress-attributes 404)",
     },
 ];
 

@@ -541,6 +541,10 @@ async fn twilio_verify(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
     }
     let store = ctx.state.read();
     let attrs = store.settings.get("twilio").cloned().unwrap_or_default();
+    let enabled = attrs.get("enabled").and_then(Value::as_bool) == Some(true);
+    if !enabled && ctx.state.shapes.has(crate::shapes::Shape::Unconfigured) {
+        return Err(ApiError::invalid("Twilio is not enabled"));
+    }
     ok(render_settings("twilio", &attrs))
 }
 

@@ -89,8 +89,16 @@ async fn create(ctx: Ctx, Path(ws): Path<String>, JsonBody(body): JsonBody) -> A
         Some(suffix) => format!("ia-{suffix}"),
         None => store.new_id("ia-"),
     };
+    let unconfigured = ctx.state.shapes.has(crate::shapes::Shape::Unconfigured);
     let cv = store.find_mut("configuration-versions", &id)?;
-    cv.set_rel("ingress-attributes", "ingress-attributes", &ingress);
+    match unconfigured {
+        // uploaded through the API: no commit information (TFE)
+        true => {
+            cv.relationships
+                .insert("ingress-attributes".into(), json!({"data": null}));
+        }
+        false => cv.set_rel("ingress-attributes", "ingress-attributes", &ingress),
+    }
     let mut doc = cv.render();
     doc["attributes"]["upload-url"] = json!(ctx.object_url(&object));
     doc["links"]["download"] = json!(format!("/api/v2/configuration-versions/{id}/download"));
@@ -131,8 +139,11 @@ async fn show(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
 async fn ingress(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
     let store = ctx.state.read();
     let cv = store.find("configuration-versions", &id)?;
+    let Some(ingress) = cv.rel_id("ingress-attributes") else {
+        return Err(ApiError::not_found("ingress attributes", &id));
+    };
     ok(json!({
-        "id": cv.rel_id("ingress-attributes").unwrap_or_default(),
+        "id": ingress,
         "type": "ingress-attributes",
         "attributes": {
             "branch": "main", "clone-url": "https://example.test/reference/config.git",

@@ -412,6 +412,11 @@ impl Catalog {
                     return Err(at(format!("unknown kind `{parent}`")));
                 }
             }
+            if let Some(changed) = def.changes.iter().find(|c| !def.parents.contains(c)) {
+                return Err(at(format!(
+                    "`changes` names `{changed}`, which is no parent"
+                )));
+            }
             if let Some(from) = &def.from {
                 if !kinds.contains(from.resource.as_str()) {
                     return Err(at(format!("unknown kind `{}`", from.resource)));

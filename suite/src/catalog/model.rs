@@ -338,16 +338,44 @@ pub struct Expect {
 /// An action TFE refuses unless the resource is in a state (`state`, read once before the
 /// request): where the state does not hold, the documented refusal (`status`, with a TFE
 /// error document) is the right answer, never a failure; where it cannot be read, such an
-/// answer skips the test with the reason. Where it holds, the action must succeed.
+/// answer skips the test with the reason. Where it holds, the action must succeed. A refusal
+/// that cannot be told from a missing route (404) or whose status TFE does not document
+/// (`status` left out: any 4xx) judges nothing: the test is skipped with the reason.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RefusedUnless {
-    /// The status TFE documents for the refusal.
-    pub status: u16,
+    /// The status TFE documents for the refusal; none: any client error (4xx) but the
+    /// answers of a missing route (404, 405).
+    pub status: Option<u16>,
     /// Where TFE documents it (cited in the report).
     pub source: String,
     /// The state the action needs.
     pub state: StateExpect,
+}
+
+impl RefusedUnless {
+    /// True when an answer's `status` is this refusal.
+    pub fn refuses(&self, status: Option<u16>) -> bool {
+        match (self.status, status) {
+            (Some(documented), Some(got)) => documented == got,
+            // a route that is not there is no refusal
+            (None, Some(got)) => (400..500).contains(&got) && !matches!(got, 404 | 405),
+            (_, None) => false,
+        }
+    }
+
+    /// True when the refusal proves nothing of the endpoint: a 404 (a route that is not
+    /// there answers it too) or a status TFE does not document.
+    pub fn judges_nothing(&self, status: Option<u16>) -> bool {
+        self.status.is_none() || status == Some(404)
+    }
+
+    /// Where the needed state does not hold, in words: `pointer` is (not) `value`.
+    pub fn unmet(&self) -> String {
+        let state = &self.state;
+        let is = if state.absent { "is" } else { "is not" };
+        format!("{} {is} {}", state.pointer, state.value)
+    }
 }
 
 /// The attributes an update of something the run did not make changes and then restores:
@@ -458,6 +486,12 @@ pub struct ResourceDef {
     /// before a state version); an answer of 409 (already in that state) counts as done.
     #[serde(default)]
     pub before: Vec<Route>,
+    /// The parents its create (or its `before` requests) changes: a state version locks its
+    /// workspace and becomes its state, a run holds its workspace's lock while it waits. A
+    /// given instance of these (`--fixture`, `--organization`) is read-only, so a test that
+    /// makes one of this kind makes its own parent instead.
+    #[serde(default)]
+    pub changes: Vec<String>,
     /// A request sent after the create (e.g. an upload), with the same fixtures.
     #[serde(default)]
     pub after: Vec<Route>,

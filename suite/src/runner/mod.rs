@@ -459,7 +459,7 @@ impl<'a> TestRun<'a> {
             }
         }
         if let (Some(refusal), Some(holds)) = (e.expect.refused_unless.as_ref(), holds) {
-            if holds != Some(true) && self.ex(main).status() == Some(refusal.status) {
+            if holds != Some(true) && refusal.refuses(self.ex(main).status()) {
                 return self.documented_refusal(main, refusal, holds);
             }
         }
@@ -743,6 +743,11 @@ impl<'a> TestRun<'a> {
         kinds.retain(|k| seen.insert(k.clone()));
         // Fresh kinds first, so that what depends on them is made for this test as well.
         kinds.sort_by_key(|k| !self.fresh.contains(k));
+        if let (Kind::Create, Some(made)) = (e.kind, e.resource.as_ref()) {
+            // what this test creates may change a given parent too (a state version's lock)
+            let made = std::slice::from_ref(made);
+            self.ctx.fixtures.own_what_changes(made, &mut self.scope);
+        }
         let fresh = self.fresh.clone();
         self.ctx
             .fixtures

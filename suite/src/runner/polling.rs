@@ -309,26 +309,35 @@ impl TestRun<'_> {
         refusal: &crate::catalog::RefusedUnless,
         holds: Option<bool>,
     ) -> Outcome {
+        let state = &refusal.state;
+        let answered = self.ex(main).status().unwrap_or_default();
+        let unmet = refusal.unmet();
+        if refusal.judges_nothing(Some(answered)) {
+            let read = match holds {
+                Some(false) => format!("so it was before the request (read with {})", state.show),
+                _ => format!("{} did not show otherwise before the request", state.show),
+            };
+            return Outcome::Skip(format!(
+                "answered {answered}, which {} gives where {unmet}; {read}, and such an answer cannot show what the endpoint does, so nothing could be observed",
+                refusal.source
+            ));
+        }
         self.record.pass(&c::ENDPOINT_EXISTS);
         self.error_document(main);
-        let state = &refusal.state;
         match holds {
             Some(false) => {
-                let what = format!(
-                    "the action where {} is not {}",
-                    state.pointer, state.value
-                );
+                let what = format!("the action where {unmet}");
                 let result = c::lifecycle::refused(self.ex(main).status(), &what);
                 self.check(&c::TFE_WRONG_STATE, Some(main), result);
                 self.notes.push(format!(
-                    "{} was not {} before the request (read with {}), so {} is the answer {} documents: accepted as right; what the action does could not be observed on this resource",
-                    state.pointer, state.value, state.show, refusal.status, refusal.source
+                    "before the request (read with {}) {unmet}, so {answered} is the answer {} documents: accepted as right; what the action does could not be observed on this resource",
+                    state.show, refusal.source
                 ));
                 Outcome::Done
             }
             _ => Outcome::Skip(format!(
-                "answered {}, the refusal {} documents where {} is not {}; whether it was could not be read with {}, so nothing could be observed",
-                refusal.status, refusal.source, state.pointer, state.value, state.show
+                "answered {answered}, the refusal {} documents where {unmet}; whether it was could not be read with {}, so nothing could be observed",
+                refusal.source, state.show
             )),
         }
     }
