@@ -414,7 +414,15 @@ async fn create_state(
             "intermediate": false, "vcs-commit-sha": null, "vcs-commit-url": null,
             "modules": {}, "providers": {}, "resources": []}),
         &doc.attributes,
-        &["state", "json-state", "json-state-outputs", "force"],
+        // inputs only: TFE's state version answers neither `lineage` nor `md5`
+        &[
+            "state",
+            "json-state",
+            "json-state-outputs",
+            "force",
+            "lineage",
+            "md5",
+        ],
     );
     let id = store.insert("state-versions", "sv-", Some(&ws), attrs, Map::new());
     let object = store.new_object("state-versions", &id);

@@ -321,16 +321,19 @@ impl<'a> TestRun<'a> {
         let mut blocker = self
             .ctx
             .blocker(format!("the `{kind}` fixture"), &ex, Some(&kind));
-        // this test's own route, in any form (the fixture is looked up through it)
+        // this test's own route, in any form (the fixture is looked up through it): its
+        // method too, since a fixture made at the same path (a token created where the test
+        // lists tokens) is another endpoint's request, judged by that endpoint's test
         let own = blocker.see.as_deref() == Some(self.case.name.as_str())
-            || self
-                .ctx
-                .fixtures
-                .fill_path(&self.endpoint.path, &self.scope, Some(self.endpoint), None)
-                .is_ok_and(|own| {
-                    let asked = self.ctx.relative_path(&ex);
-                    asked == own || asked.strip_prefix("/api/v2") == Some(own.as_str())
-                });
+            || (ex.request.method.eq_ignore_ascii_case(&self.case.method)
+                && self
+                    .ctx
+                    .fixtures
+                    .fill_path(&self.endpoint.path, &self.scope, Some(self.endpoint), None)
+                    .is_ok_and(|own| {
+                        let asked = self.ctx.relative_path(&ex);
+                        asked == own || asked.strip_prefix("/api/v2") == Some(own.as_str())
+                    }));
         let unjudged = blocker.see.is_none() && !own;
         if own {
             // this test's own request: no other test to point at
