@@ -746,6 +746,12 @@ fn inside_a_given_organization_a_server_without_name_filters_is_walked_whole_and
                 "7",
                 "--cases",
                 "64",
+                // one case at a time: the list moves only under the case's own steps, so a
+                // suspected paging fault is confirmed on a list that stands still however
+                // loaded the machine is (with cases side by side, a loaded machine kept the
+                // list moving through all three confirmations and the fault went unjudged)
+                "--test-threads",
+                "1",
             ],
             &["sequences::workspaces", "sequences::teams"],
             Duration::from_secs(2),
