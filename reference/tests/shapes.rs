@@ -52,7 +52,8 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
             "membership-writes-only",
             "runs-need-configuration",
             "list-lag",
-            "delete-202-later"
+            "delete-202-later",
+            "unconfigured",
         ]
     );
     for info in shape_catalog() {
