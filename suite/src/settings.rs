@@ -1,7 +1,7 @@
 //! The resolved configuration of a run: flags > environment > config file > defaults.
 //! Everything is validated here, before any request is sent.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -176,6 +176,9 @@ pub struct Settings {
     pub require: Vec<String>,
     /// Given fixtures.
     pub fixtures: BTreeMap<String, String>,
+    /// The kinds of the given fixtures the run may change (`--scratch KIND=ID`; their ids are
+    /// in `fixtures`).
+    pub scratch: BTreeSet<String>,
     /// Where the config file came from, if any.
     pub config_file: Option<PathBuf>,
     /// Run only the tests that change nothing (`--read-only`).
@@ -313,6 +316,18 @@ impl Settings {
         if let Some(module) = &self.module {
             words.push(format!("--module {}", shell_word(&module.to_string())));
         }
+        let own = ["organization", "notification_url", INSTANCE_CHANGES];
+        for (kind, id) in self
+            .fixtures
+            .iter()
+            .filter(|(k, _)| !own.contains(&k.as_str()))
+        {
+            let flag = match self.scratch.contains(kind) {
+                true => "--scratch",
+                false => "--fixture",
+            };
+            words.push(format!("{flag} {}", shell_word(&format!("{kind}={id}"))));
+        }
         words.retain(|w| !w.is_empty());
         words.join(" ")
     }
@@ -350,6 +365,7 @@ impl Settings {
         let timeout = timeout_of(conn, &file)?;
         let profile = profile_of(args, &file)?;
         let mut fixtures = given_fixtures(args, &file)?;
+        let scratch = scratch_fixtures(args, &mut fixtures)?;
         let prefix = prefix_of(args, &file)?;
         let rate = args
             .rate
@@ -398,6 +414,7 @@ impl Settings {
             prefix,
             require,
             fixtures,
+            scratch,
             config_file,
             read_only: args.read_only || file.read_only.unwrap_or(false),
             rate,
@@ -657,6 +674,24 @@ fn given_fixtures(
         fixtures.insert(kind.to_string(), id.to_string());
     }
     Ok(fixtures)
+}
+
+/// Each `--scratch KIND=ID`: put among the fixtures, and its kind returned as one the run may
+/// change.
+fn scratch_fixtures(
+    args: &RunArgs,
+    fixtures: &mut BTreeMap<String, String>,
+) -> Result<BTreeSet<String>, ConfigError> {
+    let mut kinds = BTreeSet::new();
+    for entry in &args.scratch {
+        let (kind, id) = entry
+            .split_once('=')
+            .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+            .ok_or_else(|| ConfigError(format!("--scratch `{entry}` is not KIND=ID")))?;
+        fixtures.insert(kind.to_string(), id.to_string());
+        kinds.insert(kind.to_string());
+    }
+    Ok(kinds)
 }
 
 /// The run's name prefix: `--prefix`, else the file's, else one made for the run; letters,
