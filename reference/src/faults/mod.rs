@@ -314,8 +314,11 @@ const PLAIN: &[(&str, Kind)] = &[
     ("grant-mocks-none", Kind::GrantMocksNone),
 ];
 
+/// A route fault's kind, made from its route.
+type OnRoute = fn(RouteSpec) -> Kind;
+
 /// The faults that act on one route (`NAME=ROUTE`), by name.
-const ON_ROUTE: &[(&str, fn(RouteSpec) -> Kind)] = &[
+const ON_ROUTE: &[(&str, OnRoute)] = &[
     ("drop-route", Kind::DropRoute),
     ("non-json", Kind::NonJson),
     ("wrong-content-type", Kind::WrongContentType),
