@@ -3,22 +3,36 @@
 //! Each answers `Ok(())` or `Err(message)` in the form "expected …, received …"; the caller
 //! sends the requests and records the result under the check's id.
 
+use crate::checks::Message;
 use serde_json::{Map, Value};
 
 use super::{document_id, status_text};
 use crate::target::Exchange;
 
 /// `create.returns-id`: the created resource's `data.id`.
-pub fn returned_id(doc: &Value) -> Result<String, String> {
-    document_id(doc)
-        .ok_or_else(|| "expected the created resource's `data.id` (a string), found none".into())
+pub fn returned_id(doc: &Value) -> Result<String, Message> {
+    document_id(doc).ok_or_else(|| {
+        Message::new("expected the created resource's `data.id` (a string), found none")
+    })
+}
+
+/// `create.returns-id` of a collection whose id is not `data.id`: the create answer holds
+/// the `kind`'s id at `pointer` (`held`).
+pub fn returned_id_at(held: bool, kind: &str, pointer: &str) -> Result<(), Message> {
+    if held {
+        Ok(())
+    } else {
+        Err(message!(
+            "expected the create answer to hold the {kind} id at {pointer}"
+        ))
+    }
 }
 
 /// `show.same-id`, `update.same-id`: `what` answers the resource whose id was asked for.
-pub fn same_id(doc: &Value, expected: &str, what: &str) -> Result<(), String> {
+pub fn same_id(doc: &Value, expected: &str, what: &str) -> Result<(), Message> {
     match document_id(doc) {
         Some(got) if got == expected => Ok(()),
-        got => Err(format!(
+        got => Err(message!(
             "expected {what} to answer `data.id` {expected}, received {}",
             got.map(|g| format!("`{g}`"))
                 .unwrap_or_else(|| "none".into())
@@ -27,28 +41,28 @@ pub fn same_id(doc: &Value, expected: &str, what: &str) -> Result<(), String> {
 }
 
 /// `create.then-show`: a show of the created resource (`what`) succeeds with its id.
-pub fn shows(ex: &Exchange, expected: &str, what: &str) -> Result<(), String> {
+pub fn shows(ex: &Exchange, expected: &str, what: &str) -> Result<(), Message> {
     if !ex.is_success() {
-        return Err(format!(
+        return Err(message!(
             "expected {what} {expected} to succeed, received {}",
             status_text(ex.status())
         ));
     }
     let doc = ex
         .json()
-        .map_err(|e| format!("expected {what} to answer JSON: {e}"))?;
+        .map_err(|e| message!("expected {what} to answer JSON: {e}"))?;
     same_id(&doc, expected, what)
 }
 
 /// `delete.then-gone`: a show of a deleted resource (`what`) answers a client error (404, or
 /// another 4xx such as 410); a 5xx, a 429 or a success proves nothing gone.
-pub fn gone(status: Option<u16>, what: &str) -> Result<(), String> {
+pub fn gone(status: Option<u16>, what: &str) -> Result<(), Message> {
     match status {
         Some(s) if says_absent(s) => Ok(()),
-        Some(s) => Err(format!(
+        Some(s) => Err(message!(
             "expected {what} to be gone after its delete (404 Not Found, or another 4xx); a show answered {s}"
         )),
-        None => Err(format!(
+        None => Err(message!(
             "expected {what} to be gone after its delete (404 Not Found); a show got no answer"
         )),
     }
@@ -62,9 +76,9 @@ fn says_absent(status: u16) -> bool {
 
 /// `delete.then-gone` for a kind without a show: the list that held the deleted resource
 /// (`what`) no longer does.
-pub fn unlisted(listed: bool, what: &str) -> Result<(), String> {
+pub fn unlisted(listed: bool, what: &str) -> Result<(), Message> {
     if listed {
-        Err(format!(
+        Err(message!(
             "expected {what} to be gone after its delete; its list still holds it"
         ))
     } else {
@@ -74,22 +88,22 @@ pub fn unlisted(listed: bool, what: &str) -> Result<(), String> {
 
 /// `show.unknown-id`: a show of an id nothing has (`what`) answers a client error (404, or
 /// another 4xx: HTTP semantics); a server error is not "not found".
-pub fn not_there(status: Option<u16>, what: &str) -> Result<(), String> {
+pub fn not_there(status: Option<u16>, what: &str) -> Result<(), Message> {
     match status {
         Some(s) if says_absent(s) => Ok(()),
-        Some(s) => Err(format!(
+        Some(s) => Err(message!(
             "expected a show of {what}, which nothing has, to answer 404 Not Found (or another 4xx); received {s}"
         )),
-        None => Err(format!(
+        None => Err(message!(
             "expected a show of {what}, which nothing has, to answer 404 Not Found; received no answer"
         )),
     }
 }
 
 /// `tfe.404-after-delete`: a show of an id that never existed (`what`) does not succeed.
-pub fn unknown(status: Option<u16>, what: &str) -> Result<(), String> {
+pub fn unknown(status: Option<u16>, what: &str) -> Result<(), Message> {
     match status {
-        Some(s) if (200..300).contains(&s) => Err(format!(
+        Some(s) if (200..300).contains(&s) => Err(message!(
             "expected a show of {what} not to succeed, received {s}"
         )),
         _ => Ok(()),
@@ -97,10 +111,10 @@ pub fn unknown(status: Option<u16>, what: &str) -> Result<(), String> {
 }
 
 /// `tfe.404-after-delete`: a show of a deleted resource (`what`) is answered 404.
-pub fn not_found(status: Option<u16>, what: &str) -> Result<(), String> {
+pub fn not_found(status: Option<u16>, what: &str) -> Result<(), Message> {
     match status {
         Some(404) => Ok(()),
-        other => Err(format!(
+        other => Err(message!(
             "expected 404 for {what} after its delete, received {}",
             status_text(other)
         )),
@@ -108,10 +122,10 @@ pub fn not_found(status: Option<u16>, what: &str) -> Result<(), String> {
 }
 
 /// `tfe.refused-in-wrong-state`: `what`, not allowed in the resource's state, is refused (4xx).
-pub fn refused(status: Option<u16>, what: &str) -> Result<(), String> {
+pub fn refused(status: Option<u16>, what: &str) -> Result<(), Message> {
     match status {
         Some(s) if (400..500).contains(&s) => Ok(()),
-        other => Err(format!(
+        other => Err(message!(
             "expected {what} to be refused (4xx), received {}",
             status_text(other)
         )),
@@ -119,12 +133,12 @@ pub fn refused(status: Option<u16>, what: &str) -> Result<(), String> {
 }
 
 /// `update.persisted`: what `whence` shows at `pointer` is the `value` an update sent.
-pub fn persisted(object: &Value, pointer: &str, value: &str, whence: &str) -> Result<(), String> {
+pub fn persisted(object: &Value, pointer: &str, value: &str, whence: &str) -> Result<(), Message> {
     let got = object.pointer(pointer);
     if got.and_then(Value::as_str) == Some(value) {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected {whence} to hold `{value}` at {pointer}, as the update sent; received {}",
             got.map(Value::to_string)
                 .unwrap_or_else(|| "nothing".into())
@@ -162,7 +176,7 @@ pub fn echoes_sent(
     answer: &Value,
     write_only: &[String],
     what: &str,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     let carried = attributes_of(answer);
     let differing: Vec<String> = sent
         .iter()
@@ -181,7 +195,7 @@ pub fn echoes_sent(
     if differing.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected {what} to echo every attribute it was sent (tfe-api-facts 6.4); {}",
             differing.join("; ")
         ))
@@ -217,7 +231,7 @@ pub fn links_held(
     known: &std::collections::BTreeMap<String, String>,
     shown: &Value,
     what: &str,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     let differing: Vec<String> = known
         .iter()
         .filter_map(|(name, id)| {
@@ -231,7 +245,7 @@ pub fn links_held(
     if differing.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected {what} to hold the relationships it was made with; {}",
             differing.join("; ")
         ))
@@ -247,11 +261,11 @@ pub fn reads_back(
     made_type: Option<&str>,
     shown: &Value,
     what: &str,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     let shown_type = shown.pointer("/data/type").and_then(Value::as_str);
     if let (Some(made), Some(got)) = (made_type, shown_type) {
         if made != got {
-            return Err(format!(
+            return Err(message!(
                 "expected {what} to answer a resource of type `{made}`, as it was answered when made; received type `{got}`"
             ));
         }
@@ -267,7 +281,7 @@ pub fn reads_back(
     if differing.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected {what} to answer the attributes the resource was sent and answered with; {}",
             differing.join("; ")
         ))
@@ -276,7 +290,7 @@ pub fn reads_back(
 
 /// `tfe.read-back` (facts 6.4): `shown` (`what`) carries every `known` attribute (sent and
 /// answered by the create or update, [`kept`]); their values are [`reads_back`]'s.
-pub fn echoes(known: &Map<String, Value>, shown: &Value, what: &str) -> Result<(), String> {
+pub fn echoes(known: &Map<String, Value>, shown: &Value, what: &str) -> Result<(), Message> {
     let attributes = attributes_of(shown);
     let absent: Vec<String> = known
         .keys()
@@ -286,7 +300,7 @@ pub fn echoes(known: &Map<String, Value>, shown: &Value, what: &str) -> Result<(
     if absent.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected {what} to echo every attribute sent (and answered) when it was made or changed; absent: {}",
             absent.join(", ")
         ))
@@ -297,7 +311,7 @@ pub fn echoes(known: &Map<String, Value>, shown: &Value, what: &str) -> Result<(
 /// least one is carried at the value sent by its `answer` or the `shown` document after it,
 /// and every one the answer carried at the value sent is carried so by the show (an answer
 /// that says "changed" while the resource is not).
-pub fn applied(sent: &Map<String, Value>, answer: &Value, shown: &Value) -> Result<(), String> {
+pub fn applied(sent: &Map<String, Value>, answer: &Value, shown: &Value) -> Result<(), Message> {
     let value =
         |doc: &Value, name: &str| -> Option<Value> { attributes_of(doc)?.get(name).cloned() };
     if sent.is_empty() {
@@ -314,7 +328,7 @@ pub fn applied(sent: &Map<String, Value>, answer: &Value, shown: &Value) -> Resu
         })
         .collect();
     if !lost.is_empty() {
-        return Err(format!(
+        return Err(message!(
             "expected a show after the update to carry what the update applied; {}",
             lost.join("; ")
         ));
@@ -326,7 +340,7 @@ pub fn applied(sent: &Map<String, Value>, answer: &Value, shown: &Value) -> Resu
         return Ok(());
     }
     let names: Vec<String> = sent.keys().map(|k| format!("`{k}`")).collect();
-    Err(format!(
+    Err(message!(
         "expected the update's answer or a show after it to carry one of the attributes it sent ({}) at the value sent; neither does",
         names.join(", ")
     ))
@@ -338,7 +352,7 @@ pub fn defaults_hold(
     defaults: &Map<String, Value>,
     sent: &Map<String, Value>,
     answer: &Value,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     let answered = attributes_of(answer);
     let wrong: Vec<String> = defaults
         .iter()
@@ -352,7 +366,7 @@ pub fn defaults_hold(
     if wrong.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected the create to answer TFE's defaults for what it was not sent; {}",
             wrong.join("; ")
         ))
@@ -360,10 +374,10 @@ pub fn defaults_hold(
 }
 
 /// `tfe.token-secret`: the create's answer holds the token's secret at `pointer`.
-pub fn issued_secret(answer: &Value, pointer: &str) -> Result<String, String> {
+pub fn issued_secret(answer: &Value, pointer: &str) -> Result<String, Message> {
     match answer.pointer(pointer) {
         Some(Value::String(secret)) if !secret.is_empty() => Ok(secret.clone()),
-        other => Err(format!(
+        other => Err(message!(
             "expected the token's create to answer its secret at {pointer} (a non-empty string); received {}",
             other.map(|_| "something else").unwrap_or("nothing")
         )),
@@ -371,9 +385,9 @@ pub fn issued_secret(answer: &Value, pointer: &str) -> Result<String, String> {
 }
 
 /// `tfe.token-secret`: a later show of the token does not answer its secret again.
-pub fn secret_hidden(shown: &Value, pointer: &str) -> Result<(), String> {
+pub fn secret_hidden(shown: &Value, pointer: &str) -> Result<(), Message> {
     match shown.pointer(pointer) {
-        Some(Value::String(secret)) if !secret.is_empty() => Err(format!(
+        Some(Value::String(secret)) if !secret.is_empty() => Err(message!(
             "expected a show of the token to answer null or nothing at {pointer} (the secret is shown once); it answers a non-empty string"
         )),
         _ => Ok(()),
@@ -382,15 +396,15 @@ pub fn secret_hidden(shown: &Value, pointer: &str) -> Result<(), String> {
 
 /// `tfe.token-authenticates`: `what` (a read with the issued token) succeeded as it must
 /// (`live`), or, after the token's delete, does not.
-pub fn authenticates(status: Option<u16>, live: bool, what: &str) -> Result<(), String> {
+pub fn authenticates(status: Option<u16>, live: bool, what: &str) -> Result<(), Message> {
     let succeeded = status.is_some_and(|s| (200..300).contains(&s));
     match (live, succeeded) {
         (true, true) | (false, false) => Ok(()),
-        (true, false) => Err(format!(
+        (true, false) => Err(message!(
             "expected {what} with the token just issued to succeed; received {}",
             super::status_text(status)
         )),
-        (false, true) => Err(format!(
+        (false, true) => Err(message!(
             "expected {what} with the deleted token to be refused; received {}",
             super::status_text(status)
         )),
@@ -425,12 +439,18 @@ pub fn state_not_reached(
     read: &str,
     last: &str,
     polled: std::time::Duration,
-) -> String {
-    format!(
+) -> Message {
+    message!(
         "expected {}{wanted} at {pointer} of {read}, last seen {last} (polled for {} s)",
         if absent { "no longer " } else { "" },
         polled.as_secs()
     )
+}
+
+/// What a state that could not be read at all says (the poll could not start: the catalog
+/// names no such show, its path cannot be filled): the harness's reason, as it is.
+pub fn state_unread(why: String) -> Message {
+    Message::new(why)
 }
 
 /// `state.after-action`: `whence` shows the resource (`what`) in the state `want` (or, while it
@@ -441,7 +461,7 @@ pub fn in_state(
     via: &[String],
     what: &str,
     whence: &str,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     if got == want {
         return Ok(());
     }
@@ -450,7 +470,7 @@ pub fn in_state(
     } else {
         format!(" (or on its way there: {})", via.join(", "))
     };
-    Err(format!(
+    Err(message!(
         "expected {what} to be `{want}`{via}, {whence} says `{got}`"
     ))
 }
@@ -473,22 +493,22 @@ pub fn names(doc: &Value, id: &str) -> bool {
 
 /// `relationship.listed`: after an add, the owner's show or list (`what`, a route of the
 /// spec) names the member `id`; after a removal (`removed`), it answers without it.
-pub fn member_listed(ex: &Exchange, id: &str, removed: bool, what: &str) -> Result<(), String> {
+pub fn member_listed(ex: &Exchange, id: &str, removed: bool, what: &str) -> Result<(), Message> {
     if !ex.is_success() {
-        return Err(format!(
+        return Err(message!(
             "expected {what} to answer, to see the member {id}; received {}",
             status_text(ex.status())
         ));
     }
     let doc = ex
         .json()
-        .map_err(|e| format!("expected {what} to answer JSON: {e}"))?;
+        .map_err(|e| message!("expected {what} to answer JSON: {e}"))?;
     match (names(&doc, id), removed) {
         (true, false) | (false, true) => Ok(()),
-        (false, false) => Err(format!(
+        (false, false) => Err(message!(
             "expected {what} to name the member {id} after the add; it names it nowhere in its `data`"
         )),
-        (true, true) => Err(format!(
+        (true, true) => Err(message!(
             "expected {what} no longer to name the member {id} after the removal; it still does"
         )),
     }

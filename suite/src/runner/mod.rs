@@ -238,7 +238,7 @@ impl<'a> TestRun<'a> {
         &mut self,
         check: &'static Check,
         exchange: Option<usize>,
-        result: Result<(), String>,
+        result: Result<(), c::Message>,
     ) -> bool {
         self.record.check(check, exchange, result)
     }
@@ -663,7 +663,7 @@ impl<'a> TestRun<'a> {
         );
         match set_up.or(not.index) {
             Some(index) => Outcome::Blocked(self.ctx.blocker(needed, self.ex(index), None)),
-            None => Outcome::Error(not.message),
+            None => Outcome::Error(not.message.into_string()),
         }
     }
 
@@ -831,7 +831,7 @@ impl<'a> TestRun<'a> {
 /// finding's message and the value last seen.
 struct NotReached {
     index: Option<usize>,
-    message: String,
+    message: c::Message,
     last: String,
 }
 
@@ -840,7 +840,7 @@ impl NotReached {
     fn harness(message: String) -> Self {
         Self {
             index: None,
-            message,
+            message: c::lifecycle::state_unread(message),
             last: String::new(),
         }
     }

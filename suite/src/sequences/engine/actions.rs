@@ -80,7 +80,7 @@ impl<'a> Run<'a> {
                     action.name,
                     current.unwrap_or_default()
                 );
-                let result = c::succeeds(self.ex(index)).map_err(|e| format!("{what}: {e}"));
+                let result = c::succeeds_as(self.ex(index), &what);
                 let level = self.state_level(item);
                 self.check_at(&c::ENDPOINT_SUCCEEDS, level, Some(index), result)?;
                 if self.names_state(action.upload.then_some(op.coll), index) {

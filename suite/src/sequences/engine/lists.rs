@@ -288,15 +288,8 @@ impl<'a> Run<'a> {
         };
         if missing_before {
             if let Some(f) = &mut self.out.failure {
-                f.message = format!("{} (a walk of {pages} page(s) of {size})", f.message);
-                if let Some(repeated) = walk.repeated() {
-                    f.message = format!(
-                        "{}; page {repeated} of {} repeated page {} (the list ignores paging: the walk ended there)",
-                        f.message,
-                        list.path,
-                        repeated - 1
-                    );
-                }
+                let repeated = walk.repeated().map(|page| (page, list.path.as_str()));
+                f.message = c::lists::walked(f.message.clone(), pages, size, repeated);
             }
         }
         result.map(|()| true)
@@ -350,14 +343,14 @@ impl<'a> Run<'a> {
         {
             Some(why) => {
                 if let Some((id, first, again)) = repeated {
-                    let result = c::lists::read_twice(&id, first, again, size)
-                        .map_err(|e| format!("{e}; {why}"));
+                    let result =
+                        c::lists::read_twice(&id, first, again, size).map_err(|e| e.because(&why));
                     self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
                     return self.compare_list(op, parent, index, all, complete, &c::TFE_PAGE_SIZE);
                 }
                 let result = self.compare_list(op, parent, index, all, true, &c::TFE_PAGE_SIZE);
                 if let Some(f) = &mut self.out.failure {
-                    f.message = format!("{}; {why}", f.message);
+                    f.message = f.message.clone().because(&why);
                 }
                 result
             }
@@ -378,16 +371,15 @@ impl<'a> Run<'a> {
         api_v2: bool,
         size: usize,
         id: &str,
-    ) -> Result<Option<String>, Stop> {
+    ) -> Result<Option<c::Message>, Stop> {
         for _ in 0..3 {
             let Some(before) = self.read_whole(list, env, api_v2).await? else {
                 return Ok(None);
             };
             let at = before.iter().position(|i| i == id);
             let mut on = Vec::new();
-            let mut expected = 0;
             if let Some(p) = at {
-                expected = p / size + 1;
+                let expected = p / size + 1;
                 let pages = before.len().div_ceil(size).max(1);
                 for page in expected.saturating_sub(1).max(1)..=(expected + 1).min(pages) {
                     let query = Paging::of(self.profile).query(page, size);
@@ -405,17 +397,7 @@ impl<'a> Run<'a> {
             if after.as_ref() != Some(&before) {
                 continue;
             }
-            return Ok(match at {
-                None => Some(format!(
-                    "a read of the whole list, while it stood still, does not hold {id} either"
-                )),
-                Some(_) if on == [expected] => None,
-                Some(p) => Some(format!(
-                    "read again while the list stood still, {id} (item {} of {}) is on page(s) {on:?} of size {size}, where it belongs on page {expected} alone",
-                    p + 1,
-                    before.len()
-                )),
-            });
+            return Ok(c::lists::paging_confirmed(id, &before, &on, size));
         }
         Ok(None)
     }

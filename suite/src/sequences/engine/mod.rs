@@ -358,7 +358,7 @@ impl<'a> Run<'a> {
         &mut self,
         check: &'static Check,
         exchange: Option<usize>,
-        result: Result<(), String>,
+        result: Result<(), c::Message>,
     ) -> StepResult {
         self.check_at(check, check.level, exchange, result)
     }
@@ -375,14 +375,14 @@ impl<'a> Run<'a> {
         check: &'static Check,
         level: Level,
         exchange: Option<usize>,
-        result: Result<(), String>,
+        result: Result<(), c::Message>,
     ) -> StepResult {
         // a server error is no answer anywhere: `transport.no-5xx` stays at its own level
         let level = match exchange {
             Some(i) if check.id != c::NO_SERVER_ERROR.id => level.max(self.route_level(i)),
             _ => level,
         };
-        let result = result.map_err(|message| format!("step {}: {message}", self.step_no));
+        let result = result.map_err(|message| message.at_step(self.step_no));
         match result {
             Err(message) if self.profile.fails_on(level.max(check.level)) => {
                 self.out.failure = Some(Finding::new(check, message, exchange).at(level));
@@ -509,7 +509,7 @@ impl<'a> Run<'a> {
 
     /// 2xx, else a failure of `check`.
     fn expect_success(&mut self, check: &'static Check, index: usize, what: &str) -> StepResult {
-        let result = c::succeeds(self.ex(index)).map_err(|e| format!("{what}: {e}"));
+        let result = c::succeeds_as(self.ex(index), what);
         self.check(check, Some(index), result)
     }
 
