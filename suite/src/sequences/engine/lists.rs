@@ -228,17 +228,7 @@ impl<'a> Run<'a> {
             }
             let items = walk.read(&doc);
             if shared {
-                // others' items are never judged: keep only what may be the sequence's own,
-                // so that memory follows the sequence, not the size of the shared list
-                let own: Vec<Value> = items
-                    .into_iter()
-                    .filter(|o| {
-                        o.get("id")
-                            .and_then(Value::as_str)
-                            .is_some_and(|id| self.model.find(op.coll, id).is_some())
-                            || self.own_named(coll, o)
-                    })
-                    .collect();
+                let own = self.own_items(op, items);
                 // Others' items may move the list under the walk: a repeated item of the
                 // sequence's own is judged after it (see below).
                 seen.extend(c::item_ids(&own).into_iter().map(|id| (id, page)));
@@ -247,13 +237,7 @@ impl<'a> Run<'a> {
                 self.out.exchanges[index].keep_evidence();
                 continue;
             }
-            for id in c::item_ids(&items) {
-                if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
-                    let result = c::lists::read_twice(&id, *first, page, size);
-                    self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
-                }
-                seen.push((id, page));
-            }
+            self.read_once(index, page, size, c::item_ids(&items), &mut seen)?;
             all.extend(items);
         }
         for (index, page, size, count, ids) in narrowed {
@@ -262,18 +246,68 @@ impl<'a> Run<'a> {
                 Some(index),
                 c::lists::page_size(count, size, page),
             )?;
-            for id in ids {
-                if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
-                    let result = c::lists::read_twice(&id, *first, page, size);
-                    self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
-                }
-                seen.push((id, page));
-            }
+            self.read_once(index, page, size, ids, &mut seen)?;
         }
+        let index = last.ok_or(Stop)?;
+        self.judge_walk(op, parent, index, &list, &env, &walk, shared, &seen, &all)
+            .await
+            .map(|()| true)
+    }
+
+    /// The items of a page of a shared list that may be the sequence's own (an item of the
+    /// model's, or one named with its prefix): others' items are never judged, so that
+    /// memory follows the sequence, not the size of the shared list.
+    fn own_items(&self, op: &Op, items: Vec<Value>) -> Vec<Value> {
+        let coll = self.coll(op.coll);
+        items
+            .into_iter()
+            .filter(|o| {
+                o.get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| self.model.find(op.coll, id).is_some())
+                    || self.own_named(coll, o)
+            })
+            .collect()
+    }
+
+    /// `tfe.page-size`: no item of page `page` (of `size`, answered at `index`) was read on
+    /// an earlier page of the walk (`seen`: each item read, with its page).
+    fn read_once(
+        &mut self,
+        index: usize,
+        page: usize,
+        size: usize,
+        ids: Vec<String>,
+        seen: &mut Vec<(String, usize)>,
+    ) -> StepResult {
+        for id in ids {
+            if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+                let result = c::lists::read_twice(&id, *first, page, size);
+                self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
+            }
+            seen.push((id, page));
+        }
+        Ok(())
+    }
+
+    /// Judges a whole walk (`all`: the items read, `seen`: their ids and pages, `index`: the
+    /// last page's answer) against the model; its finding names the walk that showed it.
+    #[allow(clippy::too_many_arguments)]
+    async fn judge_walk(
+        &mut self,
+        op: &Op,
+        parent: Option<usize>,
+        index: usize,
+        list: &Route,
+        env: &Env,
+        walk: &Walk,
+        shared: bool,
+        seen: &[(String, usize)],
+        all: &[Value],
+    ) -> StepResult {
         // A walk stopped with pages left: what it did not reach is not judged.
         let complete = !(shared && walk.cut_short());
         let size = walk.size();
-        let index = last.ok_or(Stop)?;
         let pages = if shared {
             walk.page()
         } else {
@@ -281,10 +315,10 @@ impl<'a> Run<'a> {
         };
         let missing_before = self.out.failure.is_none();
         let result = if shared {
-            self.judge_shared_walk(op, parent, index, &list, &env, size, &seen, &all, complete)
+            self.judge_shared_walk(op, parent, index, list, env, size, seen, all, complete)
                 .await
         } else {
-            self.compare_list(op, parent, index, &all, complete, &c::TFE_PAGE_SIZE)
+            self.compare_list(op, parent, index, all, complete, &c::TFE_PAGE_SIZE)
         };
         if missing_before {
             if let Some(f) = &mut self.out.failure {
@@ -292,7 +326,7 @@ impl<'a> Run<'a> {
                 f.message = c::lists::walked(f.message.clone(), pages, size, repeated);
             }
         }
-        result.map(|()| true)
+        result
     }
 
     /// Inside a given organization, the list of the organization's items holds others' items
@@ -460,20 +494,6 @@ impl<'a> Run<'a> {
             )
             .await?
         };
-        let listed = |run: &Self, i: usize| {
-            run.model.items[i].parent == parent
-                && run.model.live(i)
-                && read
-                    .only_state
-                    .as_deref()
-                    .is_none_or(|s| run.model.items[i].current_state().is_none_or(|st| st == s))
-        };
-        let expected: Vec<usize> = self
-            .model
-            .of(op.coll)
-            .into_iter()
-            .filter(|&i| listed(self, i))
-            .collect();
         let check = if read.registry {
             &c::REGISTRY_READ
         } else {
@@ -481,10 +501,16 @@ impl<'a> Run<'a> {
         };
         let status = self.ex(index).status();
         if read.absent_when_empty && status == Some(404) {
-            let labels: Vec<String> = expected.iter().map(|&i| self.label(i)).collect();
+            let labels: Vec<String> = self
+                .model
+                .of(op.coll)
+                .into_iter()
+                .filter(|&i| self.listed_by(i, parent, &read))
+                .map(|i| self.label(i))
+                .collect();
             let what = labels.join(", ");
             let place = format!("{path} (it answered 404)");
-            let result = c::lists::listed(expected.is_empty(), &what, &place, &[]);
+            let result = c::lists::listed(labels.is_empty(), &what, &place, &[]);
             return self.check(check, Some(index), result);
         }
         self.expect_success(check, index, &format!("read {path}"))?;
@@ -503,49 +529,21 @@ impl<'a> Run<'a> {
                     .collect()
             })
             .unwrap_or_default();
-        let key_of = |run: &Self, i: usize| match &read.field {
-            Some(f) => run.model.items[i]
-                .fields
-                .get(f)
-                .cloned()
-                .unwrap_or_default(),
-            None => run.model.items[i].id.clone(),
+        let listed = ListedRead {
+            read: &read,
+            parent,
+            index,
+            path: &path,
+            keys: &keys,
+            check,
         };
-        for i in self.model.of(op.coll) {
-            if self.model.items[i].parent != parent {
-                continue;
-            }
-            let key = key_of(self, i);
-            let holds = keys.contains(&key);
-            let should = listed(self, i);
-            let unknown = self.model.live(i)
-                && read.only_state.is_some()
-                && self.model.items[i].current_state().is_none();
-            if unknown || holds == should {
-                continue;
-            }
-            let label = format!("{} (`{key}`)", self.label(i));
-            let (check, result) = if should {
-                let what = format!("{label}, made in step {}", self.model.items[i].step);
-                (check, c::lists::listed(holds, &what, &path, &keys))
-            } else if !self.model.live(i) {
-                (
-                    &c::DELETE_THEN_GONE,
-                    c::lists::gone_from(holds, &label, &path),
-                )
-            } else {
-                let state = self.model.items[i].state.clone().unwrap_or_default();
-                let what = format!("{label} in state `{state}`");
-                (check, c::lists::left_out(holds, &what, &path))
-            };
-            self.check(check, Some(index), result)?;
-        }
+        self.judge_read_list(op, &listed)?;
         let known: Vec<String> = self
             .model
             .of(op.coll)
             .into_iter()
             .filter(|&i| self.model.items[i].parent == parent)
-            .map(|i| key_of(self, i))
+            .map(|i| self.read_key(i, &read))
             .collect();
         let extra = keys
             .iter()
@@ -554,4 +552,75 @@ impl<'a> Run<'a> {
         let result = c::lists::only_made(extra.as_deref(), &path);
         self.check(&c::LIST_EXACT, Some(index), result)
     }
+
+    /// Whether the model holds item `i` listed by the read `read` of the list under `parent`:
+    /// under it, live, and in the read's state where it names one.
+    fn listed_by(&self, i: usize, parent: Option<usize>, read: &ListRead) -> bool {
+        self.model.items[i].parent == parent
+            && self.model.live(i)
+            && read
+                .only_state
+                .as_deref()
+                .is_none_or(|s| self.model.items[i].current_state().is_none_or(|st| st == s))
+    }
+
+    /// What names item `i` in the read's list: its remembered `field`, else its id.
+    fn read_key(&self, i: usize, read: &ListRead) -> String {
+        match &read.field {
+            Some(f) => self.model.items[i]
+                .fields
+                .get(f)
+                .cloned()
+                .unwrap_or_default(),
+            None => self.model.items[i].id.clone(),
+        }
+    }
+
+    /// Each item of the model under the read's parent is listed (`check`), gone
+    /// (`delete.then-gone`) or left out as the model says.
+    fn judge_read_list(&mut self, op: &Op, l: &ListedRead<'_>) -> StepResult {
+        for i in self.model.of(op.coll) {
+            if self.model.items[i].parent != l.parent {
+                continue;
+            }
+            let key = self.read_key(i, l.read);
+            let holds = l.keys.contains(&key);
+            let should = self.listed_by(i, l.parent, l.read);
+            let unknown = self.model.live(i)
+                && l.read.only_state.is_some()
+                && self.model.items[i].current_state().is_none();
+            if unknown || holds == should {
+                continue;
+            }
+            let label = format!("{} (`{key}`)", self.label(i));
+            let (check, result) = if should {
+                let what = format!("{label}, made in step {}", self.model.items[i].step);
+                (l.check, c::lists::listed(holds, &what, l.path, l.keys))
+            } else if !self.model.live(i) {
+                (
+                    &c::DELETE_THEN_GONE,
+                    c::lists::gone_from(holds, &label, l.path),
+                )
+            } else {
+                let state = self.model.items[i].state.clone().unwrap_or_default();
+                let what = format!("{label} in state `{state}`");
+                (l.check, c::lists::left_out(holds, &what, l.path))
+            };
+            self.check(check, Some(l.index), result)?;
+        }
+        Ok(())
+    }
+}
+
+/// A read of a list the model is compared with ([`Run::read_list`]).
+struct ListedRead<'a> {
+    read: &'a ListRead,
+    parent: Option<usize>,
+    /// The read's answer.
+    index: usize,
+    path: &'a str,
+    /// What names each item the answer lists.
+    keys: &'a [String],
+    /// The check an item that should be listed is judged by.
+    check: &'static Check,
 }
