@@ -6,7 +6,7 @@
 //! endpoint's kind must pass. Nothing here sends a request: the runner and the
 //! sequence engine send them, call these functions and record what they answer.
 //!
-//! A finding's text is a [`Message`], which only this module builds (with [`message!`] in
+//! A finding's text is a [`Message`], which only this module builds (with `message!` in
 //! its functions): the recorders ([`Record::check`], [`Finding::new`], an
 //! [`answer::Judgement`]) take nothing else, so a message written anywhere else does not
 //! compile.

@@ -249,7 +249,7 @@ impl<'a> Run<'a> {
         self.expect_success(&c::DEPRECATED_SAME, other, &format!("show {label}"))?;
         let doc3 = self.single(other, Kind::Show)?;
         let want = self.model.items[item].id.clone();
-        let result = c::shows_agree(&doc, &doc3, &want, &label, &path, alt);
+        let result = c::shows_agree(&doc, &doc3, &want, &label, path, alt);
         self.check(&c::DEPRECATED_SAME, Some(other), result)
     }
 
