@@ -178,15 +178,7 @@ fn splitmix(x: u64) -> u64 {
 
 /// A seed from the clock, for runs without `--seed`.
 pub fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    hasher.finish() % 1_000_000_000_000
+    crate::clock::random() % 1_000_000_000_000
 }
 
 struct Namespaces<'a> {

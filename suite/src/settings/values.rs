@@ -329,15 +329,7 @@ pub(super) fn parse_url(flag: &str, text: &str) -> Result<Url, ConfigError> {
 }
 
 pub(super) fn default_prefix() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    format!("conform-{:06x}", hasher.finish() & 0xff_ffff)
+    format!("conform-{:06x}", crate::clock::random() & 0xff_ffff)
 }
 
 /// A word as a POSIX shell reads it back: bare when it holds only safe characters, else in

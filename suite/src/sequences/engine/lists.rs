@@ -248,10 +248,16 @@ impl<'a> Run<'a> {
             )?;
             self.read_once(index, page, size, ids, &mut seen)?;
         }
-        let index = last.ok_or(Stop)?;
-        self.judge_walk(op, parent, index, &list, &env, &walk, shared, &seen, &all)
-            .await
-            .map(|()| true)
+        let walked = Walked {
+            index: last.ok_or(Stop)?,
+            list: &list,
+            env: &env,
+            walk: &walk,
+            shared,
+            seen: &seen,
+            all: &all,
+        };
+        self.judge_walk(op, parent, walked).await.map(|()| true)
     }
 
     /// The items of a page of a shared list that may be the sequence's own (an item of the
@@ -290,21 +296,17 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Judges a whole walk (`all`: the items read, `seen`: their ids and pages, `index`: the
-    /// last page's answer) against the model; its finding names the walk that showed it.
-    #[allow(clippy::too_many_arguments)]
-    async fn judge_walk(
-        &mut self,
-        op: &Op,
-        parent: Option<usize>,
-        index: usize,
-        list: &Route,
-        env: &Env,
-        walk: &Walk,
-        shared: bool,
-        seen: &[(String, usize)],
-        all: &[Value],
-    ) -> StepResult {
+    /// Judges a whole walk against the model; its finding names the walk that showed it.
+    async fn judge_walk(&mut self, op: &Op, parent: Option<usize>, w: Walked<'_>) -> StepResult {
+        let Walked {
+            index,
+            list,
+            env,
+            walk,
+            shared,
+            seen,
+            all,
+        } = w;
         // A walk stopped with pages left: what it did not reach is not judged.
         let complete = !(shared && walk.cut_short());
         let size = walk.size();
@@ -623,4 +625,19 @@ struct ListedRead<'a> {
     keys: &'a [String],
     /// The check an item that should be listed is judged by.
     check: &'static Check,
+}
+
+/// A walk read to its end ([`Run::judge_walk`]).
+struct Walked<'w> {
+    /// The last page's answer.
+    index: usize,
+    list: &'w Route,
+    env: &'w Env,
+    walk: &'w Walk,
+    /// The list holds others' items too (walked whole, only the sequence's own kept).
+    shared: bool,
+    /// The ids read, with their pages.
+    seen: &'w [(String, usize)],
+    /// The items read.
+    all: &'w [Value],
 }
