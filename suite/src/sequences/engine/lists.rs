@@ -213,18 +213,8 @@ impl<'a> Run<'a> {
                 Some(index),
                 c::lists::page_size(count, size, page),
             )?;
-            if shared && page == 1 {
-                // The list holds others' items too: walk it all, in at most about
-                // SHARED_WALK_PAGES pages (a larger page size for a long list).
-                match pages::total_count(&doc) {
-                    Some(total) if !resized && total.div_ceil(size) > SHARED_WALK_PAGES => {
-                        resized = true;
-                        walk.restart(total.div_ceil(SHARED_WALK_PAGES).min(100));
-                        continue;
-                    }
-                    Some(total) => walk.allow_pages(total.div_ceil(size) + 3),
-                    None => walk.allow_pages(SHARED_WALK_CAP),
-                }
+            if shared && page == 1 && sized_whole(&mut walk, &doc, &mut resized) {
+                continue;
             }
             let items = walk.read(&doc);
             if shared {
@@ -640,4 +630,21 @@ struct Walked<'w> {
     seen: &'w [(String, usize)],
     /// The items read.
     all: &'w [Value],
+}
+
+/// The first page of a shared list (it holds others' items too) sizes its walk: it is
+/// walked all, in at most about [`SHARED_WALK_PAGES`] pages (a larger page size for a long
+/// list, once: `resized`). True when the walk starts again at that size.
+fn sized_whole(walk: &mut Walk, doc: &Value, resized: &mut bool) -> bool {
+    let size = walk.size();
+    match pages::total_count(doc) {
+        Some(total) if !*resized && total.div_ceil(size) > SHARED_WALK_PAGES => {
+            *resized = true;
+            walk.restart(total.div_ceil(SHARED_WALK_PAGES).min(100));
+            return true;
+        }
+        Some(total) => walk.allow_pages(total.div_ceil(size) + 3),
+        None => walk.allow_pages(SHARED_WALK_CAP),
+    }
+    false
 }
