@@ -3,6 +3,20 @@
 
 use std::time::{Duration, SystemTime};
 
+/// A number that differs from run to run: the clock, hashed with a random key (a run's
+/// name prefix, a sequence seed without `--seed`).
+pub fn random() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    hasher.finish()
+}
+
 /// Parses `500ms`, `90s`, `10m`, `2h`, `7d` or a bare number of seconds (`1.5`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();

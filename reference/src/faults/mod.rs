@@ -175,136 +175,185 @@ impl FromStr for Fault {
             (None, Some(_)) => return Err(format!("fault `{name}` takes no argument")),
             (_, arg) => arg,
         };
-        let route = || RouteSpec::parse(arg.as_deref().unwrap_or_default());
-        let kind = match name {
-            "no-api-v2" => Kind::NoApiV2,
-            "no-bare" => Kind::NoBare,
-            "drop-route" => Kind::DropRoute(route()?),
-            "no-deprecated-registry" => Kind::NoDeprecatedRegistry,
-            "no-agent-pool-singular" => Kind::NoAgentPoolSingular,
-            "list-as-object" => Kind::ListAsObject,
-            "numeric-id" => Kind::NumericId,
-            "missing-id" => Kind::MissingId,
-            "create-without-id" => Kind::CreateWithoutId,
-            "no-data" => Kind::NoData,
-            "non-json" => Kind::NonJson(route()?),
-            "wrong-content-type" => Kind::WrongContentType(route()?),
-            "huge-body" => Kind::HugeBody(route()?),
-            "delete-noop" => Kind::DeleteNoop,
-            "list-omits-newest" => Kind::ListOmitsNewest,
-            "update-not-persisted" => Kind::UpdateNotPersisted,
-            "show-wrong-id" => Kind::ShowWrongId,
-            "show-forgets-attributes" => Kind::ShowForgetsAttributes,
-            "wrong-defaults" => Kind::WrongDefaults,
-            "module-status-stuck" => Kind::ModuleStatusStuck,
-            "deliveries-forgotten" => Kind::DeliveriesForgotten,
-            "run-action-noop" => Kind::RunActionNoop,
-            "token-shown-again" => Kind::TokenShownAgain,
-            "token-not-revoked" => Kind::TokenNotRevoked,
-            "token-secret-withheld" => Kind::TokenSecretWithheld,
-            "relationship-noop" => Kind::RelationshipNoop,
-            "show-alters-attributes" => Kind::ShowAltersAttributes,
-            "show-any-id" => Kind::ShowAnyId,
-            "drops-permissions" => Kind::DropsPermissions,
-            "no-default-project" => Kind::NoDefaultProject,
-            "force-cancel-noop" => Kind::ForceCancelNoop,
-            "suspend-noop" => Kind::SuspendNoop,
-            "upload-url-wrong-form" => Kind::UploadUrlWrongForm,
-            "upload-refused" => Kind::UploadRefused,
-            "upload-not-applied" => Kind::UploadNotApplied,
-            "deprecated-acts-elsewhere" => Kind::DeprecatedActsElsewhere,
-            "action-ignores-state" => Kind::ActionIgnoresState,
-            "archive-noop" => Kind::ArchiveNoop,
-            "page-ignored" => Kind::PageIgnored,
-            "page-size-ignored" => Kind::PageSizeIgnored,
-            "list-filters-ignored" => Kind::ListFiltersIgnored,
-            "lists-newest-first" => Kind::ListsNewestFirst,
-            "show-relinks" => Kind::ShowRelinks,
-            "no-pagination-links" => Kind::NoPaginationLinks,
-            "page-repeats-item" => Kind::PageRepeatsItem,
-            "page-drops-item" => Kind::PageDropsItem,
-            "server-error" => Kind::ServerError(route()?),
-            "slow" => Kind::Slow(route()?),
-            "reset" => Kind::Reset(route()?),
-            "rate-limit-first" => {
-                let text = arg.as_deref().unwrap_or_default();
-                let n = text.parse::<u64>().map_err(|_| {
-                    format!("fault `rate-limit-first` needs a number, not `{text}`")
-                })?;
-                Kind::RateLimitFirst(n)
-            }
-            "rate-limit-forever" => Kind::RateLimitForever,
-            "rate-limit-per-second" => {
-                let text = arg.as_deref().unwrap_or_default();
-                let n = text.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    format!("fault `rate-limit-per-second` needs a number above 0, not `{text}`")
-                })?;
-                Kind::RateLimitPerSecond(n)
-            }
-            "wrong-status" => Kind::WrongStatus,
-            "errors-not-jsonapi" => Kind::ErrorsNotJsonapi,
-            "no-auth" => Kind::NoAuth,
-            "plain-json-media-type" => Kind::PlainJsonMediaType,
-            "no-pagination-meta" => Kind::NoPaginationMeta,
-            "update-wrong-id" => Kind::UpdateWrongId,
-            "bare-snake-case" => Kind::BareSnakeCase,
-            "page-params-refused" => Kind::PageParamsRefused,
-            "gone-410" => Kind::Gone410,
-            "create-answer-flipped" => Kind::CreateAnswerFlipped,
-            "unknown-id-500" => Kind::UnknownId500,
-            "filter-optional" => Kind::FilterOptional,
-            "registry-download-no-header" => Kind::RegistryDownloadNoHeader,
-            "registry-hides-modules" => Kind::RegistryHidesModules,
-            "registry-versions-empty" => Kind::RegistryVersionsEmpty,
-            "registry-version-wrong" => Kind::RegistryVersionWrong,
-            "registry-latest-other-provider" => Kind::RegistryLatestOtherProvider,
-            "registry-download-wrong-bytes" => Kind::RegistryDownloadWrongBytes,
-            "configuration-download-wrong-bytes" => Kind::ConfigurationDownloadWrongBytes,
-            "version-delete-noop" => Kind::VersionDeleteNoop,
-            "tag-workspaces-noop" => Kind::TagWorkspacesNoop,
-            "registry-query-refused" => Kind::RegistryQueryRefused,
-            "registry-search-q-only" => Kind::RegistrySearchQOnly,
-            "registry-limit-ignored" => Kind::RegistryLimitIgnored,
-            "registry-filters-ignored" => Kind::RegistryFiltersIgnored,
-            "registry-reshaped" => Kind::RegistryReshaped,
-            "registry-source-elsewhere" => Kind::RegistrySourceElsewhere,
-            "registry-search-query-400" => Kind::RegistrySearchQuery400,
-            "registry-search-refused" => Kind::RegistrySearchRefused,
-            "registry-source-zip" => Kind::RegistrySourceZip,
-            "registry-source-misnamed" => Kind::RegistrySourceMisnamed,
-            "registry-download-json-location" => Kind::RegistryDownloadJsonLocation,
-            "module-consumers-noop" => Kind::ModuleConsumersNoop,
-            "users-without-two-factor" => Kind::UsersWithoutTwoFactor,
-            "two-factor-disable-refused" => Kind::TwoFactorDisableRefused,
-            "archive-any-version" => Kind::ArchiveAnyVersion,
-            "list-holds-extra" => Kind::ListHoldsExtra,
-            "accepts-wrong-type" => Kind::AcceptsWrongType,
-            "accepts-unknown-type" => Kind::AcceptsUnknownType,
-            "accepts-missing-attribute" => Kind::AcceptsMissingAttribute,
-            "malformed-json-500" => Kind::MalformedJson500,
-            "accepts-any-media-type" => Kind::AcceptsAnyMediaType,
-            "membership-email-filter-ignored" => Kind::MembershipEmailFilterIgnored,
-            "membership-include-unchecked" => Kind::MembershipIncludeUnchecked,
-            "organization-query-name-only" => Kind::OrganizationQueryNameOnly,
-            "organization-agent-pool-dropped" => Kind::OrganizationAgentPoolDropped,
-            "tag-without-organization" => Kind::TagWithoutOrganization,
-            "team-name-no-space" => Kind::TeamNameNoSpace,
-            "access-values-unchecked" => Kind::AccessValuesUnchecked,
-            "always-paged" => Kind::AlwaysPaged,
-            "run-without-events" => Kind::RunWithoutEvents,
-            "refuses-empty-type" => Kind::RefusesEmptyType,
-            "token-without-creator" => Kind::TokenWithoutCreator,
-            "nested-access-replaced" => Kind::NestedAccessReplaced,
-            "invite-without-user" => Kind::InviteWithoutUser,
-            "grant-mocks-none" => Kind::GrantMocksNone,
-            other => return Err(format!("fault `{other}` is in the catalog but not handled")),
-        };
+        let kind = kind(name, arg.as_deref())?;
         Ok(Fault {
             kind,
             name: entry.name,
             arg,
         })
     }
+}
+
+/// The faults that take no argument, by name.
+const PLAIN: &[(&str, Kind)] = &[
+    ("no-api-v2", Kind::NoApiV2),
+    ("no-bare", Kind::NoBare),
+    ("no-deprecated-registry", Kind::NoDeprecatedRegistry),
+    ("no-agent-pool-singular", Kind::NoAgentPoolSingular),
+    ("list-as-object", Kind::ListAsObject),
+    ("numeric-id", Kind::NumericId),
+    ("missing-id", Kind::MissingId),
+    ("create-without-id", Kind::CreateWithoutId),
+    ("no-data", Kind::NoData),
+    ("delete-noop", Kind::DeleteNoop),
+    ("list-omits-newest", Kind::ListOmitsNewest),
+    ("update-not-persisted", Kind::UpdateNotPersisted),
+    ("show-wrong-id", Kind::ShowWrongId),
+    ("show-forgets-attributes", Kind::ShowForgetsAttributes),
+    ("wrong-defaults", Kind::WrongDefaults),
+    ("module-status-stuck", Kind::ModuleStatusStuck),
+    ("deliveries-forgotten", Kind::DeliveriesForgotten),
+    ("run-action-noop", Kind::RunActionNoop),
+    ("token-shown-again", Kind::TokenShownAgain),
+    ("token-not-revoked", Kind::TokenNotRevoked),
+    ("token-secret-withheld", Kind::TokenSecretWithheld),
+    ("relationship-noop", Kind::RelationshipNoop),
+    ("show-alters-attributes", Kind::ShowAltersAttributes),
+    ("show-any-id", Kind::ShowAnyId),
+    ("drops-permissions", Kind::DropsPermissions),
+    ("no-default-project", Kind::NoDefaultProject),
+    ("force-cancel-noop", Kind::ForceCancelNoop),
+    ("suspend-noop", Kind::SuspendNoop),
+    ("upload-url-wrong-form", Kind::UploadUrlWrongForm),
+    ("upload-refused", Kind::UploadRefused),
+    ("upload-not-applied", Kind::UploadNotApplied),
+    ("deprecated-acts-elsewhere", Kind::DeprecatedActsElsewhere),
+    ("action-ignores-state", Kind::ActionIgnoresState),
+    ("archive-noop", Kind::ArchiveNoop),
+    ("page-ignored", Kind::PageIgnored),
+    ("page-size-ignored", Kind::PageSizeIgnored),
+    ("list-filters-ignored", Kind::ListFiltersIgnored),
+    ("lists-newest-first", Kind::ListsNewestFirst),
+    ("show-relinks", Kind::ShowRelinks),
+    ("no-pagination-links", Kind::NoPaginationLinks),
+    ("page-repeats-item", Kind::PageRepeatsItem),
+    ("page-drops-item", Kind::PageDropsItem),
+    ("rate-limit-forever", Kind::RateLimitForever),
+    ("wrong-status", Kind::WrongStatus),
+    ("errors-not-jsonapi", Kind::ErrorsNotJsonapi),
+    ("no-auth", Kind::NoAuth),
+    ("plain-json-media-type", Kind::PlainJsonMediaType),
+    ("no-pagination-meta", Kind::NoPaginationMeta),
+    ("update-wrong-id", Kind::UpdateWrongId),
+    ("bare-snake-case", Kind::BareSnakeCase),
+    ("page-params-refused", Kind::PageParamsRefused),
+    ("gone-410", Kind::Gone410),
+    ("create-answer-flipped", Kind::CreateAnswerFlipped),
+    ("unknown-id-500", Kind::UnknownId500),
+    ("filter-optional", Kind::FilterOptional),
+    (
+        "registry-download-no-header",
+        Kind::RegistryDownloadNoHeader,
+    ),
+    ("registry-hides-modules", Kind::RegistryHidesModules),
+    ("registry-versions-empty", Kind::RegistryVersionsEmpty),
+    ("registry-version-wrong", Kind::RegistryVersionWrong),
+    (
+        "registry-latest-other-provider",
+        Kind::RegistryLatestOtherProvider,
+    ),
+    (
+        "registry-download-wrong-bytes",
+        Kind::RegistryDownloadWrongBytes,
+    ),
+    (
+        "configuration-download-wrong-bytes",
+        Kind::ConfigurationDownloadWrongBytes,
+    ),
+    ("version-delete-noop", Kind::VersionDeleteNoop),
+    ("tag-workspaces-noop", Kind::TagWorkspacesNoop),
+    ("registry-query-refused", Kind::RegistryQueryRefused),
+    ("registry-search-q-only", Kind::RegistrySearchQOnly),
+    ("registry-limit-ignored", Kind::RegistryLimitIgnored),
+    ("registry-filters-ignored", Kind::RegistryFiltersIgnored),
+    ("registry-reshaped", Kind::RegistryReshaped),
+    ("registry-source-elsewhere", Kind::RegistrySourceElsewhere),
+    ("registry-search-query-400", Kind::RegistrySearchQuery400),
+    ("registry-search-refused", Kind::RegistrySearchRefused),
+    ("registry-source-zip", Kind::RegistrySourceZip),
+    ("registry-source-misnamed", Kind::RegistrySourceMisnamed),
+    (
+        "registry-download-json-location",
+        Kind::RegistryDownloadJsonLocation,
+    ),
+    ("module-consumers-noop", Kind::ModuleConsumersNoop),
+    ("users-without-two-factor", Kind::UsersWithoutTwoFactor),
+    ("two-factor-disable-refused", Kind::TwoFactorDisableRefused),
+    ("archive-any-version", Kind::ArchiveAnyVersion),
+    ("list-holds-extra", Kind::ListHoldsExtra),
+    ("accepts-wrong-type", Kind::AcceptsWrongType),
+    ("accepts-unknown-type", Kind::AcceptsUnknownType),
+    ("accepts-missing-attribute", Kind::AcceptsMissingAttribute),
+    ("malformed-json-500", Kind::MalformedJson500),
+    ("accepts-any-media-type", Kind::AcceptsAnyMediaType),
+    (
+        "membership-email-filter-ignored",
+        Kind::MembershipEmailFilterIgnored,
+    ),
+    (
+        "membership-include-unchecked",
+        Kind::MembershipIncludeUnchecked,
+    ),
+    (
+        "organization-query-name-only",
+        Kind::OrganizationQueryNameOnly,
+    ),
+    (
+        "organization-agent-pool-dropped",
+        Kind::OrganizationAgentPoolDropped,
+    ),
+    ("tag-without-organization", Kind::TagWithoutOrganization),
+    ("team-name-no-space", Kind::TeamNameNoSpace),
+    ("access-values-unchecked", Kind::AccessValuesUnchecked),
+    ("always-paged", Kind::AlwaysPaged),
+    ("run-without-events", Kind::RunWithoutEvents),
+    ("refuses-empty-type", Kind::RefusesEmptyType),
+    ("token-without-creator", Kind::TokenWithoutCreator),
+    ("nested-access-replaced", Kind::NestedAccessReplaced),
+    ("invite-without-user", Kind::InviteWithoutUser),
+    ("grant-mocks-none", Kind::GrantMocksNone),
+];
+
+/// A route fault's kind, made from its route.
+type OnRoute = fn(RouteSpec) -> Kind;
+
+/// The faults that act on one route (`NAME=ROUTE`), by name.
+const ON_ROUTE: &[(&str, OnRoute)] = &[
+    ("drop-route", Kind::DropRoute),
+    ("non-json", Kind::NonJson),
+    ("wrong-content-type", Kind::WrongContentType),
+    ("huge-body", Kind::HugeBody),
+    ("server-error", Kind::ServerError),
+    ("slow", Kind::Slow),
+    ("reset", Kind::Reset),
+];
+
+/// The kind of the fault named `name`, with its argument (already checked present when the
+/// catalog says it takes one).
+fn kind(name: &str, arg: Option<&str>) -> Result<Kind, String> {
+    if let Some((_, kind)) = PLAIN.iter().find(|(n, _)| *n == name) {
+        return Ok(kind.clone());
+    }
+    if let Some((_, make)) = ON_ROUTE.iter().find(|(n, _)| *n == name) {
+        return Ok(make(RouteSpec::parse(arg.unwrap_or_default())?));
+    }
+    Ok(match name {
+        "rate-limit-first" => {
+            let text = arg.unwrap_or_default();
+            let n = text
+                .parse::<u64>()
+                .map_err(|_| format!("fault `rate-limit-first` needs a number, not `{text}`"))?;
+            Kind::RateLimitFirst(n)
+        }
+        "rate-limit-per-second" => {
+            let text = arg.unwrap_or_default();
+            let n = text.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                format!("fault `rate-limit-per-second` needs a number above 0, not `{text}`")
+            })?;
+            Kind::RateLimitPerSecond(n)
+        }
+        other => return Err(format!("fault `{other}` is in the catalog but not handled")),
+    })
 }
 
 impl fmt::Display for Fault {

@@ -10,11 +10,11 @@ use axum::http::response::Parts;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::answer::{content_type, is_json, REWRITE_LIMIT};
 use crate::error::{ApiError, JSONAPI};
-use crate::faults::Kind;
+use crate::faults::{Faults, Kind};
 use crate::jsonapi::AppState;
 
 /// 1 GiB, the size of the `huge-body` answer.
@@ -267,6 +267,23 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
         }
     }
     let is_list = obj.get("data").is_some_and(Value::is_array);
+    list_faults(faults, obj, is_list);
+    created_faults(faults, obj, status);
+    resource_faults(faults, obj);
+    if !is_list {
+        if let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut) {
+            single_faults(faults, method, bare, status, data);
+        }
+    }
+    if faults.has(&Kind::NoData) {
+        if let Some(data) = obj.remove("data") {
+            obj.insert("result".into(), data);
+        }
+    }
+}
+
+/// The faults on a list's envelope: no pagination meta, the list as its first item.
+fn list_faults(faults: &Faults, obj: &mut Map<String, Value>, is_list: bool) {
     if is_list && faults.has(&Kind::NoPaginationMeta) {
         if let Some(meta) = obj.get_mut("meta").and_then(Value::as_object_mut) {
             meta.remove("pagination");
@@ -280,6 +297,10 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
             .unwrap_or_else(|| json!({}));
         obj.insert("data".into(), first);
     }
+}
+
+/// The faults on a 201 answer's attributes: booleans turned over.
+fn created_faults(faults: &Faults, obj: &mut Map<String, Value>, status: StatusCode) {
     if faults.has(&Kind::WrongDefaults) && status == StatusCode::CREATED {
         if let Some(attributes) = obj
             .get_mut("data")
@@ -304,6 +325,10 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
             }
         }
     }
+}
+
+/// The faults on every resource of an answer's `data` (the list's items, or the one resource).
+fn resource_faults(faults: &Faults, obj: &mut Map<String, Value>) {
     if faults.has(&Kind::ModuleStatusStuck) {
         for item in resources_mut(obj) {
             if let Some(Value::Array(statuses)) = item.pointer_mut("/attributes/version-statuses") {
@@ -340,75 +365,74 @@ fn rewrite(state: &AppState, method: &Method, bare: &str, status: StatusCode, do
             }
         }
     }
-    if !is_list {
-        if let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut) {
-            let shows_elsewhere = faults.has(&Kind::DeprecatedActsElsewhere)
-                && *method == Method::GET
-                && bare.starts_with("/registry-modules/show/");
-            if (faults.has(&Kind::ShowWrongId) && *method == Method::GET)
-                || (faults.has(&Kind::UpdateWrongId) && *method == Method::PATCH)
-                || shows_elsewhere
-            {
-                if let Some(Value::String(id)) = data.get_mut("id") {
-                    let last = id.pop();
-                    id.push(if last == Some('X') { 'Y' } else { 'X' });
+}
+
+/// The faults on a single resource's `data`: its id, attributes and relationships.
+fn single_faults(
+    faults: &Faults,
+    method: &Method,
+    bare: &str,
+    status: StatusCode,
+    data: &mut Map<String, Value>,
+) {
+    let shows_elsewhere = faults.has(&Kind::DeprecatedActsElsewhere)
+        && *method == Method::GET
+        && bare.starts_with("/registry-modules/show/");
+    if (faults.has(&Kind::ShowWrongId) && *method == Method::GET)
+        || (faults.has(&Kind::UpdateWrongId) && *method == Method::PATCH)
+        || shows_elsewhere
+    {
+        if let Some(Value::String(id)) = data.get_mut("id") {
+            let last = id.pop();
+            id.push(if last == Some('X') { 'Y' } else { 'X' });
+        }
+    }
+    if faults.has(&Kind::ShowAltersAttributes) && *method == Method::GET {
+        if let Some(attributes) = data.get_mut("attributes").and_then(Value::as_object_mut) {
+            for (name, value) in attributes.iter_mut() {
+                if let (false, Value::String(text)) = (name == "status", value) {
+                    text.push_str("-altered");
                 }
-            }
-            if faults.has(&Kind::ShowAltersAttributes) && *method == Method::GET {
-                if let Some(attributes) = data.get_mut("attributes").and_then(Value::as_object_mut)
-                {
-                    for (name, value) in attributes.iter_mut() {
-                        if let (false, Value::String(text)) = (name == "status", value) {
-                            text.push_str("-altered");
-                        }
-                    }
-                }
-            }
-            if faults.has(&Kind::ShowRelinks) && *method == Method::GET {
-                let to_one = data
-                    .get_mut("relationships")
-                    .and_then(Value::as_object_mut)
-                    .into_iter()
-                    .flat_map(|r| r.values_mut())
-                    .filter_map(|r| r.get_mut("data").and_then(|d| d.get_mut("id")));
-                for id in to_one {
-                    if let Value::String(id) = id {
-                        id.push_str("-elsewhere");
-                    }
-                }
-            }
-            if faults.has(&Kind::ShowForgetsAttributes) && *method == Method::GET {
-                if let Some(attributes) = data.get_mut("attributes").and_then(Value::as_object_mut)
-                {
-                    attributes.retain(|name, value| name == "status" || !value.is_string());
-                }
-            }
-            if shows_elsewhere {
-                if let Some(Value::String(name)) =
-                    data.get_mut("attributes").and_then(|a| a.get_mut("name"))
-                {
-                    name.push_str("-elsewhere");
-                }
-            }
-            if faults.has(&Kind::NumericId) && data.contains_key("id") {
-                let n: u64 = data
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map(|s| s.bytes().map(u64::from).sum())
-                    .unwrap_or(1);
-                data.insert("id".into(), json!(n));
-            }
-            if faults.has(&Kind::MissingId)
-                || (faults.has(&Kind::CreateWithoutId) && status == StatusCode::CREATED)
-            {
-                data.remove("id");
             }
         }
     }
-    if faults.has(&Kind::NoData) {
-        if let Some(data) = obj.remove("data") {
-            obj.insert("result".into(), data);
+    if faults.has(&Kind::ShowRelinks) && *method == Method::GET {
+        let to_one = data
+            .get_mut("relationships")
+            .and_then(Value::as_object_mut)
+            .into_iter()
+            .flat_map(|r| r.values_mut())
+            .filter_map(|r| r.get_mut("data").and_then(|d| d.get_mut("id")));
+        for id in to_one {
+            if let Value::String(id) = id {
+                id.push_str("-elsewhere");
+            }
         }
+    }
+    if faults.has(&Kind::ShowForgetsAttributes) && *method == Method::GET {
+        if let Some(attributes) = data.get_mut("attributes").and_then(Value::as_object_mut) {
+            attributes.retain(|name, value| name == "status" || !value.is_string());
+        }
+    }
+    if shows_elsewhere {
+        if let Some(Value::String(name)) =
+            data.get_mut("attributes").and_then(|a| a.get_mut("name"))
+        {
+            name.push_str("-elsewhere");
+        }
+    }
+    if faults.has(&Kind::NumericId) && data.contains_key("id") {
+        let n: u64 = data
+            .get("id")
+            .and_then(Value::as_str)
+            .map(|s| s.bytes().map(u64::from).sum())
+            .unwrap_or(1);
+        data.insert("id".into(), json!(n));
+    }
+    if faults.has(&Kind::MissingId)
+        || (faults.has(&Kind::CreateWithoutId) && status == StatusCode::CREATED)
+    {
+        data.remove("id");
     }
 }
 

@@ -192,51 +192,9 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
         .and_then(|c| store.get("configuration-versions", c))
         .is_some_and(|c| c.flag("speculative"))
         || doc.attributes.get("plan-only").and_then(Value::as_bool) == Some(true);
-    let attrs = merge(
-        json!({
-            "message": "Queued manually via the Terraform Enterprise API",
-            "is-destroy": false, "refresh": true, "refresh-only": false, "plan-only": false,
-            "save-plan": false, "auto-apply": auto_apply, "allow-empty-apply": false,
-            "source": "tfe-api", "trigger-reason": "manual", "has-changes": false,
-            "created-at": now(), "canceled-at": null, "target-addrs": null,
-            "replace-addrs": null, "variables": [],
-            "status-timestamps": {"plan-queueable-at": now()},
-            "permissions": {"can-apply": true, "can-cancel": true, "can-discard": true,
-                "can-force-cancel": true, "can-force-execute": true, "can-comment": true},
-        }),
-        &doc.attributes,
-        &[],
-    );
+    let attrs = run_attributes(&doc.attributes, auto_apply);
     let id = store.insert("runs", "run-", Some(&ws), attrs, Map::new());
-    let apply_attrs = json!({"status": "unreached", "resource-additions": 0,
-        "resource-changes": 0, "resource-destructions": 0, "status-timestamps": {}});
-    let apply = store.insert(
-        "applies",
-        "apply-",
-        Some(&id),
-        apply_attrs.as_object().cloned().unwrap_or_default(),
-        Map::new(),
-    );
-    let plan = store.insert(
-        "plans",
-        "plan-",
-        Some(&id),
-        apply_attrs.as_object().cloned().unwrap_or_default(),
-        Map::new(),
-    );
-    let estimate = store.insert(
-        "cost-estimates",
-        "ce-",
-        Some(&id),
-        json!({"status": "finished", "matched-resources-count": 0,
-            "unmatched-resources-count": 0, "resources-count": 0,
-            "prior-monthly-cost": "0.0", "proposed-monthly-cost": "0.0", "delta-monthly-cost": "0.0",
-            "error-message": null, "status-timestamps": {"finished-at": now()}})
-        .as_object()
-        .cloned()
-        .unwrap_or_default(),
-        Map::new(),
-    );
+    let (apply, plan, estimate) = insert_stages(&mut store, &id);
     let user = store.current_user.clone();
     let run = store.find_mut("runs", &id)?;
     run.set_rel("workspace", "workspaces", &ws);
@@ -266,6 +224,59 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
         ws.set_rel("current-run", "runs", &id);
     }
     created(render_run(&ctx, &store, store.find("runs", &id)?))
+}
+
+/// A new run's attributes: the defaults, with what the request sent over them.
+fn run_attributes(sent: &Map<String, Value>, auto_apply: bool) -> Map<String, Value> {
+    merge(
+        json!({
+            "message": "Queued manually via the Terraform Enterprise API",
+            "is-destroy": false, "refresh": true, "refresh-only": false, "plan-only": false,
+            "save-plan": false, "auto-apply": auto_apply, "allow-empty-apply": false,
+            "source": "tfe-api", "trigger-reason": "manual", "has-changes": false,
+            "created-at": now(), "canceled-at": null, "target-addrs": null,
+            "replace-addrs": null, "variables": [],
+            "status-timestamps": {"plan-queueable-at": now()},
+            "permissions": {"can-apply": true, "can-cancel": true, "can-discard": true,
+                "can-force-cancel": true, "can-force-execute": true, "can-comment": true},
+        }),
+        sent,
+        &[],
+    )
+}
+
+/// A new run's apply, plan and cost estimate, made beside it.
+fn insert_stages(store: &mut Store, id: &str) -> (String, String, String) {
+    let apply_attrs = json!({"status": "unreached", "resource-additions": 0,
+        "resource-changes": 0, "resource-destructions": 0, "status-timestamps": {}});
+    let apply = store.insert(
+        "applies",
+        "apply-",
+        Some(id),
+        apply_attrs.as_object().cloned().unwrap_or_default(),
+        Map::new(),
+    );
+    let plan = store.insert(
+        "plans",
+        "plan-",
+        Some(id),
+        apply_attrs.as_object().cloned().unwrap_or_default(),
+        Map::new(),
+    );
+    let estimate = store.insert(
+        "cost-estimates",
+        "ce-",
+        Some(id),
+        json!({"status": "finished", "matched-resources-count": 0,
+            "unmatched-resources-count": 0, "resources-count": 0,
+            "prior-monthly-cost": "0.0", "proposed-monthly-cost": "0.0", "delta-monthly-cost": "0.0",
+            "error-message": null, "status-timestamps": {"finished-at": now()}})
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+        Map::new(),
+    );
+    (apply, plan, estimate)
 }
 
 /// A run with its `run-events` relationship: the events of its states so far (go-tfe's

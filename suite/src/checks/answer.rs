@@ -6,6 +6,7 @@
 //! the effects that need further requests (read back, listed, gone) are the runner's and the
 //! sequence engine's, through the functions of `lifecycle` and `lists`.
 
+use crate::checks::Message;
 use serde_json::Value;
 
 use super::{
@@ -19,7 +20,7 @@ use crate::catalog::{Kind, Matched};
 use crate::target::Exchange;
 
 /// One check's result on one answer.
-pub type Judgement = (&'static Check, Result<(), String>);
+pub type Judgement = (&'static Check, Result<(), Message>);
 
 /// The checks a 2xx JSON answer (`ex`, parsed as `doc`) of an endpoint of `kind` must pass,
 /// in the order they are reported: TFE's media type, the kind's envelope, the documented
@@ -149,7 +150,7 @@ pub fn exchange(schemas: &Schemas, m: &Matched, ex: &Exchange, seen: Seen) -> Ve
 ///
 /// An organization's id is its name: an update that renames it (`data.attributes.name` in
 /// the request) answers the new name (tfe-api-facts 0, item 10: the id is the name).
-fn same_id(m: &Matched, doc: &Value, request: Option<&str>) -> Option<Result<(), String>> {
+fn same_id(m: &Matched, doc: &Value, request: Option<&str>) -> Option<Result<(), Message>> {
     m.row.resource.as_ref()?;
     if m.row.expect.shows.is_some() {
         return None;

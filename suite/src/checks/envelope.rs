@@ -3,23 +3,24 @@
 //! Each answers `Ok(())` or `Err(message)` in the form "expected …, received …"; the
 //! caller records it under the check's id.
 
+use crate::checks::Message;
 use serde_json::Value;
 
 use super::Schemas;
 use crate::target::Exchange;
 
 /// `envelope.single`.
-pub fn envelope_single(schemas: &Schemas, doc: &Value) -> Result<(), String> {
+pub fn envelope_single(schemas: &Schemas, doc: &Value) -> Result<(), Message> {
     schemas.validate("envelope/single", doc).map_err(|e| {
-        format!("expected `data` to be an object with a string `id` (schema envelope/single); {e}")
+        message!("expected `data` to be an object with a string `id` (schema envelope/single); {e}")
     })
 }
 
 /// `envelope.list`.
-pub fn envelope_list(schemas: &Schemas, doc: &Value) -> Result<(), String> {
+pub fn envelope_list(schemas: &Schemas, doc: &Value) -> Result<(), Message> {
     schemas
         .validate("envelope/list", doc)
-        .map_err(|e| format!("expected `data` to be an array of objects with a string `id` (schema envelope/list); {e}"))
+        .map_err(|e| message!("expected `data` to be an array of objects with a string `id` (schema envelope/list); {e}"))
 }
 
 /// The schema family an endpoint's resources are judged by: `tfe/admin` for the
@@ -35,7 +36,7 @@ pub fn resource_family(admin: bool) -> &'static str {
 /// `tfe.resource-shape`: every resource object of `doc` (its `data`, one or a list) whose
 /// `type` has a schema under `family` (`tfe/resources`, or `tfe/admin` for the administrator
 /// API's views) validates against it. Types without a schema are not judged.
-pub fn tfe_resource_shape(schemas: &Schemas, family: &str, doc: &Value) -> Result<(), String> {
+pub fn tfe_resource_shape(schemas: &Schemas, family: &str, doc: &Value) -> Result<(), Message> {
     let items: Vec<&Value> = match doc.get("data") {
         Some(Value::Array(items)) => items.iter().collect(),
         Some(item @ Value::Object(_)) => vec![item],
@@ -51,7 +52,7 @@ pub fn tfe_resource_shape(schemas: &Schemas, family: &str, doc: &Value) -> Resul
         }
         if let Err(e) = schemas.validate(&id, item) {
             let name = item.get("id").map(Value::to_string).unwrap_or_default();
-            return Err(format!(
+            return Err(message!(
                 "expected the `{kind}` {name} to have the attributes TFE answers for it (schema {id}); {e}"
             ));
         }
@@ -61,9 +62,9 @@ pub fn tfe_resource_shape(schemas: &Schemas, family: &str, doc: &Value) -> Resul
 
 /// `tfe.resource-shape` for a document that is no resource: it validates against the
 /// schema `id` (`tfe/ip-ranges`).
-pub fn tfe_document_shape(schemas: &Schemas, id: &str, doc: &Value) -> Result<(), String> {
+pub fn tfe_document_shape(schemas: &Schemas, id: &str, doc: &Value) -> Result<(), Message> {
     schemas.validate(id, doc).map_err(|e| {
-        format!("expected the answer to have the shape TFE documents (schema {id}); {e}")
+        message!("expected the answer to have the shape TFE documents (schema {id}); {e}")
     })
 }
 
@@ -106,12 +107,12 @@ pub fn forms_agree(
     doc: &Value,
     other: &Exchange,
     must_hold: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     match other.json() {
         Ok(other_doc) if other.status() == main.status() => {
             documents_agree(doc, &other_doc, must_hold)
         }
-        _ => Err(format!(
+        _ => Err(message!(
             "expected the path without /api/v2 to answer like the path with it ({}); it answered {}",
             super::status_text(main.status()),
             super::status_text(other.status())
@@ -119,17 +120,44 @@ pub fn forms_agree(
     }
 }
 
+/// `variants.agree` of `what` (`the show of <item>`) read with (`with`) and without
+/// (`without`) /api/v2: [`documents_agree`], its finding naming what was read.
+pub fn documents_agree_as(
+    with: &Value,
+    without: &Value,
+    must_hold: Option<&str>,
+    what: &str,
+) -> Result<(), Message> {
+    documents_agree(with, without, must_hold)
+        .map_err(|e| message!("{what} with and without /api/v2: {e}"))
+}
+
+/// `deprecated.same-operation` of a show of `label` through `path` and through the other
+/// show form `alt`: the other form answers the item (`want`, its id) and the same document.
+pub fn shows_agree(
+    doc: &Value,
+    other: &Value,
+    want: &str,
+    label: &str,
+    path: &str,
+    alt: &str,
+) -> Result<(), Message> {
+    super::lifecycle::same_id(other, want, "it")
+        .and_then(|()| documents_agree(doc, other, None))
+        .map_err(|e| message!("the show of {label} through {path} and through {alt}: {e}"))
+}
+
 /// `variants.agree`: two answers to the same request under the two path forms describe the
 /// same thing. Values may change between the two reads while other tests run, so the
 /// comparison is of identity and shape: for one resource its `id`, `type` and the names of
 /// its attributes and relationships; for a list, the types of its items and, when both are
 /// non-empty, at least one common id (or `must_hold` in both); otherwise the top-level members.
-pub fn documents_agree(a: &Value, b: &Value, must_hold: Option<&str>) -> Result<(), String> {
+pub fn documents_agree(a: &Value, b: &Value, must_hold: Option<&str>) -> Result<(), Message> {
     match (a.get("data"), b.get("data")) {
         (Some(Value::Object(x)), Some(Value::Object(y))) => {
             for member in ["id", "type"] {
                 if x.get(member) != y.get(member) {
-                    return Err(format!(
+                    return Err(message!(
                         "`data.{member}` differs: {} versus {}",
                         short(&x.get(member).cloned().unwrap_or(Value::Null)),
                         short(&y.get(member).cloned().unwrap_or(Value::Null))
@@ -140,7 +168,7 @@ pub fn documents_agree(a: &Value, b: &Value, must_hold: Option<&str>) -> Result<
                 let (kx, ky) = (keys(x.get(member)), keys(y.get(member)));
                 if kx != ky {
                     let only: Vec<_> = kx.symmetric_difference(&ky).cloned().collect();
-                    return Err(format!(
+                    return Err(message!(
                         "`data.{member}` differ in their names: {}",
                         only.join(", ")
                     ));
@@ -162,7 +190,7 @@ pub fn documents_agree(a: &Value, b: &Value, must_hold: Option<&str>) -> Result<
                     .collect()
             };
             if !x.is_empty() && !y.is_empty() && types(x) != types(y) {
-                return Err(format!(
+                return Err(message!(
                     "the lists hold items of different types: {:?} versus {:?}",
                     types(x),
                     types(y)
@@ -171,11 +199,11 @@ pub fn documents_agree(a: &Value, b: &Value, must_hold: Option<&str>) -> Result<
             if let Some(id) = must_hold {
                 for (list, name) in [(x, "with"), (y, "without")] {
                     if !ids(list).contains(id) {
-                        return Err(format!("the list {name} /api/v2 does not hold {id}"));
+                        return Err(message!("the list {name} /api/v2 does not hold {id}"));
                     }
                 }
             } else if !x.is_empty() && !y.is_empty() && ids(x).is_disjoint(&ids(y)) {
-                return Err("the two lists have no item in common".to_string());
+                return Err(Message::new("the two lists have no item in common"));
             }
             Ok(())
         }
@@ -184,12 +212,12 @@ pub fn documents_agree(a: &Value, b: &Value, must_hold: Option<&str>) -> Result<
             if kx == ky {
                 Ok(())
             } else {
-                Err(format!(
+                Err(message!(
                     "the documents have different members: {kx:?} versus {ky:?}"
                 ))
             }
         }
-        _ => Err(format!(
+        _ => Err(message!(
             "the documents differ in shape: {} versus {}",
             short(a),
             short(b)

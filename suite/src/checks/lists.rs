@@ -2,6 +2,7 @@
 //! and the pages of a walk partition the list. Each answers `Ok(())` or `Err(message)`; the
 //! caller walks the pages (with [`crate::pages`]) and records the result under the check's id.
 
+use crate::checks::Message;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -11,14 +12,14 @@ use crate::target::Exchange;
 
 /// `paging.accepted`: a list asked for with page parameters (`query`) is answered with a list.
 /// Returns the document.
-pub fn paged(ex: &Exchange, schemas: &Schemas, query: &str) -> Result<Value, String> {
+pub fn paged(ex: &Exchange, schemas: &Schemas, query: &str) -> Result<Value, Message> {
     if !ex.is_success() {
-        return Err(format!(
+        return Err(message!(
             "expected {query} to be answered with a list, received {}",
             status_text(ex.status())
         ));
     }
-    let doc = ex.json()?;
+    let doc = ex.json().map_err(Message::new)?;
     envelope_list(schemas, &doc)?;
     Ok(doc)
 }
@@ -38,18 +39,18 @@ pub fn tfe_paged(url: &str) -> bool {
 
 /// `tfe.pagination-meta`: a list answered to TFE's page parameters carries `meta.pagination`
 /// (schema `tfe/pagination`).
-pub fn pagination_meta(schemas: &Schemas, doc: &Value) -> Result<(), String> {
+pub fn pagination_meta(schemas: &Schemas, doc: &Value) -> Result<(), Message> {
     schemas
         .validate("tfe/pagination", doc)
-        .map_err(|e| format!("expected meta.pagination (schema tfe/pagination); {e}"))
+        .map_err(|e| message!("expected meta.pagination (schema tfe/pagination); {e}"))
 }
 
 /// `list.contains`: the ids read hold `wanted`, the resource (`what`) the run made.
-pub fn holds(ids: &[String], wanted: &str, what: &str) -> Result<(), String> {
+pub fn holds(ids: &[String], wanted: &str, what: &str) -> Result<(), Message> {
     if ids.iter().any(|id| id == wanted) {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected the list to hold the {what} {wanted} this run made; it does not (pages read up to the end)"
         ))
     }
@@ -57,11 +58,11 @@ pub fn holds(ids: &[String], wanted: &str, what: &str) -> Result<(), String> {
 
 /// `list.contains` (or the caller's check for a list read): `place` (a list, a search, a
 /// walk) holds `what`, an item the run made and has not deleted. `listed` is what it holds.
-pub fn listed(holds: bool, what: &str, place: &str, listed: &[String]) -> Result<(), String> {
+pub fn listed(holds: bool, what: &str, place: &str, listed: &[String]) -> Result<(), Message> {
     if holds {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected {place} to hold {what}; it holds {listed:?}"
         ))
     }
@@ -71,21 +72,21 @@ pub fn listed(holds: bool, what: &str, place: &str, listed: &[String]) -> Result
 /// `wanted`; with `exact`, nothing else. `ids` are the ids it held (pages read up to `wanted`,
 /// or its first page for an exact filter).
 pub fn filtered(
-    ok: Result<(), String>,
+    ok: Result<(), Message>,
     ids: &[String],
     wanted: &str,
     exact: bool,
     filter: &str,
-) -> Result<(), String> {
-    ok.map_err(|e| format!("the list filtered by {filter}: {e}"))?;
+) -> Result<(), Message> {
+    ok.map_err(|e| message!("the list filtered by {filter}: {e}"))?;
     if !ids.iter().any(|id| id == wanted) {
-        return Err(format!(
+        return Err(message!(
             "expected the list filtered by {filter} to hold {wanted}, which the filter names; it holds {ids:?}"
         ));
     }
     let others: Vec<&String> = ids.iter().filter(|id| *id != wanted).collect();
     if exact && !others.is_empty() {
-        return Err(format!(
+        return Err(message!(
             "expected the list filtered by {filter} to hold only {wanted}, the one item the filter names; it also holds {others:?} (the filter is ignored)"
         ));
     }
@@ -94,19 +95,19 @@ pub fn filtered(
 
 /// `tfe.unpaginated`: a list asked for without page parameters (`doc`) carries no
 /// `meta.pagination` (TFE answers such a list whole).
-pub fn unpaginated(doc: &Value) -> Result<(), String> {
+pub fn unpaginated(doc: &Value) -> Result<(), Message> {
     match doc.pointer("/meta/pagination") {
         None | Some(Value::Null) => Ok(()),
-        Some(p) => Err(format!(
+        Some(p) => Err(message!(
             "expected the list asked for without page parameters to be answered whole, without meta.pagination (as TFE answers it); it carries {p}"
         )),
     }
 }
 
 /// `delete.then-gone`: `place` no longer holds `what`, deleted earlier by the run.
-pub fn gone_from(holds: bool, what: &str, place: &str) -> Result<(), String> {
+pub fn gone_from(holds: bool, what: &str, place: &str) -> Result<(), Message> {
     if holds {
-        Err(format!(
+        Err(message!(
             "expected {what}, deleted earlier, to be gone from {place}; it is still there"
         ))
     } else {
@@ -116,9 +117,9 @@ pub fn gone_from(holds: bool, what: &str, place: &str) -> Result<(), String> {
 
 /// A list read that filters (by state): `place` does not hold `what`, which the filter leaves
 /// out.
-pub fn left_out(holds: bool, what: &str, place: &str) -> Result<(), String> {
+pub fn left_out(holds: bool, what: &str, place: &str) -> Result<(), Message> {
     if holds {
-        Err(format!("expected {place} not to list {what}; it does"))
+        Err(message!("expected {place} not to list {what}; it does"))
     } else {
         Ok(())
     }
@@ -126,9 +127,9 @@ pub fn left_out(holds: bool, what: &str, place: &str) -> Result<(), String> {
 
 /// `list.exact`: `place` holds only what the run made there; `extra` is the first item it
 /// holds that the run did not make (and that is not someone else's by the family's rule).
-pub fn only_made(extra: Option<&str>, place: &str) -> Result<(), String> {
+pub fn only_made(extra: Option<&str>, place: &str) -> Result<(), Message> {
     match extra {
-        Some(extra) => Err(format!(
+        Some(extra) => Err(message!(
             "expected {place} to hold only what this run made; it holds {extra}"
         )),
         None => Ok(()),
@@ -136,11 +137,11 @@ pub fn only_made(extra: Option<&str>, place: &str) -> Result<(), String> {
 }
 
 /// `tfe.page-size`: page `page` holds at most `size` items.
-pub fn page_size(count: usize, size: usize, page: usize) -> Result<(), String> {
+pub fn page_size(count: usize, size: usize, page: usize) -> Result<(), Message> {
     if count <= size {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected page {page} to hold at most {size} item(s) (the page size asked for), it holds {count}"
         ))
     }
@@ -148,9 +149,9 @@ pub fn page_size(count: usize, size: usize, page: usize) -> Result<(), String> {
 
 /// `tfe.page-size`: page 2 is another page than page 1 (with one item a page): a server that
 /// ignores the page number answers page 1 twice.
-pub fn pages_differ(first: &[String], second: &[String]) -> Result<(), String> {
+pub fn pages_differ(first: &[String], second: &[String]) -> Result<(), Message> {
     match second.first() {
-        Some(id) if first == second => Err(format!(
+        Some(id) if first == second => Err(message!(
             "page 2 repeats page 1 ({id}) with a page size of 1: the page number seems ignored"
         )),
         _ => Ok(()),
@@ -159,7 +160,7 @@ pub fn pages_differ(first: &[String], second: &[String]) -> Result<(), String> {
 
 /// `tfe.page-size`: a walk with pages of `size` read each of the `stable` items (those in the
 /// list before and after the walk) exactly once.
-pub fn partition(stable: &[String], walked: &[String], size: usize) -> Result<(), String> {
+pub fn partition(stable: &[String], walked: &[String], size: usize) -> Result<(), Message> {
     let missing: Vec<&String> = stable.iter().filter(|id| !walked.contains(id)).collect();
     let mut seen = BTreeSet::new();
     let twice: Vec<&String> = walked
@@ -169,7 +170,7 @@ pub fn partition(stable: &[String], walked: &[String], size: usize) -> Result<()
     if missing.is_empty() && twice.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected a walk with pages of {size} to read each of the {} items once; missing {missing:?}, read twice {twice:?}",
             stable.len()
         ))
@@ -188,9 +189,49 @@ pub fn repeated(seen: &[(String, usize)]) -> impl Iterator<Item = (String, usize
 }
 
 /// `tfe.page-size`: the message for an item a walk read on two pages.
-pub fn read_twice(id: &str, first: usize, again: usize, size: usize) -> Result<(), String> {
-    Err(format!(
+pub fn read_twice(id: &str, first: usize, again: usize, size: usize) -> Result<(), Message> {
+    Err(message!(
         "expected the pages to partition the list; {id} is on page {first} and again on page {again} (page size {size})"
+    ))
+}
+
+/// A walk's finding (`message`), with the walk that showed it: `pages` pages of `size`, and
+/// where the list repeated a page (`repeated`: the page, and the list's path), the walk
+/// ending there.
+pub fn walked(
+    message: Message,
+    pages: usize,
+    size: usize,
+    repeated: Option<(usize, &str)>,
+) -> Message {
+    let message = message!("{message} (a walk of {pages} page(s) of {size})");
+    match repeated {
+        Some((page, path)) => message!(
+            "{message}; page {page} of {path} repeated page {} (the list ignores paging: the walk ended there)",
+            page - 1
+        ),
+        None => message,
+    }
+}
+
+/// Why a suspected paging fault around the item `id` is confirmed, the list read whole
+/// twice while it stood still (`whole`: its ids): the item is not in it, or its pages of
+/// `size` hold it on pages `on` rather than on the one it belongs on alone. `None` when the
+/// pages hold it where they should.
+pub fn paging_confirmed(id: &str, whole: &[String], on: &[usize], size: usize) -> Option<Message> {
+    let Some(p) = whole.iter().position(|i| i == id) else {
+        return Some(message!(
+            "a read of the whole list, while it stood still, does not hold {id} either"
+        ));
+    };
+    let expected = p / size + 1;
+    if on == [expected] {
+        return None;
+    }
+    Some(message!(
+        "read again while the list stood still, {id} (item {} of {}) is on page(s) {on:?} of size {size}, where it belongs on page {expected} alone",
+        p + 1,
+        whole.len()
     ))
 }
 

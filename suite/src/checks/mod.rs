@@ -5,6 +5,19 @@
 //! `uploads`, `registry` and `refuse`; `answer` decides which of them a single answer of an
 //! endpoint's kind must pass. Nothing here sends a request: the runner and the
 //! sequence engine send them, call these functions and record what they answer.
+//!
+//! A finding's text is a [`Message`], which only this module builds (with `message!` in
+//! its functions): the recorders ([`Record::check`], [`Finding::new`], an
+//! [`answer::Judgement`]) take nothing else, so a message written anywhere else does not
+//! compile.
+
+/// A [`Message`] formatted as `format!` would: the only way a finding's text is written,
+/// and it is written here, in `checks`.
+macro_rules! message {
+    ($($arg:tt)*) => {
+        $crate::checks::Message::new(format!($($arg)*))
+    };
+}
 
 pub mod answer;
 mod envelope;
@@ -26,6 +39,65 @@ pub use status::*;
 pub use uploads::*;
 
 use std::fmt;
+
+/// A finding's message: what a check expected and what came, in a sentence or two. Only
+/// `checks` builds one (its constructor is private to the module), so every message a
+/// finding carries is written by a named function here and the runner, the sequence engine
+/// and the proxy only pass it on; reading one (`Deref` to `str`, `Display`) is free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message(String);
+
+impl Message {
+    /// A message of `text`: only for the functions of `checks`.
+    pub(in crate::checks) fn new(text: impl Into<String>) -> Self {
+        Self(text.into())
+    }
+
+    /// The text, to be kept in a report.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+
+    /// The message of a sequence's finding: the step of the sequence that shows it
+    /// (`step 3: …`).
+    pub fn at_step(self, step: usize) -> Self {
+        message!("step {step}: {self}")
+    }
+
+    /// The message with what confirms it (`…; <why>`): a suspected fault read again and
+    /// found so.
+    pub fn because(self, why: &Message) -> Self {
+        message!("{self}; {why}")
+    }
+}
+
+impl std::ops::Deref for Message {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<&str> for Message {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+/// Tests outside `checks` (a report's, a verdict's) build findings of made-up text.
+#[cfg(test)]
+impl From<&str> for Message {
+    fn from(text: &str) -> Self {
+        Self(text.into())
+    }
+}
 
 /// How far a check may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -263,11 +335,11 @@ pub fn observes_effect(id: &str) -> bool {
 /// (`crate::patience`): a finding says how long it was waited for (`waited`, `None` when the
 /// first read decided), so a reader tells a lagging target from one that never does it.
 pub fn waited(
-    result: Result<(), String>,
+    result: Result<(), Message>,
     waited: Option<std::time::Duration>,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     match (result, waited) {
-        (Err(message), Some(w)) => Err(format!(
+        (Err(message), Some(w)) => Err(message!(
             "{message} (still so after {} of reading again within the consistency window, --consistency-window)",
             crate::clock::human(w)
         )),
@@ -292,7 +364,7 @@ impl Record {
         &mut self,
         check: &'static Check,
         exchange: Option<usize>,
-        result: Result<(), String>,
+        result: Result<(), Message>,
     ) -> bool {
         match result {
             Ok(()) => {
@@ -348,7 +420,7 @@ pub struct Finding {
     /// The check.
     pub check: &'static Check,
     /// Expected / received, in a sentence or two.
-    pub message: String,
+    pub message: Message,
     /// Index of the exchange that shows it, in the test's transcript.
     pub exchange: Option<usize>,
     /// The level it counts at: its check's, or higher where what it judged is not the
@@ -359,7 +431,7 @@ pub struct Finding {
 
 impl Finding {
     /// A finding of `check`, at the check's level.
-    pub fn new(check: &'static Check, message: String, exchange: Option<usize>) -> Self {
+    pub fn new(check: &'static Check, message: Message, exchange: Option<usize>) -> Self {
         Self {
             check,
             message,

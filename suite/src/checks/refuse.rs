@@ -2,6 +2,7 @@
 //! of input, the statuses the facts name for it, the judgement of one refused request) and
 //! what TFE takes although a stricter reading would refuse it (`tfe.accepts-input`).
 
+use crate::checks::Message;
 use serde_json::Value;
 
 use super::Check;
@@ -33,38 +34,38 @@ pub fn refusal_statuses(kind: RefuseKind) -> &'static [u16] {
 
 /// The answer to a request that must be refused: one of `expected`, never 5xx. `Ok(())`
 /// says nothing of what was stored; [`refusal_stored`] judges that.
-pub fn refusal_answer(ex: &Exchange, expected: &[u16]) -> Result<(), String> {
+pub fn refusal_answer(ex: &Exchange, expected: &[u16]) -> Result<(), Message> {
     let codes = expected
         .iter()
         .map(u16::to_string)
         .collect::<Vec<_>>()
         .join(" or ");
     match ex.status() {
-        None => Err("expected an answer, received none".into()),
+        None => Err(Message::new("expected an answer, received none")),
         Some(s) if expected.contains(&s) => Ok(()),
-        Some(s) if (200..300).contains(&s) => Err(format!(
+        Some(s) if (200..300).contains(&s) => Err(message!(
             "expected the request to be refused with {codes}, but it was accepted ({s})"
         )),
-        Some(s) if s >= 500 => Err(format!(
+        Some(s) if s >= 500 => Err(message!(
             "expected the request to be refused with {codes}, received a server error ({s})"
         )),
-        Some(s) => Err(format!("expected {codes}, received {s}")),
+        Some(s) => Err(message!("expected {codes}, received {s}")),
     }
 }
 
 /// A `tfe.refuses-*` check: the refused request's `answer` and what the show afterwards found
 /// (`stored`), in one result; `note` (the case's) is added to a failure's message.
 pub fn refusal(
-    answer: Result<(), String>,
-    stored: Result<(), String>,
+    answer: Result<(), Message>,
+    stored: Result<(), Message>,
     note: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     let context = note.map(|n| format!(" ({n})")).unwrap_or_default();
     match (answer, stored) {
         (Ok(()), Ok(())) => Ok(()),
-        (Err(a), Ok(())) => Err(format!("{a}{context}")),
-        (Ok(()), Err(s)) => Err(format!("{s}{context}")),
-        (Err(a), Err(s)) => Err(format!("{a}; {s}{context}")),
+        (Err(a), Ok(())) => Err(message!("{a}{context}")),
+        (Ok(()), Err(s)) => Err(message!("{s}{context}")),
+        (Err(a), Err(s)) => Err(message!("{a}; {s}{context}")),
     }
 }
 
@@ -86,9 +87,9 @@ pub enum Stored<'a> {
 }
 
 /// `Err` when the show afterwards proves the refused input was stored.
-pub fn refusal_stored(stored: Stored<'_>) -> Result<(), String> {
+pub fn refusal_stored(stored: Stored<'_>) -> Result<(), Message> {
     match stored {
-        Stored::Absent(ex) if ex.is_success() => Err(format!(
+        Stored::Absent(ex) if ex.is_success() => Err(message!(
             "the refused create was stored: {} {} answers {}",
             ex.request.method,
             ex.request.url,
@@ -103,10 +104,10 @@ pub fn refusal_stored(stored: Stored<'_>) -> Result<(), String> {
             let now = after.json().ok().and_then(|d| d.pointer(pointer).cloned());
             match now {
                 Some(now) if &now == before => Ok(()),
-                Some(now) => Err(format!(
+                Some(now) => Err(message!(
                     "the refused update was stored: `{pointer}` was {before} and is now {now}"
                 )),
-                None => Err(format!(
+                None => Err(message!(
                     "after the refused update, the show has no `{pointer}` (it was {before})"
                 )),
             }
@@ -122,15 +123,15 @@ pub fn accepted(
     pointer: &str,
     expected: &str,
     note: &str,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     match answer.status() {
         None => {
-            return Err(format!(
+            return Err(message!(
                 "expected the input to be taken ({note}), received no answer"
             ))
         }
         Some(s) if !(200..300).contains(&s) => {
-            return Err(format!(
+            return Err(message!(
                 "expected the input to be taken ({note}), but it was answered {s}"
             ))
         }
@@ -138,12 +139,12 @@ pub fn accepted(
     }
     let doc = shown
         .json()
-        .map_err(|e| format!("the show after the taken input answered no document: {e}"))?;
+        .map_err(|e| message!("the show after the taken input answered no document: {e}"))?;
     // An id may be answered as a number (a server with numeric ids): its text is compared.
     match doc.pointer(pointer) {
         Some(Value::String(v)) if v == expected => Ok(()),
         Some(Value::Number(n)) if n.to_string() == expected => Ok(()),
-        other => Err(format!(
+        other => Err(message!(
             "the input was answered {} but the show afterwards holds {} at `{pointer}`, not `{expected}` ({note})",
             answer.status().unwrap_or_default(),
             other.map_or("nothing".to_string(), Value::to_string)
@@ -159,12 +160,15 @@ mod tests {
     fn a_refusal_fails_on_its_answer_or_what_was_stored_with_the_note() {
         assert!(refusal(Ok(()), Ok(()), None).is_ok());
         assert_eq!(
-            refusal(Err("a".into()), Ok(()), Some("n")).unwrap_err(),
+            refusal(Err(Message::new("a")), Ok(()), Some("n")).unwrap_err(),
             "a (n)"
         );
-        assert_eq!(refusal(Ok(()), Err("s".into()), None).unwrap_err(), "s");
         assert_eq!(
-            refusal(Err("a".into()), Err("s".into()), None).unwrap_err(),
+            refusal(Ok(()), Err(Message::new("s")), None).unwrap_err(),
+            "s"
+        );
+        assert_eq!(
+            refusal(Err(Message::new("a")), Err(Message::new("s")), None).unwrap_err(),
             "a; s"
         );
     }

@@ -3,6 +3,7 @@
 //! Each answers `Ok(())` or `Err(message)` in the form "expected …, received …"; the
 //! caller records it under the check's id.
 
+use crate::checks::Message;
 use serde_json::Value;
 
 use super::Schemas;
@@ -10,9 +11,9 @@ use crate::catalog::Kind;
 use crate::target::Exchange;
 
 /// `endpoint.exists`: the route answered something other than 404/405/501.
-pub fn route_exists(ex: &Exchange) -> Result<(), String> {
+pub fn route_exists(ex: &Exchange) -> Result<(), Message> {
     match ex.status() {
-        Some(status @ (404 | 405 | 501)) => Err(format!(
+        Some(status @ (404 | 405 | 501)) => Err(message!(
             "expected the endpoint {} {} to exist; it answered {status} although every id in the path names a resource the run made or was given",
             ex.request.method, path_of(&ex.request.url)
         )),
@@ -21,39 +22,45 @@ pub fn route_exists(ex: &Exchange) -> Result<(), String> {
 }
 
 /// `endpoint.succeeds`: a 2xx answer.
-pub fn succeeds(ex: &Exchange) -> Result<(), String> {
+pub fn succeeds(ex: &Exchange) -> Result<(), Message> {
     match &ex.response {
         Ok(r) if (200..300).contains(&r.status) => Ok(()),
-        Ok(r) => Err(format!(
+        Ok(r) => Err(message!(
             "expected success (2xx), received {}{}",
             r.status,
             error_detail(&r.body)
                 .map(|d| format!(": {d}"))
                 .unwrap_or_default()
         )),
-        Err(e) => Err(format!("expected an answer, received none: {e}")),
+        Err(e) => Err(message!("expected an answer, received none: {e}")),
     }
 }
 
+/// [`succeeds`] of a request named `what` (a sequence's step: `show <item>`, an action in a
+/// state): its finding begins with it.
+pub fn succeeds_as(ex: &Exchange, what: &str) -> Result<(), Message> {
+    succeeds(ex).map_err(|e| message!("{what}: {e}"))
+}
+
 /// `transport.no-5xx`.
-pub fn no_server_error(ex: &Exchange) -> Result<(), String> {
+pub fn no_server_error(ex: &Exchange) -> Result<(), Message> {
     match ex.status() {
-        Some(s) if s >= 500 => Err(format!("expected no server error, received {s}")),
+        Some(s) if s >= 500 => Err(message!("expected no server error, received {s}")),
         _ => Ok(()),
     }
 }
 
 /// `json.body`: a JSON content type and a parseable body. Returns the document.
-pub fn json_body(ex: &Exchange) -> Result<Value, String> {
+pub fn json_body(ex: &Exchange) -> Result<Value, Message> {
     let content_type = ex.header("content-type").unwrap_or("");
-    let value = ex.json()?;
+    let value = ex.json().map_err(Message::new)?;
     if !is_json_media_type(content_type) {
         let shown = if content_type.is_empty() {
             "none"
         } else {
             content_type
         };
-        return Err(format!(
+        return Err(message!(
             "expected a JSON content type (application/json or application/*+json), received `{shown}`"
         ));
     }
@@ -80,7 +87,7 @@ pub fn tfe_status(
     ex: &Exchange,
     kind: Kind,
     expected_override: &[u16],
-) -> Option<Result<(), String>> {
+) -> Option<Result<(), Message>> {
     let status = ex.status()?;
     let expected: &[u16] = if !expected_override.is_empty() {
         expected_override
@@ -95,7 +102,7 @@ pub fn tfe_status(
     Some(if expected.contains(&status) {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected status {}, received {status}",
             join(expected)
         ))
@@ -103,26 +110,26 @@ pub fn tfe_status(
 }
 
 /// `tfe.media-type`: `application/vnd.api+json`.
-pub fn tfe_media_type(ex: &Exchange) -> Result<(), String> {
+pub fn tfe_media_type(ex: &Exchange) -> Result<(), Message> {
     let content_type = ex.header("content-type").unwrap_or("none");
     let essence = content_type.split(';').next().unwrap_or("").trim();
     if essence.eq_ignore_ascii_case(crate::target::JSONAPI) {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected content type application/vnd.api+json, received `{content_type}`"
         ))
     }
 }
 
 /// `tfe.error-document`: a 4xx answer is a JSON:API error document.
-pub fn tfe_error_document(schemas: &Schemas, ex: &Exchange) -> Result<(), String> {
+pub fn tfe_error_document(schemas: &Schemas, ex: &Exchange) -> Result<(), Message> {
     let doc = ex
         .json()
-        .map_err(|e| format!("expected a JSON:API error document; {e}"))?;
+        .map_err(|e| message!("expected a JSON:API error document; {e}"))?;
     schemas
         .validate("tfe/error", &doc)
-        .map_err(|e| format!("expected a JSON:API error document (schema tfe/error); {e}"))
+        .map_err(|e| message!("expected a JSON:API error document (schema tfe/error); {e}"))
 }
 
 fn path_of(url: &str) -> String {
@@ -145,10 +152,10 @@ pub fn status_text(status: Option<u16>) -> String {
 }
 
 /// A 2xx answer with a JSON document (`what` is what was expected of it). Returns the document.
-pub fn answered_json(ex: &Exchange, what: &str) -> Result<Value, String> {
+pub fn answered_json(ex: &Exchange, what: &str) -> Result<Value, Message> {
     match (ex.is_success(), ex.json()) {
         (true, Ok(doc)) => Ok(doc),
-        _ => Err(format!(
+        _ => Err(message!(
             "expected {what}, received {}",
             status_text(ex.status())
         )),
@@ -157,10 +164,10 @@ pub fn answered_json(ex: &Exchange, what: &str) -> Result<Value, String> {
 
 /// A TFE status rule on a request sent `on_purpose` (`tfe.unauthorized`: 401 without a token;
 /// `tfe.required-filter`: 400 without the required filter): the answer is `expected`.
-pub fn answered(status: Option<u16>, expected: u16, on_purpose: &str) -> Result<(), String> {
+pub fn answered(status: Option<u16>, expected: u16, on_purpose: &str) -> Result<(), Message> {
     match status {
         Some(s) if s == expected => Ok(()),
-        other => Err(format!(
+        other => Err(message!(
             "expected {expected} {on_purpose}, received {}",
             status_text(other)
         )),

@@ -3,6 +3,7 @@
 //! Each answers `Ok(())` or `Err(message)` in the form "expected …, received …"; the
 //! caller records it under the check's id.
 
+use crate::checks::Message;
 use serde_json::Value;
 
 use super::{status_text, succeeds};
@@ -44,9 +45,9 @@ pub fn upload_offered(
     candidates: &[(String, String)],
     what: &str,
     doc: &Value,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     if candidates.is_empty() {
-        Err(format!(
+        Err(message!(
             "expected {what} to hold an upload address (any attribute or link); it holds none: {doc}"
         ))
     } else {
@@ -56,18 +57,18 @@ pub fn upload_offered(
 
 /// The upload address a create answered (`url`), absolute or relative to the target's `root`;
 /// an error (for `upload.url-form`) when it is no URL.
-pub fn upload_address(url: &str, root: &url::Url) -> Result<url::Url, String> {
+pub fn upload_address(url: &str, root: &url::Url) -> Result<url::Url, Message> {
     url::Url::parse(url)
         .or_else(|_| root.join(url))
-        .map_err(|e| format!("expected the upload address to be a URL, received `{url}`: {e}"))
+        .map_err(|e| message!("expected the upload address to be a URL, received `{url}`: {e}"))
 }
 
 /// A download's answer: `upload.applied` with the `uploaded` bytes (they come back whole),
 /// `endpoint.succeeds` without (some bytes come back).
-pub fn downloaded(ex: &Exchange, uploaded: Option<&[u8]>) -> Result<(), String> {
+pub fn downloaded(ex: &Exchange, uploaded: Option<&[u8]>) -> Result<(), Message> {
     match uploaded {
         Some(bytes) if ex.is_success() && ex.body() == bytes => Ok(()),
-        Some(bytes) => Err(format!(
+        Some(bytes) => Err(message!(
             "expected the download to give back the {} bytes uploaded, received status {} with {} bytes",
             bytes.len(),
             status_text(ex.status()),
@@ -75,7 +76,7 @@ pub fn downloaded(ex: &Exchange, uploaded: Option<&[u8]>) -> Result<(), String> 
         )),
         None => succeeds(ex).and_then(|()| {
             if ex.body().is_empty() {
-                Err("expected the downloaded bytes, received an empty body".into())
+                Err(Message::new("expected the downloaded bytes, received an empty body"))
             } else {
                 Ok(())
             }
@@ -84,7 +85,7 @@ pub fn downloaded(ex: &Exchange, uploaded: Option<&[u8]>) -> Result<(), String> 
 }
 
 /// `upload.url-form`: the path ends in `/v1/object/<object_id>` (Versioning 2).
-pub fn upload_url_form(url: &str) -> Result<(), String> {
+pub fn upload_url_form(url: &str) -> Result<(), Message> {
     let path = url::Url::parse(url)
         .map(|u| u.path().to_string())
         .unwrap_or_else(|_| url.split('?').next().unwrap_or(url).to_string());
@@ -94,8 +95,14 @@ pub fn upload_url_form(url: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("expected an upload address whose path has the form /v1/object/<object_id>, received `{url}`"))
+        Err(message!("expected an upload address whose path has the form /v1/object/<object_id>, received `{url}`"))
     }
+}
+
+/// [`upload_url_form`] of the address a create answer gives at `pointer`: the finding names
+/// where it was.
+pub fn upload_url_form_at(url: &str, pointer: &str) -> Result<(), Message> {
+    upload_url_form(url).map_err(|e| message!("{e} (at {pointer})"))
 }
 
 #[cfg(test)]

@@ -41,63 +41,24 @@ pub async fn preflight(
     if let Some(org) = &settings.organization {
         reads.insert(0, organizations.named(org));
     }
-    // a form counts only once a read shows it served
-    let mut found = Preflight {
-        forms: PathForms {
-            bare: false,
-            api_v2: false,
-        },
-        warnings: Vec::new(),
-    };
-    let mut proven = false;
-    let mut rate_limited = false;
-    let mut answers = Vec::new();
-    // whether the organization list answered as a route, and whether the account did
-    let (mut organizations_listed, mut account_answered) = (false, false);
-    // `--organization`'s show answered 404 under a path form that proved served
     let named = settings
         .organization
         .as_ref()
         .map(|o| organizations.named(o));
-    let mut organization_missing: Option<String> = None;
-    for prefix in ["/api/v2", ""] {
-        let mut missing_here = None;
-        for read in &reads {
-            let path = format!("{prefix}{read}");
-            let ex = target
-                .send(Request::new(Method::GET, target.url(&path), Auth::User))
-                .await;
-            let status = reached_and_let_in(target, settings, &ex, &path)?;
-            rate_limited |= status == 429;
-            let document = (200..300)
-                .contains(&status)
-                .then(|| ex.json().ok())
-                .flatten()
-                .filter(|doc| doc.get("data").is_some());
-            proven |= document.is_some();
-            if read == &organizations.collection && !matches!(status, 404 | 405 | 501) {
-                organizations_listed = true;
-            }
-            if read == "/account/details" && document.is_some() {
-                account_answered = true;
-            }
-            let served = status == 429
-                || document.is_some()
-                || (status >= 400 && !matches!(status, 404 | 405 | 501) && status < 500);
-            answers.push(format!("GET {path} answered {}", describe_answer(&ex)));
-            if named.as_ref() == Some(read) && status == 404 {
-                missing_here = Some(path.clone());
-            }
-            if served {
-                match prefix {
-                    "" => found.forms.bare = true,
-                    _ => found.forms.api_v2 = true,
-                }
-                organization_missing = organization_missing.or(missing_here.take());
-                break;
-            }
-        }
-    }
+    let read = read_forms(target, settings, organizations, &reads, named.as_deref()).await?;
+    let Reads {
+        proven,
+        rate_limited,
+        answers,
+        organizations_listed,
+        account_answered,
+        organization_missing,
+        ..
+    } = read;
+    let mut found = Preflight {
+        forms: read.forms,
+        warnings: Vec::new(),
+    };
     // a path form that proved served, with an organization list, holds no such organization:
     // a typo, or another instance. Without a list the show's 404 may be the route's own
     // absence (a server that reads organizations another way): the name is taken as given.
@@ -131,6 +92,88 @@ pub async fn preflight(
         found
             .warnings
             .extend(registry_spoken(target, settings, &answers, rate_limited).await?);
+    }
+    Ok(found)
+}
+
+/// What the preflight reads showed, under both path forms.
+struct Reads {
+    /// The forms a read showed served (a form counts only once a read shows it served).
+    forms: PathForms,
+    /// A read answered a JSON document with `data`: the target speaks the API.
+    proven: bool,
+    /// A read was answered 429.
+    rate_limited: bool,
+    /// Each read and its answer, for the message of a target that speaks no API.
+    answers: Vec<String>,
+    /// The organization list answered as a route.
+    organizations_listed: bool,
+    /// The account answered a document.
+    account_answered: bool,
+    /// `--organization`'s show answered 404 under a path form that proved served (its path).
+    organization_missing: Option<String>,
+}
+
+/// Sends the reads (`reads`; `named`: `--organization`'s show) under each path form, the
+/// form's reads up to the first that shows it served.
+async fn read_forms(
+    target: &Target,
+    settings: &Settings,
+    organizations: &Organizations,
+    reads: &[String],
+    named: Option<&str>,
+) -> Result<Reads, ConfigError> {
+    let mut found = Reads {
+        forms: PathForms {
+            bare: false,
+            api_v2: false,
+        },
+        proven: false,
+        rate_limited: false,
+        answers: Vec::new(),
+        organizations_listed: false,
+        account_answered: false,
+        organization_missing: None,
+    };
+    for prefix in ["/api/v2", ""] {
+        let mut missing_here = None;
+        for read in reads {
+            let path = format!("{prefix}{read}");
+            let ex = target
+                .send(Request::new(Method::GET, target.url(&path), Auth::User))
+                .await;
+            let status = reached_and_let_in(target, settings, &ex, &path)?;
+            found.rate_limited |= status == 429;
+            let document = (200..300)
+                .contains(&status)
+                .then(|| ex.json().ok())
+                .flatten()
+                .filter(|doc| doc.get("data").is_some());
+            found.proven |= document.is_some();
+            if read == &organizations.collection && !matches!(status, 404 | 405 | 501) {
+                found.organizations_listed = true;
+            }
+            if read == "/account/details" && document.is_some() {
+                found.account_answered = true;
+            }
+            let served = status == 429
+                || document.is_some()
+                || (status >= 400 && !matches!(status, 404 | 405 | 501) && status < 500);
+            found
+                .answers
+                .push(format!("GET {path} answered {}", describe_answer(&ex)));
+            if named == Some(read.as_str()) && status == 404 {
+                missing_here = Some(path.clone());
+            }
+            if served {
+                match prefix {
+                    "" => found.forms.bare = true,
+                    _ => found.forms.api_v2 = true,
+                }
+                found.organization_missing = found.organization_missing.or(missing_here.take());
+                break;
+            }
+        }
     }
     Ok(found)
 }

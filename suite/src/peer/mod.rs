@@ -311,12 +311,7 @@ impl SetRun<'_> {
                         env: &env,
                         timeout: Duration::from_secs(timeout),
                     };
-                    let mut outcome = gotest::run(&name, &how);
-                    // Nothing a test printed may carry the token.
-                    let secret = [&crate::target::Secret::new(token.as_str())];
-                    outcome.output = crate::target::redact(&outcome.output, &secret);
-                    outcome.reason = crate::target::redact(&outcome.reason, &secret);
-                    outcome
+                    run_redacted(&name, &how, &token)
                 })
                 .await
                 .map_err(|e| format!("a test's runner ended badly: {e}"))?;
@@ -327,34 +322,12 @@ impl SetRun<'_> {
                     failures.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 }
                 if verbose {
-                    eprintln!(
-                        "go-tfe [{n:>3}/{total}] {:<7} {} ({:.1} s){}",
-                        outcome.status.as_str(),
-                        outcome.name,
-                        outcome.duration.as_secs_f64(),
-                        if outcome.status == Status::Pass {
-                            String::new()
-                        } else {
-                            format!(": {}", outcome.reason)
-                        }
-                    );
+                    eprintln!("{}", progress_line(n, total, &outcome));
                 }
                 Ok::<_, String>((index, outcome, seen))
             });
         }
-        let mut results = Vec::new();
-        let mut seen_all: Option<crate::proxy::Finished> = None;
-        while let Some(joined) = running.join_next().await {
-            let (index, mut outcome, seen) =
-                joined.map_err(|e| format!("a test's runner ended badly: {e}"))??;
-            outcome.endpoints = seen.observed.endpoints().map(str::to_string).collect();
-            match &mut seen_all {
-                None => seen_all = Some(seen),
-                Some(all) => all.absorb(seen),
-            }
-            results.push((index, outcome));
-        }
-        results.sort_by_key(|(i, _)| *i);
+        let (results, seen_all) = gather(running).await?;
         let proxy = match seen_all {
             Some(p) => p,
             // Nothing ran: an idle proxy's empty record.
@@ -371,6 +344,51 @@ impl SetRun<'_> {
             seconds: started.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// The tests' ends: every outcome in queue order, with the endpoints its proxy saw, and the
+/// proxies' records absorbed into one (none when nothing ran).
+async fn gather(
+    mut running: tokio::task::JoinSet<Result<(usize, Outcome, crate::proxy::Finished), String>>,
+) -> Result<(Vec<(usize, Outcome)>, Option<crate::proxy::Finished>), String> {
+    let mut results = Vec::new();
+    let mut seen_all: Option<crate::proxy::Finished> = None;
+    while let Some(joined) = running.join_next().await {
+        let (index, mut outcome, seen) =
+            joined.map_err(|e| format!("a test's runner ended badly: {e}"))??;
+        outcome.endpoints = seen.observed.endpoints().map(str::to_string).collect();
+        match &mut seen_all {
+            None => seen_all = Some(seen),
+            Some(all) => all.absorb(seen),
+        }
+        results.push((index, outcome));
+    }
+    results.sort_by_key(|(i, _)| *i);
+    Ok((results, seen_all))
+}
+
+/// Runs one test in its process; nothing it printed may carry the token.
+fn run_redacted(name: &str, how: &gotest::Invocation, token: &str) -> Outcome {
+    let mut outcome = gotest::run(name, how);
+    let secret = [&crate::target::Secret::new(token)];
+    outcome.output = crate::target::redact(&outcome.output, &secret);
+    outcome.reason = crate::target::redact(&outcome.reason, &secret);
+    outcome
+}
+
+/// The line printed as a test ends: its place, status, name, time and (unless it passed) why.
+fn progress_line(n: usize, total: usize, outcome: &Outcome) -> String {
+    format!(
+        "go-tfe [{n:>3}/{total}] {:<7} {} ({:.1} s){}",
+        outcome.status.as_str(),
+        outcome.name,
+        outcome.duration.as_secs_f64(),
+        if outcome.status == Status::Pass {
+            String::new()
+        } else {
+            format!(": {}", outcome.reason)
+        }
+    )
 }
 
 fn jobs(args: &PeerArgs) -> usize {
@@ -400,29 +418,7 @@ async fn peer_run(
             )
         }
     };
-    // Which tests run, and why the others do not.
-    let mut not_run: Vec<(String, String)> = Vec::new();
-    let mut queue: Vec<String> = Vec::new();
-    for test in all {
-        if let Some(filter) = &args.filter {
-            if !test.contains(filter.as_str()) {
-                continue;
-            }
-        }
-        if let Some(reason) = file.excluded(test) {
-            not_run.push((test.clone(), reason.to_string()));
-        } else if !embedded && !args.allow_instance_changes && file.changes_instance(test) {
-            not_run.push((
-                test.clone(),
-                format!(
-                    "{}: run with --allow-instance-changes",
-                    file.instance_changes.reason
-                ),
-            ));
-        } else {
-            queue.push(test.clone());
-        }
-    }
+    let (queue, not_run) = choose(args, file, all, embedded);
     let target_name = if embedded {
         "the embedded reference (tls, compat tfe)".to_string()
     } else {
@@ -453,19 +449,7 @@ async fn peer_run(
     } else {
         Vec::new()
     };
-    // The suite's verdicts beside go-tfe's: the run named, else the suite run whose reports
-    // folder holds ours (`reports/results.json` beside `reports/go-tfe/`) when it judged the
-    // same target.
-    let suite_results = match &args.suite_results {
-        Some(path) => Some(report::SuiteVerdicts::read(path)?),
-        None => args
-            .reports
-            .parent()
-            .map(|dir| dir.join("results.json"))
-            .filter(|path| path.is_file())
-            .and_then(|path| report::SuiteVerdicts::read(&path).ok())
-            .filter(|v| v.judged(args.target.as_deref())),
-    };
+    let suite_results = suite_verdicts(args)?;
     let peer_report = report::PeerReport {
         file,
         version: &file.version,
@@ -492,24 +476,74 @@ async fn peer_run(
             return Ok(ExitCodes::FAILED);
         }
     }
-    let failed = result
-        .outcomes
-        .iter()
-        .filter(|o| o.status == Status::Fail)
-        .count();
-    Ok(if embedded {
+    Ok(exit_code(embedded, &diffs, &result.outcomes))
+}
+
+/// Which tests run (those `--filter` keeps), and why the others do not.
+fn choose(
+    args: &PeerArgs,
+    file: &PeerFile,
+    all: &[String],
+    embedded: bool,
+) -> (Vec<String>, Vec<(String, String)>) {
+    let mut not_run: Vec<(String, String)> = Vec::new();
+    let mut queue: Vec<String> = Vec::new();
+    for test in all {
+        if let Some(filter) = &args.filter {
+            if !test.contains(filter.as_str()) {
+                continue;
+            }
+        }
+        if let Some(reason) = file.excluded(test) {
+            not_run.push((test.clone(), reason.to_string()));
+        } else if !embedded && !args.allow_instance_changes && file.changes_instance(test) {
+            not_run.push((
+                test.clone(),
+                format!(
+                    "{}: run with --allow-instance-changes",
+                    file.instance_changes.reason
+                ),
+            ));
+        } else {
+            queue.push(test.clone());
+        }
+    }
+    (queue, not_run)
+}
+
+/// The suite's verdicts beside go-tfe's: the run named, else the suite run whose reports
+/// folder holds ours (`reports/results.json` beside `reports/go-tfe/`) when it judged the
+/// same target.
+fn suite_verdicts(args: &PeerArgs) -> Result<Option<report::SuiteVerdicts>, String> {
+    Ok(match &args.suite_results {
+        Some(path) => Some(report::SuiteVerdicts::read(path)?),
+        None => args
+            .reports
+            .parent()
+            .map(|dir| dir.join("results.json"))
+            .filter(|path| path.is_file())
+            .and_then(|path| report::SuiteVerdicts::read(&path).ok())
+            .filter(|v| v.judged(args.target.as_deref())),
+    })
+}
+
+/// The exit code: against the embedded reference, whether anything differs from the peer
+/// file; elsewhere, whether anything was judged and failed.
+fn exit_code(embedded: bool, diffs: &[Difference], outcomes: &[Outcome]) -> u8 {
+    let failed = outcomes.iter().filter(|o| o.status == Status::Fail).count();
+    if embedded {
         if diffs.is_empty() {
             ExitCodes::OK
         } else {
             ExitCodes::FAILED
         }
-    } else if result.outcomes.iter().all(|o| o.status == Status::Skipped) {
+    } else if outcomes.iter().all(|o| o.status == Status::Skipped) {
         ExitCodes::NOTHING_JUDGED
     } else if failed > 0 {
         ExitCodes::FAILED
     } else {
         ExitCodes::OK
-    })
+    }
 }
 
 #[cfg(test)]

@@ -196,50 +196,13 @@ pub async fn start(args: &ProxyArgs) -> Result<Running, String> {
         None => Schemas::embedded(),
     }
     .map_err(|e| e.to_string())?;
-    let registry_path = match &args.registry_url {
-        Some(u) => url::Url::parse(u)
-            .map_err(|e| format!("--registry-url `{u}`: {e}"))?
-            .path()
-            .to_string(),
-        None => crate::catalog::REGISTRY_DEFAULT.to_string(),
-    };
-    let root_path = target.path().trim_end_matches('/').to_string();
-    let registry_path = registry_path
-        .strip_prefix(&root_path)
-        .unwrap_or(&registry_path)
-        .to_string();
+    let registry_path = registry_path(args, &target)?;
     let documented: Vec<String> = catalog.tests().into_iter().map(|t| t.name).collect();
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    let mut client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs_f64(args.timeout.max(0.1)));
-    // the certificates named (a file, or the peer's embedded reference's in memory)
-    let mut named = Vec::new();
-    if let Some(file) = &args.ca_cert {
-        named = std::fs::read(file).map_err(|e| format!("--ca-cert {}: {e}", file.display()))?;
-        named.push(b'\n');
-    }
-    if let Some(pem) = &args.ca_pem {
-        named.extend_from_slice(pem);
-    }
-    if !named.is_empty() {
-        client = crate::target::trust::trusting(client, &named).map_err(|e| {
-            format!(
-                "--ca-cert {}: {e}",
-                args.ca_cert
-                    .as_deref()
-                    .unwrap_or(std::path::Path::new("(the embedded reference's)"))
-                    .display()
-            )
-        })?;
-    }
-    if args.insecure {
-        client = client.danger_accept_invalid_certs(true);
-    }
-    let client = client.build().map_err(|e| e.to_string())?;
+    let client = client(args)?;
     let proxy = Arc::new(Proxy {
         client,
         timeout: Duration::from_secs_f64(args.timeout.max(0.1)),
@@ -279,6 +242,55 @@ pub async fn start(args: &ProxyArgs) -> Result<Running, String> {
         stop,
         served,
     })
+}
+
+/// The registry's path under the target (`--registry-url`, else the default), as the
+/// catalog matches it.
+fn registry_path(args: &ProxyArgs, target: &url::Url) -> Result<String, String> {
+    let registry_path = match &args.registry_url {
+        Some(u) => url::Url::parse(u)
+            .map_err(|e| format!("--registry-url `{u}`: {e}"))?
+            .path()
+            .to_string(),
+        None => crate::catalog::REGISTRY_DEFAULT.to_string(),
+    };
+    let root_path = target.path().trim_end_matches('/').to_string();
+    Ok(registry_path
+        .strip_prefix(&root_path)
+        .unwrap_or(&registry_path)
+        .to_string())
+}
+
+/// The proxy's own client: no redirects followed, `--timeout`, and the certificates it is
+/// told to trust (`--ca-cert`, the peer's embedded reference's) or `--insecure`.
+fn client(args: &ProxyArgs) -> Result<reqwest::Client, String> {
+    let mut client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs_f64(args.timeout.max(0.1)));
+    // the certificates named (a file, or the peer's embedded reference's in memory)
+    let mut named = Vec::new();
+    if let Some(file) = &args.ca_cert {
+        named = std::fs::read(file).map_err(|e| format!("--ca-cert {}: {e}", file.display()))?;
+        named.push(b'\n');
+    }
+    if let Some(pem) = &args.ca_pem {
+        named.extend_from_slice(pem);
+    }
+    if !named.is_empty() {
+        client = crate::target::trust::trusting(client, &named).map_err(|e| {
+            format!(
+                "--ca-cert {}: {e}",
+                args.ca_cert
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("(the embedded reference's)"))
+                    .display()
+            )
+        })?;
+    }
+    if args.insecure {
+        client = client.danger_accept_invalid_certs(true);
+    }
+    client.build().map_err(|e| e.to_string())
 }
 
 async fn stop_signal(duration: Option<u64>) {
@@ -347,28 +359,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
         }
     };
     let method = parts.method.clone();
-    let mut headers = reqwest::header::HeaderMap::new();
-    let mut recorded_headers = Vec::new();
-    for (name, value) in &parts.headers {
-        if hop_by_hop(name) {
-            continue;
-        }
-        if name == "authorization" {
-            if let Ok(v) = value.to_str() {
-                let token = v.split_whitespace().last().unwrap_or(v);
-                if let Ok(mut o) = proxy.observed.lock() {
-                    o.token(token);
-                }
-            }
-            recorded_headers.push((name.to_string(), "(redacted)".to_string()));
-        } else {
-            recorded_headers.push((
-                name.to_string(),
-                String::from_utf8_lossy(value.as_bytes()).into_owned(),
-            ));
-        }
-        headers.append(name.clone(), value.clone());
-    }
+    let (headers, recorded_headers) = forwarded(&proxy, &parts.headers);
     let request_record = RequestRecord {
         method: method.to_string(),
         url: upstream.to_string(),
@@ -403,24 +394,11 @@ async fn handle(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
     let response_headers = response.headers().clone();
     // Read up to the cap for judging; the rest streams through unread.
     let mut stream = response.bytes_stream();
-    let mut kept: Vec<u8> = Vec::new();
-    let mut first_over: Option<Bytes> = None;
-    let mut broken = None;
-    while let Some(chunk) = stream.next().await {
-        match chunk {
-            Ok(chunk) if kept.len() + chunk.len() <= proxy.max_body => {
-                kept.extend_from_slice(&chunk)
-            }
-            Ok(chunk) => {
-                first_over = Some(chunk);
-                break;
-            }
-            Err(e) => {
-                broken = Some(e.to_string());
-                break;
-            }
-        }
-    }
+    let Head {
+        kept,
+        first_over,
+        broken,
+    } = head(&mut stream, proxy.max_body).await;
     let truncated = first_over.is_some();
     let ex = Exchange {
         request: request_record,
@@ -445,9 +423,95 @@ async fn handle(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
         elapsed: started.elapsed(),
     };
     proxy.observe(&ex);
+    answer(&proxy, status, &response_headers, kept, first_over, stream)
+}
 
+/// The headers of a client's request passed on (`hop_by_hop` ones aside), and as recorded
+/// (the credential redacted, its token noted as the traffic's).
+fn forwarded(
+    proxy: &Proxy,
+    from: &HeaderMap,
+) -> (reqwest::header::HeaderMap, Vec<(String, String)>) {
+    let mut headers = reqwest::header::HeaderMap::new();
+    let mut recorded_headers = Vec::new();
+    for (name, value) in from {
+        if hop_by_hop(name) {
+            continue;
+        }
+        if name == "authorization" {
+            if let Ok(v) = value.to_str() {
+                let token = v.split_whitespace().last().unwrap_or(v);
+                if let Ok(mut o) = proxy.observed.lock() {
+                    o.token(token);
+                }
+            }
+            recorded_headers.push((name.to_string(), "(redacted)".to_string()));
+        } else {
+            recorded_headers.push((
+                name.to_string(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            ));
+        }
+        headers.append(name.clone(), value.clone());
+    }
+    (headers, recorded_headers)
+}
+
+/// The start of an answer's body, read for judging up to the cap.
+struct Head {
+    /// What was read, within the cap.
+    kept: Vec<u8>,
+    /// The chunk that went over the cap (the body is cut there for judging).
+    first_over: Option<Bytes>,
+    /// Why the body broke off, if it did.
+    broken: Option<String>,
+}
+
+/// Reads `stream` up to `max_body` bytes; the rest is left in it.
+async fn head<S>(stream: &mut S, max_body: usize) -> Head
+where
+    S: futures_util::Stream<Item = reqwest::Result<Bytes>> + Unpin,
+{
+    let mut kept: Vec<u8> = Vec::new();
+    let mut first_over: Option<Bytes> = None;
+    let mut broken = None;
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(chunk) if kept.len() + chunk.len() <= max_body => kept.extend_from_slice(&chunk),
+            Ok(chunk) => {
+                first_over = Some(chunk);
+                break;
+            }
+            Err(e) => {
+                broken = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    Head {
+        kept,
+        first_over,
+        broken,
+    }
+}
+
+/// The answer passed back to the client: the target's status and headers (its addresses
+/// rewritten to the proxy's), and the body read (rewritten) or, when it was cut at the cap,
+/// what was read followed by the rest of `stream`, unread.
+fn answer<S>(
+    proxy: &Proxy,
+    status: StatusCode,
+    response_headers: &HeaderMap,
+    kept: Vec<u8>,
+    first_over: Option<Bytes>,
+    stream: S,
+) -> Response
+where
+    S: futures_util::Stream<Item = reqwest::Result<Bytes>> + Send + 'static,
+{
+    let truncated = first_over.is_some();
     let mut out_headers = HeaderMap::new();
-    for (name, value) in &response_headers {
+    for (name, value) in response_headers {
         if hop_by_hop(name) {
             continue;
         }
@@ -467,7 +531,7 @@ async fn handle(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
         let rest = stream.map(|c| c.map_err(std::io::Error::other));
         Body::from_stream(head.chain(rest))
     } else {
-        Body::from(proxy.rewrite_body(&response_headers, kept))
+        Body::from(proxy.rewrite_body(response_headers, kept))
     };
     let mut res = Response::new(body);
     *res.status_mut() = status;

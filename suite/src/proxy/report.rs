@@ -74,7 +74,7 @@ impl Observed {
                     slot.1 += 1;
                     if slot.2.len() < KEPT_PER_CHECK {
                         slot.2.push(json!({
-                            "message": message,
+                            "message": message.into_string(),
                             "exchange": exchange_json(ex),
                         }));
                     }

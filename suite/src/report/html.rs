@@ -12,10 +12,11 @@
 //! `tr.t` with `data-group`, `data-verdict` and `data-name`; hidden rows carry `hidden`; the
 //! number of rows shown is in `#shown`.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{rate, tally, write_scrubbed, RunInfo, RunReport};
+use super::{rate, tally, write_scrubbed, Counts, RunInfo, RunReport};
 use crate::verdict::{TestResult, Verdict};
 
 /// Writes `report.html`.
@@ -180,7 +181,6 @@ const SCRIPT: &str = r#"
 
 /// The page.
 pub fn render(report: &RunReport) -> String {
-    let info = report.info;
     let (groups, total) = tally(report.results);
     let failing = report
         .results
@@ -188,6 +188,24 @@ pub fn render(report: &RunReport) -> String {
         .filter(|r| r.verdict.fails_run())
         .count();
     let mut h = String::new();
+    header(&mut h, report, failing, total);
+    // What changed since --baseline: new failures first.
+    changes(&mut h, report);
+    // Root causes first: what to fix before reading single tests, each naming its tests.
+    root_causes(&mut h, report);
+    // Groups table, with links that filter; failing counts stand out.
+    groups_table(&mut h, &groups, total);
+    warnings(&mut h, report);
+    filters(&mut h, &groups, total);
+    tests_table(&mut h, report);
+    // What the run could not delete: often long, and no verdict's evidence, so folded.
+    closing(&mut h, report);
+    h
+}
+
+/// The page's head and the headline with the run's figures.
+fn header(h: &mut String, report: &RunReport, failing: usize, total: Counts) {
+    let info = report.info;
     let title = match info.get("interrupted") {
         Some(how) => esc(&format!("interrupted {how}")),
         None if failing == 0 => "passed".to_string(),
@@ -218,8 +236,10 @@ pub fn render(report: &RunReport) -> String {
             )
         }
     );
+}
 
-    // What changed since --baseline: new failures first.
+/// What changed since `--baseline`.
+fn changes(h: &mut String, report: &RunReport) {
     if let Some((baseline, changes)) = report.changes {
         let _ = write!(
             h,
@@ -251,7 +271,11 @@ pub fn render(report: &RunReport) -> String {
             h.push_str("</ul>");
         }
     }
-    // Root causes first: what to fix before reading single tests, each naming its tests.
+}
+
+/// Every root cause, each naming (or folding) its tests.
+fn root_causes(h: &mut String, report: &RunReport) {
+    let info = report.info;
     let causes = super::cause_groups(report.results, report.profile);
     if !causes.is_empty() {
         h.push_str("<h2>Root causes</h2><ul id=\"causes\">");
@@ -272,7 +296,10 @@ pub fn render(report: &RunReport) -> String {
         }
         h.push_str("</ul>");
     }
-    // Groups table, with links that filter; failing counts stand out.
+}
+
+/// The table of verdicts per group.
+fn groups_table(h: &mut String, groups: &BTreeMap<&str, Counts>, total: Counts) {
     h.push_str("<h2>Groups</h2><table id=\"groups\"><thead><tr><th>group</th>");
     for v in Verdict::ALL {
         let _ = write!(
@@ -282,7 +309,7 @@ pub fn render(report: &RunReport) -> String {
         );
     }
     h.push_str("</tr></thead><tbody>\n");
-    for (g, c) in &groups {
+    for (g, c) in groups {
         let _ = write!(h, "<tr><td><a href=\"#group={0}\">{0}</a></td>", esc(g));
         for (v, n) in Verdict::ALL.iter().zip(c.0) {
             if v.fails_run() && n > 0 {
@@ -307,7 +334,11 @@ pub fn render(report: &RunReport) -> String {
         );
     }
     h.push_str("</tr></tbody></table>\n");
+}
 
+/// The end-of-run warnings.
+fn warnings(h: &mut String, report: &RunReport) {
+    let info = report.info;
     if !report.warnings.is_empty() {
         h.push_str("<h2>Warnings</h2><ul id=\"warnings\">");
         for w in report.warnings {
@@ -315,8 +346,10 @@ pub fn render(report: &RunReport) -> String {
         }
         h.push_str("</ul>\n");
     }
+}
 
-    // Filters.
+/// The filters over the tests' table: group, verdict, name.
+fn filters(h: &mut String, groups: &BTreeMap<&str, Counts>, total: Counts) {
     h.push_str("<h2>Tests</h2><div class=\"filters\"><label>group <select id=\"f-group\"><option value=\"\">all</option>");
     for g in groups.keys() {
         let _ = write!(h, "<option value=\"{0}\">{0}</option>", esc(g));
@@ -331,16 +364,22 @@ pub fn render(report: &RunReport) -> String {
          <span class=\"muted\"><span id=\"shown\">{0}</span> of {0} shown</span></div>",
         total.total()
     );
+}
 
+/// One row per test, failing ones first.
+fn tests_table(h: &mut String, report: &RunReport) {
     h.push_str("<table id=\"tests\"><thead><tr><th>test</th><th>verdict</th><th class=\"n\">ms</th><th class=\"n\">requests</th><th>details</th></tr></thead><tbody>\n");
     let mut rows: Vec<&TestResult> = report.results.iter().collect();
     rows.sort_by_key(|r| rank(r.verdict));
     for r in rows {
-        row(&mut h, r, report);
+        row(h, r, report);
     }
     h.push_str("</tbody></table>\n");
+}
 
-    // What the run could not delete: often long, and no verdict's evidence, so folded.
+/// What was not deleted (folded), the configuration and the script.
+fn closing(h: &mut String, report: &RunReport) {
+    let info = report.info;
     if !report.leftovers.is_empty() {
         let _ = write!(
             h,
@@ -359,7 +398,6 @@ pub fn render(report: &RunReport) -> String {
     }
     h.push_str("</table>\n");
     let _ = write!(h, "<script>{SCRIPT}</script>\n</body></html>\n");
-    h
 }
 
 fn row(h: &mut String, r: &TestResult, report: &RunReport) {

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{rate, tally, write_scrubbed, RunReport};
+use super::{rate, tally, write_scrubbed, CauseGroup, Counts, RunInfo, RunReport};
 use crate::verdict::{TestResult, Verdict};
 
 /// Failures listed in full; the rest are named under their cause (GitHub caps a step
@@ -33,6 +33,22 @@ pub fn render(report: &RunReport) -> String {
         .filter(|r| r.verdict.fails_run())
         .collect();
     let mut md = String::new();
+    headline(&mut md, report, &failing, total);
+    table(&mut md, &groups, total);
+    // Root causes first, every one of them; then the failures, those a large cause does not
+    // already account for first (errors, then the rarest causes, `::bare` path forms last), so
+    // that a cap never hides a failure of its own behind a hundred of one kind.
+    let causes = super::cause_groups(report.results, report.profile);
+    root_causes(&mut md, &causes, info);
+    failures(&mut md, &failing, &causes, info);
+    waived(&mut md, report);
+    closing(&mut md, report);
+    md
+}
+
+/// The headline, the run's figures, the changes since the baseline, throttling and lag.
+fn headline(md: &mut String, report: &RunReport, failing: &[&TestResult], total: Counts) {
+    let info = report.info;
     let headline = match (info.get("interrupted"), failing.is_empty()) {
         (Some(how), _) => format!("⚠️ interrupted {how}"),
         (None, true) => "✅ passed".to_string(),
@@ -73,6 +89,10 @@ pub fn render(report: &RunReport) -> String {
     if let Some(line) = report.figures.lags.line() {
         let _ = writeln!(md, "{}.\n", capitalised(&line));
     }
+}
+
+/// The table of verdicts per group, with the totals.
+fn table(md: &mut String, groups: &BTreeMap<&str, Counts>, total: Counts) {
     let _ = write!(md, "| group |");
     for v in Verdict::ALL {
         let _ = write!(md, " {} |", v.as_str());
@@ -82,7 +102,7 @@ pub fn render(report: &RunReport) -> String {
         let _ = write!(md, "---:|");
     }
     md.push('\n');
-    for (group, counts) in &groups {
+    for (group, counts) in groups {
         let _ = write!(md, "| {} |", cell(group));
         for n in counts.0 {
             let _ = write!(md, " {n} |");
@@ -94,17 +114,16 @@ pub fn render(report: &RunReport) -> String {
         let _ = write!(md, " **{n}** |");
     }
     md.push_str("\n\n");
+}
 
-    // Root causes first, every one of them; then the failures, those a large cause does not
-    // already account for first (errors, then the rarest causes, `::bare` path forms last), so
-    // that a cap never hides a failure of its own behind a hundred of one kind.
-    let causes = super::cause_groups(report.results, report.profile);
+/// Every root cause, with the tests it accounts for.
+fn root_causes(md: &mut String, causes: &[CauseGroup], info: &RunInfo) {
     if !causes.is_empty() {
         let _ = writeln!(
             md,
             "## Root causes\n\nEach is reported at its own test; the tests below it are blocked by it or share it. Fix these first.\n"
         );
-        for g in &causes {
+        for g in causes {
             let _ = writeln!(
                 md,
                 "- {}: {}",
@@ -114,6 +133,10 @@ pub fn render(report: &RunReport) -> String {
         }
         md.push('\n');
     }
+}
+
+/// The failures in full (up to [`MAX_LISTED`]), then the rest named by cause.
+fn failures(md: &mut String, failing: &[&TestResult], causes: &[CauseGroup], info: &RunInfo) {
     if !failing.is_empty() {
         let cause_of: HashMap<&str, (usize, usize)> = causes
             .iter()
@@ -124,7 +147,7 @@ pub fn render(report: &RunReport) -> String {
                     .map(move |t| (t.as_str(), (g.tests.len(), i)))
             })
             .collect();
-        let mut ordered = failing.clone();
+        let mut ordered = failing.to_vec();
         ordered.sort_by_key(|r| {
             let bare = r.name.ends_with("::bare");
             (
@@ -134,7 +157,7 @@ pub fn render(report: &RunReport) -> String {
         });
         let _ = writeln!(md, "## Failures\n");
         for r in ordered.iter().take(MAX_LISTED) {
-            test_block(&mut md, r, info);
+            test_block(md, r, info);
         }
         let cut = &ordered[ordered.len().min(MAX_LISTED)..];
         if !cut.is_empty() {
@@ -161,6 +184,11 @@ pub fn render(report: &RunReport) -> String {
             md.push('\n');
         }
     }
+}
+
+/// The waived tests, with their reasons.
+fn waived(md: &mut String, report: &RunReport) {
+    let info = report.info;
     let waived: Vec<&TestResult> = report
         .results
         .iter()
@@ -190,6 +218,11 @@ pub fn render(report: &RunReport) -> String {
         }
         md.push('\n');
     }
+}
+
+/// The warnings, what was not deleted (folded) and the configuration (folded).
+fn closing(md: &mut String, report: &RunReport) {
+    let info = report.info;
     if !report.warnings.is_empty() {
         let _ = writeln!(md, "## Warnings\n");
         for w in report.warnings {
@@ -214,7 +247,6 @@ pub fn render(report: &RunReport) -> String {
         let _ = writeln!(md, "| {} | {} |", cell(k), cell(&info.scrub(v)));
     }
     md.push_str("\n</details>\n");
-    md
 }
 
 fn test_block(md: &mut String, r: &TestResult, info: &super::RunInfo) {

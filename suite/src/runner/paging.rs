@@ -88,7 +88,7 @@ impl TestRun<'_> {
     /// (`crate::patience`: a list may show a new item a moment late), before a finding is
     /// made. `None` when the list cannot be walked (too short, too long, or not readable as a
     /// list): nothing is judged.
-    pub(super) async fn page_walk(&mut self) -> Option<(usize, Result<(), String>)> {
+    pub(super) async fn page_walk(&mut self) -> Option<(usize, Result<(), c::Message>)> {
         let mut last = None;
         let mut patience = self.ctx.target.patience();
         for attempt in 0.. {

@@ -282,7 +282,7 @@ impl TestRun<'_> {
                     see: None,
                 }))
             }
-            Err(not) => Err(Outcome::Error(not.message)),
+            Err(not) => Err(Outcome::Error(not.message.into_string())),
         }
     }
 

@@ -114,7 +114,7 @@ impl TestRun<'_> {
                 Outcome::Done
             };
         };
-        let form = c::upload_url_form(&url).map_err(|e| format!("{e} (at {pointer})"));
+        let form = c::upload_url_form_at(&url, &pointer);
         self.check(&c::UPLOAD_URL_FORM, None, form);
         let target_url = url::Url::parse(&url).unwrap_or_else(|_| self.ctx.target.url(&url));
         let tarball = crate::tarball::config_tarball();

@@ -271,7 +271,7 @@ pub fn judge(
                 checks,
                 expected: case.expects_test(&r.name),
                 collateral: case.collateral.iter().any(|p| glob(p, &r.name)),
-                why: r.first_line(|f| f.message.clone()),
+                why: r.first_line(|f| f.message.to_string()),
             }
         })
         .collect();

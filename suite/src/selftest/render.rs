@@ -9,6 +9,18 @@ impl Report {
     /// The report as text.
     pub fn render(&self) -> String {
         let mut out = String::new();
+        self.render_baseline(&mut out);
+        out.push('\n');
+        for f in &self.faults {
+            render_fault(&mut out, f);
+        }
+        out.push('\n');
+        self.render_scores(&mut out);
+        out
+    }
+
+    /// One line per baseline run, with the tests that did not pass.
+    fn render_baseline(&self, out: &mut String) {
         for (i, b) in self.baseline.iter().enumerate() {
             let _ = write!(
                 out,
@@ -40,87 +52,10 @@ impl Report {
                 }
             }
         }
-        out.push('\n');
-        for f in &self.faults {
-            let label = match (f.case.tolerated, f.catch) {
-                (true, Catch::Caught) => "tolerated",
-                (_, c) => c.as_str(),
-            };
-            let _ = writeln!(
-                out,
-                "[{}] {:<48} {} ({:.2} s)",
-                f.case.level.level(),
-                f.case.fault,
-                label,
-                f.wall.as_secs_f64()
-            );
-            if let Some(e) = &f.error {
-                let _ = writeln!(out, "    error: {e}");
-            }
-            let expected: Vec<&Failure> = f.failures.iter().filter(|x| x.expected).collect();
-            if !expected.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "    by {} test(s) {}: {}",
-                    expected.len(),
-                    f.case.tests.join(", "),
-                    summarize(&expected)
-                );
-                let _ = writeln!(out, "    checks: {}", f.fired.join(", "));
-            }
-            if !f.silent.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "    expected checks that did not fail: {}",
-                    f.silent.join(", ")
-                );
-            }
-            let collateral = f
-                .failures
-                .iter()
-                .filter(|x| !x.expected && x.collateral)
-                .count();
-            if collateral > 0 {
-                let _ = writeln!(
-                    out,
-                    "    and {collateral} test(s) failing as a consequence ({})",
-                    f.case.collateral.join(", ")
-                );
-                if f.case.tolerated {
-                    // a tolerated fault may fail nothing: say why each one failed
-                    let failed = f.failures.iter().filter(|x| !x.expected && x.collateral);
-                    for x in failed.take(5) {
-                        let _ = writeln!(out, "      {}: {}", x.test, x.why);
-                    }
-                }
-            }
-            let accidental: Vec<&Failure> = f.accidental().collect();
-            if !accidental.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "    also failed (not expected): {}",
-                    summarize(&accidental)
-                );
-                for a in accidental.iter().take(3) {
-                    let _ = writeln!(out, "      {}: {}", a.test, a.why);
-                }
-            }
-            let odd: BTreeSet<&str> = f
-                .failures
-                .iter()
-                .filter(|x| x.expected)
-                .flat_map(|x| x.checks.iter().copied())
-                .filter(|c| !f.case.checks.iter().any(|e| e == c))
-                .collect();
-            if !odd.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "    unexpected checks in expected tests: {}",
-                    odd.into_iter().collect::<Vec<_>>().join(", ")
-                );
-            }
-        }
-        out.push('\n');
+    }
+
+    /// The scores: precision over the shapes, recall over the faults, the tolerated faults, the misses.
+    fn render_scores(&self, out: &mut String) {
         let (c, t) = self.score(None);
         let (cc, ct) = self.score(Some(LevelName::Core));
         let (tc, tt) = self.score(Some(LevelName::Tfe));
@@ -174,7 +109,87 @@ impl Report {
             self.baseline.len(),
             self.faults.len()
         );
-        out
+    }
+}
+
+/// One fault's lines: how it was caught, by which tests and checks, and what else failed.
+fn render_fault(out: &mut String, f: &FaultOutcome) {
+    let label = match (f.case.tolerated, f.catch) {
+        (true, Catch::Caught) => "tolerated",
+        (_, c) => c.as_str(),
+    };
+    let _ = writeln!(
+        out,
+        "[{}] {:<48} {} ({:.2} s)",
+        f.case.level.level(),
+        f.case.fault,
+        label,
+        f.wall.as_secs_f64()
+    );
+    if let Some(e) = &f.error {
+        let _ = writeln!(out, "    error: {e}");
+    }
+    let expected: Vec<&Failure> = f.failures.iter().filter(|x| x.expected).collect();
+    if !expected.is_empty() {
+        let _ = writeln!(
+            out,
+            "    by {} test(s) {}: {}",
+            expected.len(),
+            f.case.tests.join(", "),
+            summarize(&expected)
+        );
+        let _ = writeln!(out, "    checks: {}", f.fired.join(", "));
+    }
+    if !f.silent.is_empty() {
+        let _ = writeln!(
+            out,
+            "    expected checks that did not fail: {}",
+            f.silent.join(", ")
+        );
+    }
+    let collateral = f
+        .failures
+        .iter()
+        .filter(|x| !x.expected && x.collateral)
+        .count();
+    if collateral > 0 {
+        let _ = writeln!(
+            out,
+            "    and {collateral} test(s) failing as a consequence ({})",
+            f.case.collateral.join(", ")
+        );
+        if f.case.tolerated {
+            // a tolerated fault may fail nothing: say why each one failed
+            let failed = f.failures.iter().filter(|x| !x.expected && x.collateral);
+            for x in failed.take(5) {
+                let _ = writeln!(out, "      {}: {}", x.test, x.why);
+            }
+        }
+    }
+    let accidental: Vec<&Failure> = f.accidental().collect();
+    if !accidental.is_empty() {
+        let _ = writeln!(
+            out,
+            "    also failed (not expected): {}",
+            summarize(&accidental)
+        );
+        for a in accidental.iter().take(3) {
+            let _ = writeln!(out, "      {}: {}", a.test, a.why);
+        }
+    }
+    let odd: BTreeSet<&str> = f
+        .failures
+        .iter()
+        .filter(|x| x.expected)
+        .flat_map(|x| x.checks.iter().copied())
+        .filter(|c| !f.case.checks.iter().any(|e| e == c))
+        .collect();
+    if !odd.is_empty() {
+        let _ = writeln!(
+            out,
+            "    unexpected checks in expected tests: {}",
+            odd.into_iter().collect::<Vec<_>>().join(", ")
+        );
     }
 }
 

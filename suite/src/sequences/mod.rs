@@ -178,15 +178,7 @@ fn splitmix(x: u64) -> u64 {
 
 /// A seed from the clock, for runs without `--seed`.
 pub fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    hasher.finish() % 1_000_000_000_000
+    crate::clock::random() % 1_000_000_000_000
 }
 
 struct Namespaces<'a> {
@@ -261,11 +253,11 @@ pub async fn run_family(
 ) -> TestResult {
     let started = Instant::now();
     let name = test_name(family);
-    if family.colls.iter().any(|c| c.admin) && ctx.target.config.admin_token.is_none() {
+    if let Some(why) = not_runnable(ctx, family, config) {
         return result(
             &name,
             Verdict::Skipped,
-            Some("administrator endpoints: needs --admin-token".into()),
+            Some(why),
             Vec::new(),
             BTreeSet::new(),
             Vec::new(),
@@ -284,38 +276,6 @@ pub async fn run_family(
             (started, 0),
         );
     }
-    if let Some(missing) = family.requires.iter().find(|r| !ctx.fixtures.is_given(r)) {
-        return result(
-            &name,
-            Verdict::Skipped,
-            Some(crate::settings::requirement_missing(missing)),
-            Vec::new(),
-            BTreeSet::new(),
-            Vec::new(),
-            (started, 0),
-        );
-    }
-    let given = config.organization.as_deref().filter(|_| family.namespace);
-    if let Some(org) = given {
-        // Inside a given organization the sequence deletes what it made, one by one.
-        let stays = family.colls.iter().find(|c| {
-            c.parent.is_none() && !c.relation && c.delete.is_none() && c.cleanup.is_none()
-        });
-        if let Some(coll) = stays {
-            return result(
-                &name,
-                Verdict::Skipped,
-                Some(format!(
-                    "inside the given organization `{org}`: the items of collection `{}` could not be deleted again (it has neither `delete` nor `cleanup`)",
-                    coll.kind
-                )),
-                Vec::new(),
-                BTreeSet::new(),
-                Vec::new(),
-                (started, 0),
-            );
-        }
-    }
     let learned = Learned::default();
     let base = config.seed.unwrap_or_else(random_seed);
     let run = CaseRun::new(
@@ -332,147 +292,18 @@ pub async fn run_family(
         notes,
         ended,
     } = run.run().await;
-    if let Some(Ended {
-        case,
-        seed,
-        mut names,
-        outcome,
-    }) = ended
-    {
-        if let Some(why) = outcome.unreachable.clone() {
-            return result(
-                &name,
-                Verdict::Error,
-                Some(format!("{why} (sequence case {case}, seed {seed})")),
-                Vec::new(),
-                passed,
-                Vec::new(),
-                (started, sent),
-            );
-        }
-        if let Some(why) = outcome.error.clone() {
-            // The sequence's organization (or, for the organizations family, its first
-            // organization) could not be made: blocked by that request, which the
-            // organizations tests judge.
-            let failed_setup = outcome
-                .setup
-                .iter()
-                .filter_map(|i| outcome.exchanges.get(*i))
-                .find(|ex| !ex.is_success() && ex.status().is_some_and(|s| s != 429));
-            if let Some(ex) = failed_setup {
-                let needed = if family.namespace {
-                    "its own organization"
-                } else {
-                    "organizations of its own"
-                };
-                let blocker = ctx.blocker(needed.into(), ex, None);
-                let mut blocked = result(
-                    &name,
-                    Verdict::Blocked,
-                    Some(blocker.line()),
-                    Vec::new(),
-                    passed,
-                    outcome.exchanges.clone(),
-                    (started, sent),
-                );
-                blocked.blocked_by = Some(blocker);
-                return blocked;
-            }
-            let exchanges = outcome.exchanges;
-            return result(
-                &name,
-                Verdict::Error,
-                Some(why),
-                Vec::new(),
-                passed,
-                exchanges,
-                (started, sent),
-            );
-        }
-        if let Some(missing) = route_missing(ctx, &outcome).await {
-            let (verdict, why, blocker) = match missing {
-                RouteMissing::GroupAbsent(why) => (Verdict::Unsupported, why, None),
-                RouteMissing::Judged(blocker) => (Verdict::Blocked, blocker.line(), Some(blocker)),
-            };
-            let mut judged = result(
-                &name,
-                verdict,
-                Some(why),
-                Vec::new(),
-                passed,
-                outcome.exchanges,
-                (started, sent),
-            );
-            judged.blocked_by = blocker;
-            return judged;
-        }
-        // shrinking runs one candidate at a time, in a slot of the run's
-        let slot = slots.take().await;
-        let shrunk = shrink(ctx, family, config, &learned, &mut names, outcome).await;
-        drop(slot);
-        let sent = sent + shrunk.sent;
-        let text = render(family, seed, case, config, &shrunk);
-        let out = shrunk.outcome;
-        let findings: Vec<Finding> = out.failure.iter().cloned().collect();
-        let verdict = if shrunk.unreachable.is_some() {
-            Verdict::Error
-        } else {
-            Verdict::Fail
-        };
-        let minimal = Minimal {
-            seed,
-            steps: out.steps.len(),
-            shrunk_from: shrunk.from,
-            timed_out: shrunk.timed_out,
-        };
-        let mut failed = result(
-            &name,
-            verdict,
-            Some(text),
-            findings,
-            passed,
-            out.exchanges,
-            (started, sent),
-        );
-        failed.minimal = Some(minimal);
-        return failed;
-    }
-    let mut exchanges = Vec::new();
-    let findings = notes
-        .into_iter()
-        .map(|(mut f, ex)| {
-            f.exchange = ex.map(|ex| {
-                exchanges.push(ex);
-                exchanges.len() - 1
-            });
-            f
-        })
-        .collect();
-    // a pass observed the family's state: at least one effect (a list against the model, a
-    // show after an update or a delete, a state reached) held at a level the profile fails on
-    let observed = passed
-        .iter()
-        .any(|id| crate::checks::EFFECTS.iter().any(|e| e.id == *id));
-    let (verdict, reason) = if observed {
-        (Verdict::Pass, None)
-    } else {
-        (
-            Verdict::Skipped,
-            Some(format!(
-                "nothing failed, but no history of this family's state was observed at --profile {} (the cases drawn compared no list, show or state the profile judges with the model)",
-                ctx.profile.as_str()
-            )),
-        )
-    };
-    result(
-        &name,
-        verdict,
-        reason,
-        findings,
+    let done = Done {
+        ctx,
+        family,
+        name: &name,
+        started,
+        sent,
         passed,
-        exchanges,
-        (started, sent),
-    )
+    };
+    match ended {
+        Some(ended) => done.ended(config, &learned, slots, ended).await,
+        None => done.all_held(notes),
+    }
 }
 
 /// Why the family's own group is absent, unless that group is required: the group the family
@@ -505,6 +336,185 @@ fn own_create_group(ctx: &Context, family: &Family) -> Option<String> {
     let method = own.create.method.to_string();
     let test = ctx.catalog.test_for(&method, &path)?;
     test.split("::").next().map(str::to_string)
+}
+
+/// Why a family is not run at all (skipped): its administrator endpoints without
+/// `--admin-token`, a value it `requires` not given, or, inside a given organization, a
+/// collection whose items could not be deleted again.
+fn not_runnable(ctx: &Context, family: &Family, config: &SequenceConfig) -> Option<String> {
+    if family.colls.iter().any(|c| c.admin) && ctx.target.config.admin_token.is_none() {
+        return Some("administrator endpoints: needs --admin-token".into());
+    }
+    if let Some(missing) = family.requires.iter().find(|r| !ctx.fixtures.is_given(r)) {
+        return Some(crate::settings::requirement_missing(missing));
+    }
+    let org = config
+        .organization
+        .as_deref()
+        .filter(|_| family.namespace)?;
+    // Inside a given organization the sequence deletes what it made, one by one.
+    let coll = family
+        .colls
+        .iter()
+        .find(|c| c.parent.is_none() && !c.relation && c.delete.is_none() && c.cleanup.is_none())?;
+    Some(format!(
+        "inside the given organization `{org}`: the items of collection `{}` could not be deleted again (it has neither `delete` nor `cleanup`)",
+        coll.kind
+    ))
+}
+
+/// A family's cases run: what its result is made of.
+struct Done<'a> {
+    ctx: &'a Context,
+    family: &'a Family,
+    name: &'a str,
+    started: Instant,
+    /// Requests every case sent.
+    sent: usize,
+    passed: BTreeSet<&'static str>,
+}
+
+impl Done<'_> {
+    /// The result of a family one of whose cases ended it (`ended`): an error when the
+    /// target went away or the case could not be set up, unsupported or blocked when its
+    /// failing request found no route, else a failure, shrunk.
+    async fn ended(
+        self,
+        config: &SequenceConfig,
+        learned: &Learned,
+        slots: &Slots,
+        ended: Ended<'_>,
+    ) -> TestResult {
+        let Ended {
+            case,
+            seed,
+            mut names,
+            outcome,
+        } = ended;
+        if let Some(why) = outcome.unreachable.clone() {
+            let why = format!("{why} (sequence case {case}, seed {seed})");
+            return self.result(Verdict::Error, Some(why), Vec::new(), Vec::new());
+        }
+        if let Some(why) = outcome.error.clone() {
+            return self.not_set_up(why, outcome);
+        }
+        if let Some(missing) = route_missing(self.ctx, &outcome).await {
+            let (verdict, why, blocker) = match missing {
+                RouteMissing::GroupAbsent(why) => (Verdict::Unsupported, why, None),
+                RouteMissing::Judged(blocker) => (Verdict::Blocked, blocker.line(), Some(blocker)),
+            };
+            let mut judged = self.result(verdict, Some(why), Vec::new(), outcome.exchanges);
+            judged.blocked_by = blocker;
+            return judged;
+        }
+        // shrinking runs one candidate at a time, in a slot of the run's
+        let slot = slots.take().await;
+        let shrunk = shrink(self.ctx, self.family, config, learned, &mut names, outcome).await;
+        drop(slot);
+        let text = render(self.family, seed, case, config, &shrunk);
+        let out = shrunk.outcome;
+        let findings: Vec<Finding> = out.failure.iter().cloned().collect();
+        let verdict = if shrunk.unreachable.is_some() {
+            Verdict::Error
+        } else {
+            Verdict::Fail
+        };
+        let minimal = Minimal {
+            seed,
+            steps: out.steps.len(),
+            shrunk_from: shrunk.from,
+            timed_out: shrunk.timed_out,
+        };
+        let done = Done {
+            sent: self.sent + shrunk.sent,
+            ..self
+        };
+        let mut failed = done.result(verdict, Some(text), findings, out.exchanges);
+        failed.minimal = Some(minimal);
+        failed
+    }
+
+    /// A case whose sequence could not be set up (`why`): blocked by the request that made
+    /// its organization (or, for the organizations family, its first organization), which
+    /// the organizations tests judge; else an error.
+    fn not_set_up(self, why: String, outcome: RunOutcome) -> TestResult {
+        let failed_setup = outcome
+            .setup
+            .iter()
+            .filter_map(|i| outcome.exchanges.get(*i))
+            .find(|ex| !ex.is_success() && ex.status().is_some_and(|s| s != 429));
+        if let Some(ex) = failed_setup {
+            let needed = if self.family.namespace {
+                "its own organization"
+            } else {
+                "organizations of its own"
+            };
+            let blocker = self.ctx.blocker(needed.into(), ex, None);
+            let exchanges = outcome.exchanges.clone();
+            let mut blocked = self.result(
+                Verdict::Blocked,
+                Some(blocker.line()),
+                Vec::new(),
+                exchanges,
+            );
+            blocked.blocked_by = Some(blocker);
+            return blocked;
+        }
+        self.result(Verdict::Error, Some(why), Vec::new(), outcome.exchanges)
+    }
+
+    /// The result of a family none of whose cases ended it: a pass when it observed an
+    /// effect at a level the profile fails on, else skipped; its findings below the
+    /// profile's level (`notes`) kept with the exchanges they rest on.
+    fn all_held(self, notes: Vec<(Finding, Option<Exchange>)>) -> TestResult {
+        let mut exchanges = Vec::new();
+        let findings = notes
+            .into_iter()
+            .map(|(mut f, ex)| {
+                f.exchange = ex.map(|ex| {
+                    exchanges.push(ex);
+                    exchanges.len() - 1
+                });
+                f
+            })
+            .collect();
+        // a pass observed the family's state: at least one effect (a list against the model, a
+        // show after an update or a delete, a state reached) held at a level the profile fails on
+        let observed = self
+            .passed
+            .iter()
+            .any(|id| crate::checks::EFFECTS.iter().any(|e| e.id == *id));
+        let (verdict, reason) = if observed {
+            (Verdict::Pass, None)
+        } else {
+            (
+                Verdict::Skipped,
+                Some(format!(
+                    "nothing failed, but no history of this family's state was observed at --profile {} (the cases drawn compared no list, show or state the profile judges with the model)",
+                    self.ctx.profile.as_str()
+                )),
+            )
+        };
+        self.result(verdict, reason, findings, exchanges)
+    }
+
+    fn result(
+        self,
+        verdict: Verdict,
+        reason: Option<String>,
+        findings: Vec<Finding>,
+        exchanges: Vec<Exchange>,
+    ) -> TestResult {
+        result(
+            self.name,
+            verdict,
+            reason,
+            findings,
+            self.passed,
+            exchanges,
+            (self.started, self.sent),
+        )
+    }
 }
 
 /// A sequence whose failing request found no route judges nothing of its own.

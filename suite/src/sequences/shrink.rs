@@ -37,22 +37,99 @@ pub(super) async fn shrink(
     names: &mut Namespaces<'_>,
     first: RunOutcome,
 ) -> Shrunk {
-    let budget = config.shrink_budget;
-    let started = Instant::now();
-    let check = first.failure.as_ref().map(|f| f.check.id);
     let from = first.steps.len();
-    let mut best = first;
-    let mut runs = 0;
-    let mut sent = 0;
+    let mut s = Shrinker {
+        ctx,
+        family,
+        config,
+        learned,
+        names,
+        started: Instant::now(),
+        check: first.failure.as_ref().map(|f| f.check.id),
+        best: first,
+        runs: 0,
+        sent: 0,
+    };
     let mut timed_out = false;
     let mut unreachable = None;
-    'outer: loop {
+    loop {
+        let changed = match s.remove_chunks().await {
+            Ok(removed) => s.simplify().await.map(|simpler| removed || simpler),
+            Err(end) => Err(end),
+        };
+        match changed {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(End::TimedOut) => {
+                timed_out = true;
+                break;
+            }
+            Err(End::Unreachable(why)) => {
+                unreachable = Some(why);
+                break;
+            }
+        }
+    }
+    Shrunk {
+        outcome: s.best,
+        sent: s.sent,
+        from,
+        runs: s.runs,
+        elapsed: s.started.elapsed(),
+        timed_out,
+        unreachable,
+    }
+}
+
+/// What ends shrinking before nothing changes.
+enum End {
+    /// The time bound.
+    TimedOut,
+    /// The target went away: why.
+    Unreachable(String),
+}
+
+/// A shrinking in progress: the shortest sequence found that fails the same check.
+struct Shrinker<'a, 'n> {
+    ctx: &'a Context,
+    family: &'a Family,
+    config: &'a SequenceConfig,
+    learned: &'a Learned,
+    names: &'a mut Namespaces<'n>,
+    started: Instant,
+    /// The check the first outcome failed.
+    check: Option<&'static str>,
+    best: RunOutcome,
+    runs: usize,
+    sent: usize,
+}
+
+impl Shrinker<'_, '_> {
+    /// Runs a candidate within the time bound; its outcome, when it failed the same check.
+    async fn candidate(&mut self, candidate: &[Op]) -> Result<Option<RunOutcome>, End> {
+        if self.started.elapsed() > self.config.shrink_budget {
+            return Err(End::TimedOut);
+        }
+        self.runs += 1;
+        let (ctx, family, config, learned) = (self.ctx, self.family, self.config, self.learned);
+        let outcome = run_ops(ctx, family, config, learned, self.names.next(), candidate).await;
+        self.sent += outcome.exchanges.len();
+        if let Some(why) = outcome.unreachable.clone() {
+            return Err(End::Unreachable(why));
+        }
+        let same = outcome.failure.as_ref().map(|f| f.check.id) == self.check;
+        Ok(same.then_some(outcome))
+    }
+
+    /// Removes chunks of operations, halving down to single ones, while the same check
+    /// still fails with fewer steps; whether anything was removed.
+    async fn remove_chunks(&mut self) -> Result<bool, End> {
         let mut changed = false;
-        let mut chunk = (best.steps.len() / 2).max(1);
+        let mut chunk = (self.best.steps.len() / 2).max(1);
         loop {
             let mut i = 0;
-            while i < best.steps.len() {
-                let ops = best.executed();
+            while i < self.best.steps.len() {
+                let ops = self.best.executed();
                 let candidate: Vec<Op> = ops[..i]
                     .iter()
                     .chain(ops[(i + chunk).min(ops.len())..].iter())
@@ -62,71 +139,44 @@ pub(super) async fn shrink(
                     i += chunk;
                     continue;
                 }
-                if started.elapsed() > budget {
-                    timed_out = true;
-                    break 'outer;
-                }
-                runs += 1;
-                let outcome = run_ops(ctx, family, config, learned, names.next(), &candidate).await;
-                sent += outcome.exchanges.len();
-                if let Some(why) = outcome.unreachable.clone() {
-                    unreachable = Some(why);
-                    break 'outer;
-                }
-                if outcome.failure.as_ref().map(|f| f.check.id) == check
-                    && outcome.steps.len() < best.steps.len()
-                {
-                    best = outcome;
-                    changed = true;
-                } else {
-                    i += chunk;
+                match self.candidate(&candidate).await? {
+                    Some(outcome) if outcome.steps.len() < self.best.steps.len() => {
+                        self.best = outcome;
+                        changed = true;
+                    }
+                    _ => i += chunk,
                 }
             }
             if chunk == 1 {
-                break;
+                return Ok(changed);
             }
             chunk /= 2;
         }
+    }
+
+    /// Tries the simpler forms of each operation; whether one was kept (the same check
+    /// failing in as many steps or fewer).
+    async fn simplify(&mut self) -> Result<bool, End> {
+        let mut changed = false;
         // `best` may get shorter on the way (a simpler operation can leave a later one with
         // nothing to act on): the bound is read again for every index.
         let mut i = 0;
-        while i < best.steps.len() {
-            let ops = best.executed();
+        while i < self.best.steps.len() {
+            let ops = self.best.executed();
             for simpler in ops[i].simpler() {
-                if started.elapsed() > budget {
-                    timed_out = true;
-                    break 'outer;
-                }
                 let mut candidate = ops.clone();
                 candidate[i] = simpler;
-                runs += 1;
-                let outcome = run_ops(ctx, family, config, learned, names.next(), &candidate).await;
-                sent += outcome.exchanges.len();
-                if let Some(why) = outcome.unreachable.clone() {
-                    unreachable = Some(why);
-                    break 'outer;
-                }
-                if outcome.failure.as_ref().map(|f| f.check.id) == check
-                    && outcome.steps.len() <= best.steps.len()
-                {
-                    best = outcome;
-                    changed = true;
-                    break;
+                match self.candidate(&candidate).await? {
+                    Some(outcome) if outcome.steps.len() <= self.best.steps.len() => {
+                        self.best = outcome;
+                        changed = true;
+                        break;
+                    }
+                    _ => {}
                 }
             }
             i += 1;
         }
-        if !changed {
-            break;
-        }
-    }
-    Shrunk {
-        outcome: best,
-        sent,
-        from,
-        runs,
-        elapsed: started.elapsed(),
-        timed_out,
-        unreachable,
+        Ok(changed)
     }
 }

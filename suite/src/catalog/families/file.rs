@@ -179,6 +179,20 @@ pub fn parse(name: &str, text: &str) -> Result<Family, String> {
             return Err(format!("collection `{}` defined twice", c.kind));
         }
     }
+    let mut colls = Vec::new();
+    for c in &file.collections {
+        colls.push(collection(c, &file, &kinds)?);
+    }
+    Ok(Family {
+        name: file.family,
+        namespace: file.namespace,
+        requires: file.requires,
+        colls,
+    })
+}
+
+/// One collection of a family file, its references resolved and its routes checked.
+fn collection(c: &CollFile, file: &FamilyFile, kinds: &BTreeSet<&str>) -> Result<Coll, String> {
     let index = |kind: &str, key: &str, of: &str| {
         file.collections
             .iter()
@@ -191,138 +205,145 @@ pub fn parse(name: &str, text: &str) -> Result<Family, String> {
                 )
             })
     };
-    let mut colls = Vec::new();
-    for c in &file.collections {
-        let at = |m: String| format!("collection `{}`: {m}", c.kind);
-        let parent = c
-            .parent
-            .as_deref()
-            .map(|p| index(p, "parent", &c.kind))
-            .transpose()?;
-        let with = c
-            .with
-            .as_deref()
-            .map(|w| index(w, "with", &c.kind))
-            .transpose()?;
-        let needs = c
-            .needs
-            .as_deref()
-            .map(|n| index(n, "needs", &c.kind))
-            .transpose()?;
-        check_route(&c.create, "create").map_err(at)?;
-        if file.namespace {
-            for (key, body) in [
-                ("create", c.create.body.as_deref()),
-                (
-                    "create_alt",
-                    c.create_alt.as_ref().and_then(|r| r.body.as_deref()),
-                ),
-                ("update", c.update.as_ref().and_then(|u| u.body.as_deref())),
-            ] {
-                names_in_namespace(key, body).map_err(at)?;
-            }
-        }
-        if let Some(p) = c.name_pointer.as_deref().filter(|p| !p.starts_with('/')) {
-            return Err(at(format!(
-                "`name_pointer = \"{p}\"` is not a JSON pointer (one starts with `/`)"
-            )));
-        }
-        for (key, r) in [
-            ("create_alt", &c.create_alt),
-            ("delete", &c.delete),
-            ("cleanup", &c.cleanup),
+    let at = |m: String| format!("collection `{}`: {m}", c.kind);
+    let parent = c
+        .parent
+        .as_deref()
+        .map(|p| index(p, "parent", &c.kind))
+        .transpose()?;
+    let with = c
+        .with
+        .as_deref()
+        .map(|w| index(w, "with", &c.kind))
+        .transpose()?;
+    let needs = c
+        .needs
+        .as_deref()
+        .map(|n| index(n, "needs", &c.kind))
+        .transpose()?;
+    check_routes(c, file.namespace).map_err(at)?;
+    let update = update_def(c).map_err(at)?;
+    let delete_alt = delete_alts(c).map_err(at)?;
+    if c.relation && with.is_none() {
+        return Err(at("`relation = true` needs `with`".into()));
+    }
+    if c.show_list && c.show.is_none() {
+        return Err(at("`show_list = true` needs `show`".into()));
+    }
+    let state = c
+        .state
+        .as_ref()
+        .map(|s| state(s, kinds))
+        .transpose()
+        .map_err(at)?;
+    Ok(Coll {
+        kind: c.kind.clone(),
+        parent,
+        with,
+        needs,
+        create: c.create.clone(),
+        show: c.show.clone(),
+        list: c.list.clone(),
+        paged: c.paged,
+        update,
+        delete: c.delete.clone(),
+        unknown_id: c.unknown_id.clone(),
+        foreign: c.foreign.clone(),
+        name_pointer: c
+            .name_pointer
+            .clone()
+            .unwrap_or_else(|| "/attributes/name".into()),
+        search: c.search.clone(),
+        remember: c
+            .remember
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        state,
+        unique_pair: c.unique_pair,
+        create_alt: c.create_alt.clone(),
+        show_alt: c.show_alt.clone(),
+        delete_alt,
+        id_pointer: c.id_pointer.clone().unwrap_or_else(id_pointer),
+        admin: c.admin,
+        show_list: c.show_list,
+        list_read: c.list_read.clone(),
+        relation: c.relation,
+        last_takes_parent: c.last_takes_parent,
+        cleanup: c.cleanup.clone(),
+        weight: c.weight,
+    })
+}
+
+/// Every route of a collection is well formed; in a family with a namespace, every name its
+/// bodies give is in it.
+fn check_routes(c: &CollFile, namespace: bool) -> Result<(), String> {
+    check_route(&c.create, "create")?;
+    if namespace {
+        for (key, body) in [
+            ("create", c.create.body.as_deref()),
+            (
+                "create_alt",
+                c.create_alt.as_ref().and_then(|r| r.body.as_deref()),
+            ),
+            ("update", c.update.as_ref().and_then(|u| u.body.as_deref())),
         ] {
-            if let Some(r) = r {
-                check_route(r, key).map_err(at)?;
-            }
+            names_in_namespace(key, body)?;
         }
-        let update = c
-            .update
-            .as_ref()
-            .map(|u| {
-                let route = Route {
-                    method: u.method.clone(),
-                    path: u.path.clone(),
-                    body: u.body.clone(),
-                };
-                check_route(&route, "update")?;
-                Ok::<_, String>(UpdateDef {
-                    route,
-                    pointer: u.pointer.clone(),
-                    value: u.value.clone(),
-                })
-            })
-            .transpose()
-            .map_err(at)?;
-        let mut delete_alt = Vec::new();
-        for d in &c.delete_alt {
+    }
+    if let Some(p) = c.name_pointer.as_deref().filter(|p| !p.starts_with('/')) {
+        return Err(format!(
+            "`name_pointer = \"{p}\"` is not a JSON pointer (one starts with `/`)"
+        ));
+    }
+    for (key, r) in [
+        ("create_alt", &c.create_alt),
+        ("delete", &c.delete),
+        ("cleanup", &c.cleanup),
+    ] {
+        if let Some(r) = r {
+            check_route(r, key)?;
+        }
+    }
+    Ok(())
+}
+
+/// The collection's `update`, its route checked.
+fn update_def(c: &CollFile) -> Result<Option<UpdateDef>, String> {
+    c.update
+        .as_ref()
+        .map(|u| {
             let route = Route {
-                method: d.method.clone(),
-                path: d.path.clone(),
-                body: d.body.clone(),
+                method: u.method.clone(),
+                path: u.path.clone(),
+                body: u.body.clone(),
             };
-            check_route(&route, "delete_alt").map_err(at)?;
-            delete_alt.push(AltDelete {
+            check_route(&route, "update")?;
+            Ok::<_, String>(UpdateDef {
                 route,
-                same_name: d.same_name,
-            });
-        }
-        if c.relation && with.is_none() {
-            return Err(at("`relation = true` needs `with`".into()));
-        }
-        if c.show_list && c.show.is_none() {
-            return Err(at("`show_list = true` needs `show`".into()));
-        }
-        let state = c
-            .state
-            .as_ref()
-            .map(|s| state(s, &kinds))
-            .transpose()
-            .map_err(at)?;
-        colls.push(Coll {
-            kind: c.kind.clone(),
-            parent,
-            with,
-            needs,
-            create: c.create.clone(),
-            show: c.show.clone(),
-            list: c.list.clone(),
-            paged: c.paged,
-            update,
-            delete: c.delete.clone(),
-            unknown_id: c.unknown_id.clone(),
-            foreign: c.foreign.clone(),
-            name_pointer: c
-                .name_pointer
-                .clone()
-                .unwrap_or_else(|| "/attributes/name".into()),
-            search: c.search.clone(),
-            remember: c
-                .remember
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            state,
-            unique_pair: c.unique_pair,
-            create_alt: c.create_alt.clone(),
-            show_alt: c.show_alt.clone(),
-            delete_alt,
-            id_pointer: c.id_pointer.clone().unwrap_or_else(id_pointer),
-            admin: c.admin,
-            show_list: c.show_list,
-            list_read: c.list_read.clone(),
-            relation: c.relation,
-            last_takes_parent: c.last_takes_parent,
-            cleanup: c.cleanup.clone(),
-            weight: c.weight,
+                pointer: u.pointer.clone(),
+                value: u.value.clone(),
+            })
+        })
+        .transpose()
+}
+
+/// The collection's other ways to delete, their routes checked.
+fn delete_alts(c: &CollFile) -> Result<Vec<AltDelete>, String> {
+    let mut delete_alt = Vec::new();
+    for d in &c.delete_alt {
+        let route = Route {
+            method: d.method.clone(),
+            path: d.path.clone(),
+            body: d.body.clone(),
+        };
+        check_route(&route, "delete_alt")?;
+        delete_alt.push(AltDelete {
+            route,
+            same_name: d.same_name,
         });
     }
-    Ok(Family {
-        name: file.family,
-        namespace: file.namespace,
-        requires: file.requires,
-        colls,
-    })
+    Ok(delete_alt)
 }
 
 fn state(s: &StateFile, kinds: &BTreeSet<&str>) -> Result<StateDef, String> {
@@ -351,72 +372,10 @@ fn state(s: &StateFile, kinds: &BTreeSet<&str>) -> Result<StateDef, String> {
     let mut actions = Vec::new();
     let mut names = BTreeSet::new();
     for a in &s.actions {
-        let at = |m: String| format!("action `{}`: {m}", a.name);
         if !names.insert(a.name.as_str()) {
-            return Err(at("defined twice".into()));
+            return Err(format!("action `{}`: defined twice", a.name));
         }
-        let route = if a.upload {
-            if a.method.is_some() || a.path.is_some() || a.body.is_some() {
-                return Err(at(
-                    "an upload (`upload = true`) PUTs a tarball to the item's `upload` field: no `method`, `path` or `body`".into(),
-                ));
-            }
-            Route {
-                method: HttpMethod::parse("PUT")?,
-                path: String::new(),
-                body: None,
-            }
-        } else {
-            let route = Route {
-                method: match a.method.clone() {
-                    Some(method) => method,
-                    None => HttpMethod::parse("POST")?,
-                },
-                path: a
-                    .path
-                    .clone()
-                    .ok_or_else(|| at("`path` is required (or `upload = true`)".into()))?,
-                body: a.body.clone(),
-            };
-            check_route(&route, "action").map_err(at)?;
-            route
-        };
-        let transition = match &a.transition {
-            Some(name) => {
-                if !a.from.is_empty() || a.to.is_some() {
-                    return Err(at("give `transition` or `from` / `to`, not both".into()));
-                }
-                Some(
-                    named::lookup(named::TRANSITIONS, |e| e.0, "transition function", name)
-                        .map_err(at)?
-                        .1,
-                )
-            }
-            None => {
-                if a.from.is_empty() != a.to.is_none() {
-                    return Err(at("`from` and `to` go together".into()));
-                }
-                None
-            }
-        };
-        actions.push(ActionDef {
-            name: a.name.clone(),
-            route,
-            upload: a.upload,
-            from: a.from.clone(),
-            to: a.to.clone().unwrap_or_default(),
-            refused_elsewhere: a.refused_elsewhere,
-            transition,
-            allowed_if: a.allowed_if.clone(),
-            allowed_when: match &a.allowed_when {
-                Some(name) => Some(
-                    named::lookup(named::GUARDS, |e| e.0, "guard function", name)
-                        .map_err(at)?
-                        .1,
-                ),
-                None => None,
-            },
-        });
+        actions.push(action(a)?);
     }
     if let Some(p) = s
         .actions
@@ -439,6 +398,73 @@ fn state(s: &StateFile, kinds: &BTreeSet<&str>) -> Result<StateDef, String> {
         read,
         actions,
         eventually: s.eventually.clone(),
+    })
+}
+
+/// One action of a state machine: its route (or upload), its transition and its guard.
+fn action(a: &ActionFile) -> Result<ActionDef, String> {
+    let at = |m: String| format!("action `{}`: {m}", a.name);
+    let route = if a.upload {
+        if a.method.is_some() || a.path.is_some() || a.body.is_some() {
+            return Err(at(
+                "an upload (`upload = true`) PUTs a tarball to the item's `upload` field: no `method`, `path` or `body`".into(),
+            ));
+        }
+        Route {
+            method: HttpMethod::parse("PUT")?,
+            path: String::new(),
+            body: None,
+        }
+    } else {
+        let route = Route {
+            method: match a.method.clone() {
+                Some(method) => method,
+                None => HttpMethod::parse("POST")?,
+            },
+            path: a
+                .path
+                .clone()
+                .ok_or_else(|| at("`path` is required (or `upload = true`)".into()))?,
+            body: a.body.clone(),
+        };
+        check_route(&route, "action").map_err(at)?;
+        route
+    };
+    let transition = match &a.transition {
+        Some(name) => {
+            if !a.from.is_empty() || a.to.is_some() {
+                return Err(at("give `transition` or `from` / `to`, not both".into()));
+            }
+            Some(
+                named::lookup(named::TRANSITIONS, |e| e.0, "transition function", name)
+                    .map_err(at)?
+                    .1,
+            )
+        }
+        None => {
+            if a.from.is_empty() != a.to.is_none() {
+                return Err(at("`from` and `to` go together".into()));
+            }
+            None
+        }
+    };
+    Ok(ActionDef {
+        name: a.name.clone(),
+        route,
+        upload: a.upload,
+        from: a.from.clone(),
+        to: a.to.clone().unwrap_or_default(),
+        refused_elsewhere: a.refused_elsewhere,
+        transition,
+        allowed_if: a.allowed_if.clone(),
+        allowed_when: match &a.allowed_when {
+            Some(name) => Some(
+                named::lookup(named::GUARDS, |e| e.0, "guard function", name)
+                    .map_err(at)?
+                    .1,
+            ),
+            None => None,
+        },
     })
 }
 

@@ -2,14 +2,15 @@
 //! archive fetched from it.
 
 use super::{status_text, transport_or_status};
+use crate::checks::Message;
 use crate::target::Exchange;
 
 /// `tfe.registry-download`: a download answers with an `X-Terraform-Get` header.
-pub fn registry_download_header(ex: &Exchange) -> Result<(), String> {
+pub fn registry_download_header(ex: &Exchange) -> Result<(), Message> {
     if ex.header("x-terraform-get").is_some() {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected 204 with an X-Terraform-Get header, received {} without it",
             status_text(ex.status())
         ))
@@ -17,11 +18,11 @@ pub fn registry_download_header(ex: &Exchange) -> Result<(), String> {
 }
 
 /// `registry.download-source`: the download named a source at all (`offered`).
-pub fn registry_source_offered(offered: bool, ex: &Exchange) -> Result<(), String> {
+pub fn registry_source_offered(offered: bool, ex: &Exchange) -> Result<(), Message> {
     if offered {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected the download to give the module's source (an X-Terraform-Get address, a redirect or the archive); it answered {} with neither",
             transport_or_status(ex)
         ))
@@ -161,7 +162,7 @@ pub fn registry_source(
     module: &str,
     uploaded: Option<&[u8]>,
     named: Option<ArchiveKind>,
-) -> Result<SourceSeen, String> {
+) -> Result<SourceSeen, Message> {
     let body = ex.body();
     let got = format!(
         "received {} with {} bytes{}",
@@ -189,14 +190,14 @@ pub fn registry_source(
         }
         Some(bytes) => match of_its_kind {
             Some(k) if ArchiveKind::of(bytes).is_some_and(|u| u != k) => Ok(SourceSeen::ArchiveOfItsKind(k)),
-            _ => Err(format!(
+            _ => Err(message!(
                 "expected the source of `{module}` to be the archive the run uploaded ({} bytes), or an archive of another kind that its address names; {got}{mismatch}",
                 bytes.len()
             )),
         },
         None => match of_its_kind {
             Some(k) => Ok(SourceSeen::ArchiveOfItsKind(k)),
-            None => Err(format!(
+            None => Err(message!(
                 "expected the source of `{module}` (given with --module) to be a non-empty archive{}; {got}{}",
                 named.map(|n| format!(" ({}, as its address names)", n.word())).unwrap_or_default(),
                 if !mismatch.is_empty() {

@@ -1,5 +1,6 @@
 //! Lists of modules: pages asked with `offset` and `limit`, filters, and searches.
 
+use crate::checks::Message;
 use serde_json::Value;
 
 use super::ModuleRef;
@@ -35,26 +36,26 @@ pub fn registry_next_offset(doc: &Value) -> Option<u64> {
 
 /// `tfe.registry-paging` on one page asked with `offset` and `limit`: at most `limit`
 /// modules, and `meta.limit` / `meta.current_offset` (when present) say what was used.
-pub fn registry_page(doc: &Value, offset: u64, limit: u64) -> Result<(), String> {
+pub fn registry_page(doc: &Value, offset: u64, limit: u64) -> Result<(), Message> {
     let Some(modules) = registry_modules(doc) else {
         return Ok(());
     };
     if modules.len() as u64 > limit {
-        return Err(format!(
+        return Err(message!(
             "expected at most {limit} module(s) with `limit={limit}`, received {}",
             modules.len()
         ));
     }
     if let Some(used) = doc.pointer("/meta/limit").and_then(Value::as_u64) {
         if used != limit {
-            return Err(format!(
+            return Err(message!(
                 "expected `meta.limit` {limit} (the limit used) with `limit={limit}`, received {used}"
             ));
         }
     }
     if let Some(at) = doc.pointer("/meta/current_offset").and_then(Value::as_u64) {
         if at != offset {
-            return Err(format!(
+            return Err(message!(
                 "expected `meta.current_offset` {offset} with `offset={offset}`, received {at}"
             ));
         }
@@ -68,7 +69,7 @@ pub fn registry_filtered(
     member: &str,
     wanted: &Value,
     sent: &str,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     let Some(modules) = registry_modules(doc) else {
         return Ok(());
     };
@@ -88,7 +89,7 @@ pub fn registry_filtered(
     if others.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected `{sent}` to list only modules whose `{member}` is {wanted}; it lists {}",
             others.join(", ")
         ))
@@ -97,9 +98,9 @@ pub fn registry_filtered(
 
 /// `tfe.registry-paging`: `offset=1&limit=1` answers another module than `offset=0&limit=1`
 /// (`first` and `second`: the keys of the modules they answered).
-pub fn registry_offset_moves(first: Option<&str>, second: Option<&str>) -> Result<(), String> {
+pub fn registry_offset_moves(first: Option<&str>, second: Option<&str>) -> Result<(), Message> {
     match (first, second) {
-        (Some(a), Some(b)) if a == b => Err(format!(
+        (Some(a), Some(b)) if a == b => Err(message!(
             "expected `offset=1&limit=1` to answer another module than `offset=0&limit=1`; both answered {a} (twice): the offset seems ignored"
         )),
         _ => Ok(()),
@@ -112,11 +113,11 @@ pub fn registry_search_finds(
     param: &str,
     m: &ModuleRef,
     pages: usize,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     if found {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "expected `{param}={}` to list the module `{}`; it does not ({pages} page(s) read)",
             m.name,
             m.source()
@@ -131,9 +132,9 @@ pub fn registry_search_excludes(
     param: &str,
     no_match: &str,
     m: &ModuleRef,
-) -> Result<(), String> {
+) -> Result<(), Message> {
     if listed {
-        Err(format!(
+        Err(message!(
             "expected `{param}={no_match}`, a text no module matches, not to list the module `{}`; it does: the search text is not read from `{param}`",
             m.source()
         ))
@@ -142,21 +143,33 @@ pub fn registry_search_excludes(
     }
 }
 
+/// `registry.search` judged with `q` (the main request's `query` was refused with 400 and
+/// the test went on with `q`), when `q` does not search either (`why`).
+pub fn registry_search_q_refused(why: &str) -> Message {
+    message!("the spec's `query` was refused with 400, and with `q` instead: {why}")
+}
+
+/// `registry.search`: the search for a text no module matches (`param=<no_match>`) was not
+/// answered with a list (`answered`: its status, and why its body is no JSON).
+pub fn registry_search_unanswered(param: &str, no_match: &str, answered: &str) -> Message {
+    message!("`{param}={no_match}` answered {answered}")
+}
+
 /// `registry.search` when the spec's `query` failed (`why`): says whether TFE's `q` works
 /// instead (`q_result`), so the finding names the parameter the registry reads.
 pub fn registry_search_with_q(
     why: &str,
-    q_result: Result<(), String>,
+    q_result: Result<(), Message>,
     m: &ModuleRef,
     no_match: &str,
-) -> String {
+) -> Message {
     match q_result {
-        Ok(()) => format!(
+        Ok(()) => message!(
             "{why}. With `q` instead the search works (`q={}` lists the module, `q={no_match}` does not): this registry reads `q`, not the spec's `query` (Query column: `query (the search text)`)",
             m.name
         ),
         Err(q_why) => {
-            format!("{why}; `q`, TFE's name for the search text, does not work either: {q_why}")
+            message!("{why}; `q`, TFE's name for the search text, does not work either: {q_why}")
         }
     }
 }
@@ -198,7 +211,7 @@ mod tests {
         assert!(registry_search_excludes(true, "query", "zzz", &m).is_err());
         let with_q = registry_search_with_q("why", Ok(()), &m, "zzz");
         assert!(with_q.contains("this registry reads `q`"), "{with_q}");
-        let neither = registry_search_with_q("why", Err("no".into()), &m, "zzz");
+        let neither = registry_search_with_q("why", Err(Message::new("no")), &m, "zzz");
         assert!(neither.contains("does not work either: no"), "{neither}");
     }
 }

@@ -25,7 +25,7 @@ pub use shape::*;
 
 use serde_json::{Map, Value};
 
-use super::status_text;
+use super::{status_text, Message};
 use crate::target::Exchange;
 
 /// A module version of the registry, as the run knows it: the one it published, or the one
@@ -106,13 +106,13 @@ fn member<'a>(o: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
 
 /// A registry answer that must be a JSON document (`what`: "`offset=1&limit=1` to answer a
 /// list"): a 2xx answer with a JSON body. Returns the document.
-pub fn registry_answer(ex: &Exchange, what: &str) -> Result<Value, String> {
+pub fn registry_answer(ex: &Exchange, what: &str) -> Result<Value, Message> {
     let received = match (ex.is_success(), ex.json()) {
         (true, Ok(doc)) => return Ok(doc),
         (true, Err(e)) => format!("{} ({e})", status_text(ex.status())),
         (false, _) => transport_or_status(ex),
     };
-    Err(format!("expected {what}, received {received}"))
+    Err(message!("expected {what}, received {received}"))
 }
 
 /// The status of an answer, or the transport error that stood for it.

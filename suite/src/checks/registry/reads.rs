@@ -1,6 +1,7 @@
 //! The reads of a module: the answer is about it, its versions list its version, a version
 //! answers that version, the latest version names its provider.
 
+use crate::checks::Message;
 use serde_json::Value;
 
 use super::{has_string, member, named, objects, strings, ModuleRef};
@@ -21,7 +22,7 @@ pub fn registry_holds_module(doc: &Value, m: &ModuleRef) -> bool {
 }
 
 /// `registry.read`: the answer is about the module.
-pub fn registry_read(doc: &Value, m: &ModuleRef, pages: usize) -> Result<(), String> {
+pub fn registry_read(doc: &Value, m: &ModuleRef, pages: usize) -> Result<(), Message> {
     if registry_holds_module(doc, m) {
         return Ok(());
     }
@@ -30,7 +31,7 @@ pub fn registry_read(doc: &Value, m: &ModuleRef, pages: usize) -> Result<(), Str
     } else {
         String::new()
     };
-    Err(format!(
+    Err(message!(
         "expected the answer to be about the module `{}`{read}; it names no module `{}` in namespace `{}`",
         m.source(),
         m.name,
@@ -39,7 +40,7 @@ pub fn registry_read(doc: &Value, m: &ModuleRef, pages: usize) -> Result<(), Str
 }
 
 /// `registry.versions`: the versions of the module list its version.
-pub fn registry_versions_listed(doc: &Value, m: &ModuleRef) -> Result<(), String> {
+pub fn registry_versions_listed(doc: &Value, m: &ModuleRef) -> Result<(), Message> {
     if has_string(doc, &m.version) {
         return Ok(());
     }
@@ -48,7 +49,7 @@ pub fn registry_versions_listed(doc: &Value, m: &ModuleRef) -> Result<(), String
         .filter_map(|o| member(o, "version"))
         .filter(|v| !v.is_empty())
         .collect();
-    Err(format!(
+    Err(message!(
         "expected the versions of `{}` to list its published version `{}`; {}",
         m.source(),
         m.version,
@@ -61,9 +62,9 @@ pub fn registry_versions_listed(doc: &Value, m: &ModuleRef) -> Result<(), String
 }
 
 /// `registry.version`: the answer is that version of that module.
-pub fn registry_version_answered(doc: &Value, m: &ModuleRef) -> Result<(), String> {
+pub fn registry_version_answered(doc: &Value, m: &ModuleRef) -> Result<(), Message> {
     if !registry_holds_module(doc, m) {
-        return Err(format!(
+        return Err(message!(
             "expected the version `{}` of `{}`; the answer names no module `{}`",
             m.version,
             m.source(),
@@ -75,14 +76,14 @@ pub fn registry_version_answered(doc: &Value, m: &ModuleRef) -> Result<(), Strin
         .filter_map(|o| member(o, "version"))
         .collect();
     if let Some(other) = stated.iter().find(|v| **v != m.version) {
-        return Err(format!(
+        return Err(message!(
             "expected the version `{}` of `{}`; the answer states version `{other}`",
             m.version,
             m.source()
         ));
     }
     if stated.is_empty() && !has_string(doc, &m.version) {
-        return Err(format!(
+        return Err(message!(
             "expected the version `{}` of `{}`; the answer does not name that version",
             m.version,
             m.source()
@@ -94,7 +95,7 @@ pub fn registry_version_answered(doc: &Value, m: &ModuleRef) -> Result<(), Strin
 /// `registry.latest`: the answer is the module with its provider. `list`: the answer lists
 /// the latest version per provider (`…/:namespace/:name`), so it must list the module's
 /// provider among others; otherwise (`…/:namespace/:name/:provider`) it must state no other.
-pub fn registry_latest(doc: &Value, m: &ModuleRef, list: bool) -> Result<(), String> {
+pub fn registry_latest(doc: &Value, m: &ModuleRef, list: bool) -> Result<(), Message> {
     let providers: Vec<&str> = named(doc, &m.name)
         .into_iter()
         .filter(|o| member(o, "namespace").is_none_or(|ns| ns == m.namespace))
@@ -112,9 +113,10 @@ pub fn registry_latest(doc: &Value, m: &ModuleRef, list: bool) -> Result<(), Str
         return if registry_holds_module(doc, m) && has_string(doc, &m.provider) {
             Ok(())
         } else {
-            Err(format!(
+            Err(message!(
                 "{what}; the answer does not name the module `{}` with the provider `{}`",
-                m.name, m.provider
+                m.name,
+                m.provider
             ))
         };
     }
@@ -126,7 +128,7 @@ pub fn registry_latest(doc: &Value, m: &ModuleRef, list: bool) -> Result<(), Str
     if ok {
         Ok(())
     } else {
-        Err(format!(
+        Err(message!(
             "{what}; the answer states the provider {}",
             providers
                 .iter()

@@ -1,5 +1,6 @@
 //! TFE's shapes of the registry's answers (tfe-api-facts 3.3).
 
+use crate::checks::Message;
 use serde_json::Value;
 
 use super::registry_modules;
@@ -16,8 +17,8 @@ pub enum RegistryShape {
 }
 
 /// `tfe.registry-shape`.
-pub fn registry_shape(doc: &Value, shape: RegistryShape) -> Result<(), String> {
-    let strings_of = |o: &Value, names: &[&str]| -> Result<(), String> {
+pub fn registry_shape(doc: &Value, shape: RegistryShape) -> Result<(), Message> {
+    let strings_of = |o: &Value, names: &[&str]| -> Result<(), Message> {
         let missing: Vec<&str> = names
             .iter()
             .copied()
@@ -26,17 +27,17 @@ pub fn registry_shape(doc: &Value, shape: RegistryShape) -> Result<(), String> {
         if missing.is_empty() {
             Ok(())
         } else {
-            Err(format!("no string {}", missing.join(", ")))
+            Err(message!("no string {}", missing.join(", ")))
         }
     };
     let result = match shape {
         RegistryShape::Versions => match registry_modules(doc).and_then(|m| m.first()) {
-            None => Err("no `modules` array with the module first".to_string()),
+            None => Err(Message::new("no `modules` array with the module first")),
             Some(first) => match first.get("versions").and_then(Value::as_array) {
-                None => Err("`modules[0]` has no `versions` array".to_string()),
+                None => Err(Message::new("`modules[0]` has no `versions` array")),
                 Some(versions) => versions.iter().enumerate().try_for_each(|(i, v)| {
                     strings_of(v, &["version"])
-                        .map_err(|e| format!("`modules[0].versions[{i}]`: {e}"))
+                        .map_err(|e| message!("`modules[0].versions[{i}]`: {e}"))
                 }),
             },
         },
@@ -53,7 +54,7 @@ pub fn registry_shape(doc: &Value, shape: RegistryShape) -> Result<(), String> {
                 if part("id") == id {
                     Ok(())
                 } else {
-                    Err(format!("`id` is `{}`, not `{id}`", part("id")))
+                    Err(message!("`id` is `{}`, not `{id}`", part("id")))
                 }
             })
         }
@@ -65,13 +66,15 @@ pub fn registry_shape(doc: &Value, shape: RegistryShape) -> Result<(), String> {
                 {
                     Ok(())
                 }
-                _ => Err("no `meta` with numbers `limit` and `current_offset`".to_string()),
+                _ => Err(Message::new(
+                    "no `meta` with numbers `limit` and `current_offset`",
+                )),
             };
             meta.and_then(|_| match registry_modules(doc) {
-                None => Err("no `modules` array".to_string()),
+                None => Err(Message::new("no `modules` array")),
                 Some(modules) => modules.iter().enumerate().try_for_each(|(i, m)| {
                     strings_of(m, &["namespace", "name", "provider", "version"])
-                        .map_err(|e| format!("`modules[{i}]`: {e}"))
+                        .map_err(|e| message!("`modules[{i}]`: {e}"))
                 }),
             })
         }
@@ -86,6 +89,6 @@ pub fn registry_shape(doc: &Value, shape: RegistryShape) -> Result<(), String> {
                 "{\"meta\":{\"limit\",\"current_offset\"},\"modules\":[{\"namespace\",\"name\",\"provider\",\"version\"}]}"
             }
         };
-        format!("expected the registry protocol's shape {expected}; {e}")
+        message!("expected the registry protocol's shape {expected}; {e}")
     })
 }

@@ -76,7 +76,7 @@ impl Probe<'_> {
 
     /// The document of an answer that must be JSON, or the finding that says what came
     /// instead ("expected {what}, received …").
-    fn answer(&self, index: usize, what: &str) -> Result<Value, String> {
+    fn answer(&self, index: usize, what: &str) -> Result<Value, c::Message> {
         c::registry_answer(self.ex(index), what)
     }
 
@@ -102,7 +102,7 @@ impl Probe<'_> {
         &mut self,
         check: &'static Check,
         exchange: Option<usize>,
-        result: Result<(), String>,
+        result: Result<(), c::Message>,
     ) -> bool {
         self.record.check(check, exchange, result)
     }

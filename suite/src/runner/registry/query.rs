@@ -24,8 +24,7 @@ pub(super) async fn search(p: &mut Probe<'_>, main: usize, doc: &Value, m: &Modu
                 p.check(&c::REGISTRY_SEARCH, Some(index), Ok(()));
             }
             Err((index, why)) => {
-                let message =
-                    format!("the spec's `query` was refused with 400, and with `q` instead: {why}");
+                let message = c::registry_search_q_refused(&why);
                 p.check(&c::REGISTRY_SEARCH, index, Err(message));
             }
         }
@@ -81,7 +80,7 @@ async fn search_with(
     first: Option<(usize, &Value)>,
     m: &ModuleRef,
     base: &Url,
-) -> Result<usize, (Option<usize>, String)> {
+) -> Result<usize, (Option<usize>, c::Message)> {
     let url_for = |text: &str| {
         with_params(
             &without_params(base, &["query", "q"]),
@@ -108,7 +107,7 @@ async fn search_with(
     let Some(d) = p.doc(i) else {
         return Err((
             Some(i),
-            format!("`{param}={NO_MATCH}` answered {}", p.answered(i)),
+            c::registry_search_unanswered(param, NO_MATCH, &p.answered(i)),
         ));
     };
     let listed = find(p, i, &d, m, &none, false).await;

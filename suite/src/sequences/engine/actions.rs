@@ -5,6 +5,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 use super::{Op, Run, StepResult, Stop};
+use crate::catalog::families::model::ActionDef;
 use crate::checks::{self as c};
 use crate::target::{Auth, Body, Request};
 
@@ -15,45 +16,9 @@ impl<'a> Run<'a> {
         let state = coll.state.as_ref().ok_or(Stop)?;
         let action = state.actions.get(a).ok_or(Stop)?;
         let label = self.label(item);
-        // What the item's state allows now: the state the model expects, once the service has
-        // got it there (polled for), and the service's own word where the action has one.
-        let mut allowed_now = None;
-        // the model's own guard beyond the state (`None` inside: it cannot tell)
-        let mut guard = None;
-        if self.model.live(item) {
-            let object = self.settle(op, item).await?;
-            let current = self.model.items[item].current_state().map(str::to_string);
-            let model_allows = current
-                .as_deref()
-                .is_some_and(|s| leads_to(action, s).is_some());
-            if let Some(allowed_when) = action.allowed_when.filter(|_| model_allows) {
-                guard = Some(allowed_when(self.family, &self.model, item));
-            }
-            if let Some(pointer) = action.allowed_if.as_deref().filter(|_| model_allows) {
-                let object = match object {
-                    Some(object) => Some(object),
-                    None => self.read_item(op, item, "a read before the action").await?,
-                };
-                allowed_now = object.and_then(|o| o.pointer(pointer).and_then(Value::as_bool));
-            }
-        }
-        let index = if action.upload {
-            let Some(url) = self.model.items[item].fields.get("upload").cloned() else {
-                let what = format!("the create answer of {label}");
-                let result = c::upload_offered(&[], &what, &Value::Null);
-                return self.check(&c::UPLOAD_URL_FORM, None, result);
-            };
-            let url = c::upload_address(&url, &self.ctx.target.config.root);
-            let url = match url {
-                Ok(url) => url,
-                Err(message) => return self.check(&c::UPLOAD_URL_FORM, None, Err(message)),
-            };
-            let request = Request::new(Method::PUT, url, Auth::None)
-                .with_body(Body::Bytes(crate::tarball::config_tarball()));
-            self.send(request).await?
-        } else {
-            let env = self.env(Some(item), self.model.items[item].parent, None);
-            self.send_route(&action.route, &env, op.api_v2, "").await?
+        let Allowed { now, guard } = self.allowed(op, item, action).await?;
+        let Some(index) = self.send_action(op, item, action, &label).await? else {
+            return Ok(());
         };
         if !self.model.live(item) {
             return self.expect_gone(&c::TFE_NOT_FOUND_AFTER_DELETE, index, item);
@@ -64,7 +29,7 @@ impl<'a> Run<'a> {
         }
         let success = self.ex(index).is_success();
         let current = self.model.items[item].current_state().map(str::to_string);
-        let vetoed = allowed_now == Some(false) || guard == Some(Some(false));
+        let vetoed = now == Some(false) || guard == Some(Some(false));
         let next = match guard {
             // the model cannot tell: any answer, the next read tells the state
             Some(None) => None,
@@ -72,15 +37,12 @@ impl<'a> Run<'a> {
                 .as_deref()
                 .map(|s| leads_to(action, s).filter(|_| !vetoed)),
         };
+        let in_state = format!("{label} in state `{}`", current.unwrap_or_default());
         match next {
             Some(Some(to)) => {
                 // the model allows it by the state it expects: judged at that state's level
-                let what = format!(
-                    "{} {label} in state `{}`",
-                    action.name,
-                    current.unwrap_or_default()
-                );
-                let result = c::succeeds(self.ex(index)).map_err(|e| format!("{what}: {e}"));
+                let what = format!("{} {in_state}", action.name);
+                let result = c::succeeds_as(self.ex(index), &what);
                 let level = self.state_level(item);
                 self.check_at(&c::ENDPOINT_SUCCEEDS, level, Some(index), result)?;
                 if self.names_state(action.upload.then_some(op.coll), index) {
@@ -96,7 +58,7 @@ impl<'a> Run<'a> {
             Some(None) if action.refused_elsewhere => {
                 let status = self.ex(index).status();
                 let why = match (vetoed, action.allowed_if.as_deref()) {
-                    (true, Some(pointer)) if allowed_now == Some(false) => {
+                    (true, Some(pointer)) if now == Some(false) => {
                         format!(" (where {pointer} is false)")
                     }
                     (true, _) if guard == Some(Some(false)) => {
@@ -104,11 +66,7 @@ impl<'a> Run<'a> {
                     }
                     _ => String::new(),
                 };
-                let what = format!(
-                    "{} of {label} in state `{}`{why}",
-                    action.name,
-                    current.unwrap_or_default()
-                );
+                let what = format!("{} of {in_state}{why}", action.name);
                 let result = c::lifecycle::refused(status, &what);
                 self.check(&c::TFE_WRONG_STATE, Some(index), result)?;
                 if success {
@@ -122,6 +80,66 @@ impl<'a> Run<'a> {
             }
         }
         Ok(())
+    }
+
+    /// What the item's state allows now: the state the model expects, once the service has
+    /// got it there (polled for), and the service's own word where the action has one.
+    async fn allowed(&mut self, op: &Op, item: usize, action: &ActionDef) -> Result<Allowed, Stop> {
+        let mut allowed = Allowed {
+            now: None,
+            guard: None,
+        };
+        if !self.model.live(item) {
+            return Ok(allowed);
+        }
+        let object = self.settle(op, item).await?;
+        let current = self.model.items[item].current_state().map(str::to_string);
+        let model_allows = current
+            .as_deref()
+            .is_some_and(|s| leads_to(action, s).is_some());
+        if let Some(allowed_when) = action.allowed_when.filter(|_| model_allows) {
+            allowed.guard = Some(allowed_when(self.family, &self.model, item));
+        }
+        if let Some(pointer) = action.allowed_if.as_deref().filter(|_| model_allows) {
+            let object = match object {
+                Some(object) => Some(object),
+                None => self.read_item(op, item, "a read before the action").await?,
+            };
+            allowed.now = object.and_then(|o| o.pointer(pointer).and_then(Value::as_bool));
+        }
+        Ok(allowed)
+    }
+
+    /// Sends the action's request: an upload to the address the item's create answered, or
+    /// the action's route. `None` when there is no upload address to send to (judged).
+    async fn send_action(
+        &mut self,
+        op: &Op,
+        item: usize,
+        action: &ActionDef,
+        label: &str,
+    ) -> Result<Option<usize>, Stop> {
+        if !action.upload {
+            let env = self.env(Some(item), self.model.items[item].parent, None);
+            let index = self.send_route(&action.route, &env, op.api_v2, "").await?;
+            return Ok(Some(index));
+        }
+        let Some(url) = self.model.items[item].fields.get("upload").cloned() else {
+            let what = format!("the create answer of {label}");
+            let result = c::upload_offered(&[], &what, &Value::Null);
+            self.check(&c::UPLOAD_URL_FORM, None, result)?;
+            return Ok(None);
+        };
+        let url = match c::upload_address(&url, &self.ctx.target.config.root) {
+            Ok(url) => url,
+            Err(message) => {
+                self.check(&c::UPLOAD_URL_FORM, None, Err(message))?;
+                return Ok(None);
+            }
+        };
+        let request = Request::new(Method::PUT, url, Auth::None)
+            .with_body(Body::Bytes(crate::tarball::config_tarball()));
+        Ok(Some(self.send(request).await?))
     }
 
     /// Whether the action sent as exchange `index` is one whose catalog endpoint names the
@@ -242,4 +260,12 @@ fn leads_to(action: &crate::catalog::families::model::ActionDef, from: &str) -> 
             .any(|f| f == from)
             .then(|| action.to.clone()),
     }
+}
+
+/// What an item's state allows of an action now ([`Run::action`]).
+struct Allowed {
+    /// The service's own word (`allowed_if`), where the action has one.
+    now: Option<bool>,
+    /// The model's own guard beyond the state (`allowed_when`; `Some(None)`: it cannot tell).
+    guard: Option<Option<bool>>,
 }

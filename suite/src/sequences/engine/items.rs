@@ -105,12 +105,7 @@ impl<'a> Run<'a> {
         let item = id.map(|id| self.adopt(op, id, &doc, parent, other));
         self.exchange(index, Kind::Create)?;
         if coll.id_pointer != "/data/id" {
-            let result = item.map(|_| ()).ok_or_else(|| {
-                format!(
-                    "expected the create answer to hold the {} id at {}",
-                    coll.kind, coll.id_pointer
-                )
-            });
+            let result = c::lifecycle::returned_id_at(item.is_some(), &coll.kind, &coll.id_pointer);
             self.check(&c::CREATE_RETURNS_ID, Some(index), result)?;
         }
         let Some(item) = item else { return Err(Stop) };
@@ -237,8 +232,8 @@ impl<'a> Run<'a> {
             } else {
                 (&doc2, &doc)
             };
-            let result = c::documents_agree(with, without, None)
-                .map_err(|e| format!("the show of {label} with and without /api/v2: {e}"));
+            let result =
+                c::documents_agree_as(with, without, None, &format!("the show of {label}"));
             self.check(&c::VARIANTS_AGREE, Some(other), result)?;
         }
         // The other show form (the deprecated one, or the current one after it) too.
@@ -254,9 +249,7 @@ impl<'a> Run<'a> {
         self.expect_success(&c::DEPRECATED_SAME, other, &format!("show {label}"))?;
         let doc3 = self.single(other, Kind::Show)?;
         let want = self.model.items[item].id.clone();
-        let result = c::lifecycle::same_id(&doc3, &want, "it")
-            .and_then(|()| c::documents_agree(&doc, &doc3, None))
-            .map_err(|e| format!("the show of {label} through {path} and through {alt}: {e}"));
+        let result = c::shows_agree(&doc, &doc3, &want, &label, path, alt);
         self.check(&c::DEPRECATED_SAME, Some(other), result)
     }
 
@@ -339,8 +332,8 @@ impl<'a> Run<'a> {
         let other = self.send_route(show, env, !op.api_v2, "").await?;
         self.expect_success(&c::VARIANTS_AGREE, other, &format!("search {label}"))?;
         let doc2 = self.list_doc(other)?;
-        let result = c::documents_agree(&doc, &doc2, Some(&want))
-            .map_err(|e| format!("the search for {label} with and without /api/v2: {e}"));
+        let what = format!("the search for {label}");
+        let result = c::documents_agree_as(&doc, &doc2, Some(&want), &what);
         self.check(&c::VARIANTS_AGREE, Some(other), result)
     }
 

@@ -213,32 +213,12 @@ impl<'a> Run<'a> {
                 Some(index),
                 c::lists::page_size(count, size, page),
             )?;
-            if shared && page == 1 {
-                // The list holds others' items too: walk it all, in at most about
-                // SHARED_WALK_PAGES pages (a larger page size for a long list).
-                match pages::total_count(&doc) {
-                    Some(total) if !resized && total.div_ceil(size) > SHARED_WALK_PAGES => {
-                        resized = true;
-                        walk.restart(total.div_ceil(SHARED_WALK_PAGES).min(100));
-                        continue;
-                    }
-                    Some(total) => walk.allow_pages(total.div_ceil(size) + 3),
-                    None => walk.allow_pages(SHARED_WALK_CAP),
-                }
+            if shared && page == 1 && sized_whole(&mut walk, &doc, &mut resized) {
+                continue;
             }
             let items = walk.read(&doc);
             if shared {
-                // others' items are never judged: keep only what may be the sequence's own,
-                // so that memory follows the sequence, not the size of the shared list
-                let own: Vec<Value> = items
-                    .into_iter()
-                    .filter(|o| {
-                        o.get("id")
-                            .and_then(Value::as_str)
-                            .is_some_and(|id| self.model.find(op.coll, id).is_some())
-                            || self.own_named(coll, o)
-                    })
-                    .collect();
+                let own = self.own_items(op, items);
                 // Others' items may move the list under the walk: a repeated item of the
                 // sequence's own is judged after it (see below).
                 seen.extend(c::item_ids(&own).into_iter().map(|id| (id, page)));
@@ -247,13 +227,7 @@ impl<'a> Run<'a> {
                 self.out.exchanges[index].keep_evidence();
                 continue;
             }
-            for id in c::item_ids(&items) {
-                if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
-                    let result = c::lists::read_twice(&id, *first, page, size);
-                    self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
-                }
-                seen.push((id, page));
-            }
+            self.read_once(index, page, size, c::item_ids(&items), &mut seen)?;
             all.extend(items);
         }
         for (index, page, size, count, ids) in narrowed {
@@ -262,18 +236,70 @@ impl<'a> Run<'a> {
                 Some(index),
                 c::lists::page_size(count, size, page),
             )?;
-            for id in ids {
-                if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
-                    let result = c::lists::read_twice(&id, *first, page, size);
-                    self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
-                }
-                seen.push((id, page));
-            }
+            self.read_once(index, page, size, ids, &mut seen)?;
         }
+        let walked = Walked {
+            index: last.ok_or(Stop)?,
+            list: &list,
+            env: &env,
+            walk: &walk,
+            shared,
+            seen: &seen,
+            all: &all,
+        };
+        self.judge_walk(op, parent, walked).await.map(|()| true)
+    }
+
+    /// The items of a page of a shared list that may be the sequence's own (an item of the
+    /// model's, or one named with its prefix): others' items are never judged, so that
+    /// memory follows the sequence, not the size of the shared list.
+    fn own_items(&self, op: &Op, items: Vec<Value>) -> Vec<Value> {
+        let coll = self.coll(op.coll);
+        items
+            .into_iter()
+            .filter(|o| {
+                o.get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| self.model.find(op.coll, id).is_some())
+                    || self.own_named(coll, o)
+            })
+            .collect()
+    }
+
+    /// `tfe.page-size`: no item of page `page` (of `size`, answered at `index`) was read on
+    /// an earlier page of the walk (`seen`: each item read, with its page).
+    fn read_once(
+        &mut self,
+        index: usize,
+        page: usize,
+        size: usize,
+        ids: Vec<String>,
+        seen: &mut Vec<(String, usize)>,
+    ) -> StepResult {
+        for id in ids {
+            if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+                let result = c::lists::read_twice(&id, *first, page, size);
+                self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
+            }
+            seen.push((id, page));
+        }
+        Ok(())
+    }
+
+    /// Judges a whole walk against the model; its finding names the walk that showed it.
+    async fn judge_walk(&mut self, op: &Op, parent: Option<usize>, w: Walked<'_>) -> StepResult {
+        let Walked {
+            index,
+            list,
+            env,
+            walk,
+            shared,
+            seen,
+            all,
+        } = w;
         // A walk stopped with pages left: what it did not reach is not judged.
         let complete = !(shared && walk.cut_short());
         let size = walk.size();
-        let index = last.ok_or(Stop)?;
         let pages = if shared {
             walk.page()
         } else {
@@ -281,25 +307,18 @@ impl<'a> Run<'a> {
         };
         let missing_before = self.out.failure.is_none();
         let result = if shared {
-            self.judge_shared_walk(op, parent, index, &list, &env, size, &seen, &all, complete)
+            self.judge_shared_walk(op, parent, index, list, env, size, seen, all, complete)
                 .await
         } else {
-            self.compare_list(op, parent, index, &all, complete, &c::TFE_PAGE_SIZE)
+            self.compare_list(op, parent, index, all, complete, &c::TFE_PAGE_SIZE)
         };
         if missing_before {
             if let Some(f) = &mut self.out.failure {
-                f.message = format!("{} (a walk of {pages} page(s) of {size})", f.message);
-                if let Some(repeated) = walk.repeated() {
-                    f.message = format!(
-                        "{}; page {repeated} of {} repeated page {} (the list ignores paging: the walk ended there)",
-                        f.message,
-                        list.path,
-                        repeated - 1
-                    );
-                }
+                let repeated = walk.repeated().map(|page| (page, list.path.as_str()));
+                f.message = c::lists::walked(f.message.clone(), pages, size, repeated);
             }
         }
-        result.map(|()| true)
+        result
     }
 
     /// Inside a given organization, the list of the organization's items holds others' items
@@ -350,14 +369,14 @@ impl<'a> Run<'a> {
         {
             Some(why) => {
                 if let Some((id, first, again)) = repeated {
-                    let result = c::lists::read_twice(&id, first, again, size)
-                        .map_err(|e| format!("{e}; {why}"));
+                    let result =
+                        c::lists::read_twice(&id, first, again, size).map_err(|e| e.because(&why));
                     self.check(&c::TFE_PAGE_SIZE, Some(index), result)?;
                     return self.compare_list(op, parent, index, all, complete, &c::TFE_PAGE_SIZE);
                 }
                 let result = self.compare_list(op, parent, index, all, true, &c::TFE_PAGE_SIZE);
                 if let Some(f) = &mut self.out.failure {
-                    f.message = format!("{}; {why}", f.message);
+                    f.message = f.message.clone().because(&why);
                 }
                 result
             }
@@ -378,16 +397,15 @@ impl<'a> Run<'a> {
         api_v2: bool,
         size: usize,
         id: &str,
-    ) -> Result<Option<String>, Stop> {
+    ) -> Result<Option<c::Message>, Stop> {
         for _ in 0..3 {
             let Some(before) = self.read_whole(list, env, api_v2).await? else {
                 return Ok(None);
             };
             let at = before.iter().position(|i| i == id);
             let mut on = Vec::new();
-            let mut expected = 0;
             if let Some(p) = at {
-                expected = p / size + 1;
+                let expected = p / size + 1;
                 let pages = before.len().div_ceil(size).max(1);
                 for page in expected.saturating_sub(1).max(1)..=(expected + 1).min(pages) {
                     let query = Paging::of(self.profile).query(page, size);
@@ -405,17 +423,7 @@ impl<'a> Run<'a> {
             if after.as_ref() != Some(&before) {
                 continue;
             }
-            return Ok(match at {
-                None => Some(format!(
-                    "a read of the whole list, while it stood still, does not hold {id} either"
-                )),
-                Some(_) if on == [expected] => None,
-                Some(p) => Some(format!(
-                    "read again while the list stood still, {id} (item {} of {}) is on page(s) {on:?} of size {size}, where it belongs on page {expected} alone",
-                    p + 1,
-                    before.len()
-                )),
-            });
+            return Ok(c::lists::paging_confirmed(id, &before, &on, size));
         }
         Ok(None)
     }
@@ -478,20 +486,6 @@ impl<'a> Run<'a> {
             )
             .await?
         };
-        let listed = |run: &Self, i: usize| {
-            run.model.items[i].parent == parent
-                && run.model.live(i)
-                && read
-                    .only_state
-                    .as_deref()
-                    .is_none_or(|s| run.model.items[i].current_state().is_none_or(|st| st == s))
-        };
-        let expected: Vec<usize> = self
-            .model
-            .of(op.coll)
-            .into_iter()
-            .filter(|&i| listed(self, i))
-            .collect();
         let check = if read.registry {
             &c::REGISTRY_READ
         } else {
@@ -499,10 +493,16 @@ impl<'a> Run<'a> {
         };
         let status = self.ex(index).status();
         if read.absent_when_empty && status == Some(404) {
-            let labels: Vec<String> = expected.iter().map(|&i| self.label(i)).collect();
+            let labels: Vec<String> = self
+                .model
+                .of(op.coll)
+                .into_iter()
+                .filter(|&i| self.listed_by(i, parent, &read))
+                .map(|i| self.label(i))
+                .collect();
             let what = labels.join(", ");
             let place = format!("{path} (it answered 404)");
-            let result = c::lists::listed(expected.is_empty(), &what, &place, &[]);
+            let result = c::lists::listed(labels.is_empty(), &what, &place, &[]);
             return self.check(check, Some(index), result);
         }
         self.expect_success(check, index, &format!("read {path}"))?;
@@ -521,49 +521,21 @@ impl<'a> Run<'a> {
                     .collect()
             })
             .unwrap_or_default();
-        let key_of = |run: &Self, i: usize| match &read.field {
-            Some(f) => run.model.items[i]
-                .fields
-                .get(f)
-                .cloned()
-                .unwrap_or_default(),
-            None => run.model.items[i].id.clone(),
+        let listed = ListedRead {
+            read: &read,
+            parent,
+            index,
+            path: &path,
+            keys: &keys,
+            check,
         };
-        for i in self.model.of(op.coll) {
-            if self.model.items[i].parent != parent {
-                continue;
-            }
-            let key = key_of(self, i);
-            let holds = keys.contains(&key);
-            let should = listed(self, i);
-            let unknown = self.model.live(i)
-                && read.only_state.is_some()
-                && self.model.items[i].current_state().is_none();
-            if unknown || holds == should {
-                continue;
-            }
-            let label = format!("{} (`{key}`)", self.label(i));
-            let (check, result) = if should {
-                let what = format!("{label}, made in step {}", self.model.items[i].step);
-                (check, c::lists::listed(holds, &what, &path, &keys))
-            } else if !self.model.live(i) {
-                (
-                    &c::DELETE_THEN_GONE,
-                    c::lists::gone_from(holds, &label, &path),
-                )
-            } else {
-                let state = self.model.items[i].state.clone().unwrap_or_default();
-                let what = format!("{label} in state `{state}`");
-                (check, c::lists::left_out(holds, &what, &path))
-            };
-            self.check(check, Some(index), result)?;
-        }
+        self.judge_read_list(op, &listed)?;
         let known: Vec<String> = self
             .model
             .of(op.coll)
             .into_iter()
             .filter(|&i| self.model.items[i].parent == parent)
-            .map(|i| key_of(self, i))
+            .map(|i| self.read_key(i, &read))
             .collect();
         let extra = keys
             .iter()
@@ -572,4 +544,107 @@ impl<'a> Run<'a> {
         let result = c::lists::only_made(extra.as_deref(), &path);
         self.check(&c::LIST_EXACT, Some(index), result)
     }
+
+    /// Whether the model holds item `i` listed by the read `read` of the list under `parent`:
+    /// under it, live, and in the read's state where it names one.
+    fn listed_by(&self, i: usize, parent: Option<usize>, read: &ListRead) -> bool {
+        self.model.items[i].parent == parent
+            && self.model.live(i)
+            && read
+                .only_state
+                .as_deref()
+                .is_none_or(|s| self.model.items[i].current_state().is_none_or(|st| st == s))
+    }
+
+    /// What names item `i` in the read's list: its remembered `field`, else its id.
+    fn read_key(&self, i: usize, read: &ListRead) -> String {
+        match &read.field {
+            Some(f) => self.model.items[i]
+                .fields
+                .get(f)
+                .cloned()
+                .unwrap_or_default(),
+            None => self.model.items[i].id.clone(),
+        }
+    }
+
+    /// Each item of the model under the read's parent is listed (`check`), gone
+    /// (`delete.then-gone`) or left out as the model says.
+    fn judge_read_list(&mut self, op: &Op, l: &ListedRead<'_>) -> StepResult {
+        for i in self.model.of(op.coll) {
+            if self.model.items[i].parent != l.parent {
+                continue;
+            }
+            let key = self.read_key(i, l.read);
+            let holds = l.keys.contains(&key);
+            let should = self.listed_by(i, l.parent, l.read);
+            let unknown = self.model.live(i)
+                && l.read.only_state.is_some()
+                && self.model.items[i].current_state().is_none();
+            if unknown || holds == should {
+                continue;
+            }
+            let label = format!("{} (`{key}`)", self.label(i));
+            let (check, result) = if should {
+                let what = format!("{label}, made in step {}", self.model.items[i].step);
+                (l.check, c::lists::listed(holds, &what, l.path, l.keys))
+            } else if !self.model.live(i) {
+                (
+                    &c::DELETE_THEN_GONE,
+                    c::lists::gone_from(holds, &label, l.path),
+                )
+            } else {
+                let state = self.model.items[i].state.clone().unwrap_or_default();
+                let what = format!("{label} in state `{state}`");
+                (l.check, c::lists::left_out(holds, &what, l.path))
+            };
+            self.check(check, Some(l.index), result)?;
+        }
+        Ok(())
+    }
+}
+
+/// A read of a list the model is compared with ([`Run::read_list`]).
+struct ListedRead<'a> {
+    read: &'a ListRead,
+    parent: Option<usize>,
+    /// The read's answer.
+    index: usize,
+    path: &'a str,
+    /// What names each item the answer lists.
+    keys: &'a [String],
+    /// The check an item that should be listed is judged by.
+    check: &'static Check,
+}
+
+/// A walk read to its end ([`Run::judge_walk`]).
+struct Walked<'w> {
+    /// The last page's answer.
+    index: usize,
+    list: &'w Route,
+    env: &'w Env,
+    walk: &'w Walk,
+    /// The list holds others' items too (walked whole, only the sequence's own kept).
+    shared: bool,
+    /// The ids read, with their pages.
+    seen: &'w [(String, usize)],
+    /// The items read.
+    all: &'w [Value],
+}
+
+/// The first page of a shared list (it holds others' items too) sizes its walk: it is
+/// walked all, in at most about [`SHARED_WALK_PAGES`] pages (a larger page size for a long
+/// list, once: `resized`). True when the walk starts again at that size.
+fn sized_whole(walk: &mut Walk, doc: &Value, resized: &mut bool) -> bool {
+    let size = walk.size();
+    match pages::total_count(doc) {
+        Some(total) if !*resized && total.div_ceil(size) > SHARED_WALK_PAGES => {
+            *resized = true;
+            walk.restart(total.div_ceil(SHARED_WALK_PAGES).min(100));
+            return true;
+        }
+        Some(total) => walk.allow_pages(total.div_ceil(size) + 3),
+        None => walk.allow_pages(SHARED_WALK_CAP),
+    }
+    false
 }
