@@ -20,6 +20,8 @@
 //!   (`gate::pretend`), before any route;
 //! - eventually consistent (`list-lag`, `delete-202-later`): the gate around the route
 //!   (`gate::later`);
+//! - cloud block only: routing ([`Shapes::refuses`]) and seeding (`routes::seed`: the
+//!   organization and [`SEEDED_WORKSPACE`]);
 //! - unconfigured: the handlers of twilio verify and of configuration versions
 //!   (`routes::admin`, `routes::configs`);
 //! - TFE's create statuses: the gate's answer side (`gate::envelope`), through
@@ -94,6 +96,11 @@ pub enum Shape {
     /// refused 422; a configuration version uploaded through the API carries no commit
     /// information (a null `ingress-attributes`, whose read answers 404).
     Unconfigured,
+    /// `cloud-block-only`: only what terraform's `cloud` block uses (the commonest shape of a
+    /// "TFE-compatible" backend): ping, the account, one seeded organization's entitlement set,
+    /// one seeded workspace read by name, its lock, state versions (no list), configuration
+    /// versions, runs, plans and applies. Every other route answers 404.
+    CloudBlockOnly,
 }
 
 /// One entry of the shape catalog.
@@ -105,7 +112,7 @@ pub struct ShapeInfo {
     pub description: &'static str,
 }
 
-const ALL: [Shape; 20] = [
+const ALL: [Shape; 21] = [
     Shape::ApiV2Only,
     Shape::OneOrganization,
     Shape::RegistryOnly,
@@ -126,9 +133,10 @@ const ALL: [Shape; 20] = [
     Shape::ListLag,
     Shape::Delete202Later,
     Shape::Unconfigured,
+    Shape::CloudBlockOnly,
 ];
 
-static CATALOG: [ShapeInfo; 20] = [
+static CATALOG: [ShapeInfo; 21] = [
     ShapeInfo {
         name: "api-v2-only",
         description: "the API answers only under /api/v2; every bare API path answers 404",
@@ -209,6 +217,10 @@ static CATALOG: [ShapeInfo; 20] = [
         name: "unconfigured",
         description: "an instance as installed: Twilio off (its verify refused 422), configuration versions from the API without commit information (ingress-attributes 404)",
     },
+    ShapeInfo {
+        name: "cloud-block-only",
+        description: "only what terraform's cloud block uses: ping, account, entitlements, one seeded workspace read by name and locked, state and configuration versions, runs; the rest answers 404",
+    },
 ];
 
 /// The catalog of every shape the reference can take, in a fixed order.
@@ -275,13 +287,43 @@ const CREATED_200: &[&str] = &[
     "POST /organizations/:organization_name/agent-pool",
 ];
 
-/// The enabled shapes, with the questions the service asks about them.
+/// The reads `membership-writes-only` takes away.
 const MEMBERSHIP_READS: &[&str] = &[
     "GET /organizations/:organization_name/organization-memberships",
     "GET /organization-memberships",
     "GET /organization-memberships/:organization_membership_id",
 ];
 
+/// The workspace `cloud-block-only` seeds in [`SEEDED_ORGANIZATION`]: its name and fixed id.
+pub(crate) const SEEDED_WORKSPACE: (&str, &str) = ("cloud", "ws-cloudblockseeded");
+
+/// The only routes `cloud-block-only` serves (on both path forms): what terraform's `cloud`
+/// block and its remote operations send.
+const CLOUD_BLOCK_ROUTES: &[&str] = &[
+    "GET /ping",
+    "GET /account/details",
+    "GET /organizations/:organization_name/entitlement-set",
+    "GET /organizations/:organization_name/workspaces/:workspace_name",
+    "POST /workspaces/:workspace_id/actions/lock",
+    "POST /workspaces/:workspace_id/actions/unlock",
+    "POST /workspaces/:workspace_id/actions/force-unlock",
+    "POST /workspaces/:workspace_id/state-versions",
+    "GET /workspaces/:workspace_id/current-state-version",
+    "GET /state-versions/:state_version_id",
+    "POST /workspaces/:workspace_id/configuration-versions",
+    "GET /configuration-versions/:configuration_version_id",
+    "POST /runs",
+    "GET /runs/:run_id",
+    "POST /runs/:run_id/actions/apply",
+    "POST /runs/:run_id/actions/cancel",
+    "POST /runs/:run_id/actions/discard",
+    "GET /plans/:plan_id",
+    "GET /plans/:plan_id/logs",
+    "GET /applies/:apply_id",
+    "GET /applies/:apply_id/logs",
+];
+
+/// The enabled shapes, with the questions the service asks about them.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Shapes(pub Vec<Shape>);
 
@@ -329,6 +371,14 @@ impl Shapes {
         }
         if self.has(Shape::MembershipWritesOnly)
             && MEMBERSHIP_READS
+                .iter()
+                .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
+        {
+            return true;
+        }
+        if self.has(Shape::CloudBlockOnly)
+            && !is_upload_path(bare)
+            && !CLOUD_BLOCK_ROUTES
                 .iter()
                 .any(|route| RouteSpec::matches_text(route, method.as_str(), bare))
         {

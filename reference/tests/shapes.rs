@@ -54,6 +54,7 @@ fn the_catalog_names_every_shape_and_parsing_lists_them() {
             "list-lag",
             "delete-202-later",
             "unconfigured",
+            "cloud-block-only",
         ]
     );
     for info in shape_catalog() {

@@ -478,6 +478,12 @@ pub struct RunArgs {
     /// A resource the API cannot create, as KIND=ID (repeatable).
     #[arg(long, value_name = "KIND=ID")]
     pub fixture: Vec<String>,
+    /// A given resource the run may change, as KIND=ID (repeatable): like --fixture, but the
+    /// run may lock it and push state, configuration versions and runs to it, as terraform
+    /// does (never delete it). For a server where such a resource cannot be made through the
+    /// API, such as a backend for terraform's cloud block: give a scratch workspace.
+    #[arg(long, value_name = "KIND=ID")]
+    pub scratch: Vec<String>,
     /// Prefix of every name the run creates (default `conform-<run id>`).
     #[arg(long, value_name = "PREFIX")]
     pub prefix: Option<String>,
@@ -596,6 +602,7 @@ impl Default for RunArgs {
             group: Vec::new(),
             require: Vec::new(),
             fixture: Vec::new(),
+            scratch: Vec::new(),
             prefix: None,
             organization: None,
             notification_url: None,

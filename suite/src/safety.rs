@@ -18,7 +18,8 @@ pub fn guard_rules(catalog: &Catalog) -> (Vec<String>, Vec<String>) {
             .iter()
             .chain(def.delete.iter())
             .chain(&def.before)
-            .chain(&def.after);
+            .chain(&def.after)
+            .chain(&def.release);
         templates.extend(routes.map(|r| r.path.clone()));
         templates.extend(def.find.iter().map(|f| f.path.clone()));
     }

@@ -1281,6 +1281,110 @@ fn instance_wide_settings_change_only_when_allowed_and_are_restored() {
     );
 }
 
+/// The verdicts of a run's results.json, by test name.
+fn verdicts_in(reports: &Path) -> std::collections::BTreeMap<String, String> {
+    let text = std::fs::read_to_string(reports.join("results.json")).unwrap_or_default();
+    let results: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    results["tests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| Some((t["name"].as_str()?.into(), t["verdict"].as_str()?.into())))
+        .collect()
+}
+
+/// Issue 30 items 13 and 22: on a server that serves only terraform's cloud block, a given
+/// workspace is never changed by a run (its state versions and runs are skipped), and one given
+/// with `--scratch` is: the run locks it and runs on it, and gives it back unlocked.
+fn a_scratch_workspace_is_run_on_and_given_back_and_a_given_one_is_not_touched() {
+    let (token, admin) = ("scratch-token", "scratch-admin-token");
+    let served = Served::with_args(&[
+        "--shape",
+        "cloud-block-only",
+        "--token",
+        token,
+        "--admin-token",
+        admin,
+    ]);
+    let workspace = || {
+        let url = format!("{}/api/v2/organizations/acme/workspaces/cloud", served.url);
+        get_json(&url, token).1["data"].clone()
+    };
+    let before = workspace();
+    assert_eq!(before["id"], "ws-cloudblockseeded", "{before}");
+    let dir = scratch("scratch-workspace");
+    let run = |flag: &str, name: &str| {
+        let reports = dir.join(name);
+        let ledger = dir.join(format!("{name}.jsonl"));
+        let (out, _) = run_conform(&[
+            "--target",
+            served.url.as_str(),
+            "--token",
+            token,
+            "--admin-token",
+            admin,
+            "--organization",
+            "acme",
+            flag,
+            "workspace=ws-cloudblockseeded",
+            "--group",
+            "state_versions,runs",
+            "--reports",
+            reports.to_str().unwrap(),
+            "--ledger",
+            ledger.to_str().unwrap(),
+        ]);
+        (text(&out), verdicts_in(&reports))
+    };
+    let (said, given) = run("--fixture", "given");
+    assert!(
+        said.contains("--fixture workspace=ws-cloudblockseeded is taken as given"),
+        "{said}"
+    );
+    for test in ["state_versions::show::bare", "runs::create::api-v2"] {
+        assert_eq!(
+            given.get(test).map(String::as_str),
+            Some("skipped"),
+            "{said}"
+        );
+    }
+    assert_eq!(
+        workspace(),
+        before,
+        "a run changed a workspace it was given"
+    );
+    let (said, scratch) = run("--scratch", "scratch");
+    for test in [
+        "state_versions::show::bare",
+        "state_versions::current::api-v2",
+        "runs::create::api-v2",
+        "runs::apply::bare",
+    ] {
+        assert_eq!(
+            scratch.get(test).map(String::as_str),
+            Some("pass"),
+            "{test}: {said}"
+        );
+    }
+    // nothing is blocked on the workspace whose show is absent (only the comments, whose
+    // create the cloud block lacks)
+    let blocked: Vec<&String> = scratch
+        .iter()
+        .filter(|(name, v)| *v == "blocked" && !name.starts_with("runs::show_comment"))
+        .map(|(name, _)| name)
+        .collect();
+    assert!(blocked.is_empty(), "{blocked:?}: {said}");
+    let after = workspace();
+    assert_eq!(
+        after["attributes"]["locked"], false,
+        "left locked: {after}\n{said}"
+    );
+    assert!(
+        after["relationships"]["current-state-version"]["data"].is_object(),
+        "the scratch workspace holds the run's state: {after}"
+    );
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
@@ -1301,6 +1405,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         debris_behind_a_missing_delete_route_is_reported_not_counted_deleted,
         a_show_route_never_seen_answering_proves_no_delete_in_teardown,
         users_an_invitation_made_are_deleted_or_reported,
-        instance_wide_settings_change_only_when_allowed_and_are_restored
+        instance_wide_settings_change_only_when_allowed_and_are_restored,
+        a_scratch_workspace_is_run_on_and_given_back_and_a_given_one_is_not_touched
     ]
 }

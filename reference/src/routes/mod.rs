@@ -8,7 +8,9 @@ use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::AppState;
-use crate::shapes::{seeded_archive, Shape, Shapes, SEEDED_MODULE, SEEDED_ORGANIZATION};
+use crate::shapes::{
+    seeded_archive, Shape, Shapes, SEEDED_MODULE, SEEDED_ORGANIZATION, SEEDED_WORKSPACE,
+};
 use crate::store::Store;
 
 mod admin;
@@ -104,7 +106,9 @@ pub(crate) fn seed_given(
 /// `registry-only` hold, the module version of `registry-only`) and records it in
 /// `store.seeded`.
 pub(crate) fn seed(store: &mut Store, shapes: &Shapes) -> ApiResult<()> {
-    let needs_org = shapes.has(Shape::OneOrganization) || shapes.has(Shape::RegistryOnly);
+    let needs_org = shapes.has(Shape::OneOrganization)
+        || shapes.has(Shape::RegistryOnly)
+        || shapes.has(Shape::CloudBlockOnly);
     if needs_org {
         insert_organization(
             store,
@@ -113,7 +117,14 @@ pub(crate) fn seed(store: &mut Store, shapes: &Shapes) -> ApiResult<()> {
             &Map::new(),
         )?;
     }
-    if shapes.has(Shape::OneOrganization) {
+    if shapes.has(Shape::CloudBlockOnly) {
+        let (name, id) = SEEDED_WORKSPACE;
+        let ws = workspaces::insert_workspace(store, SEEDED_ORGANIZATION, name, None, &Map::new())?;
+        let issued = ws["id"].as_str().unwrap_or_default().to_string();
+        store.rekey("workspaces", &issued, id);
+        store.seeded.push(("workspace".into(), id.into()));
+    }
+    if shapes.has(Shape::OneOrganization) || shapes.has(Shape::CloudBlockOnly) {
         store
             .seeded
             .push(("organization".into(), SEEDED_ORGANIZATION.into()));

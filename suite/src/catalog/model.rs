@@ -499,6 +499,12 @@ pub struct ResourceDef {
     /// account): each is recorded, and torn down after it.
     #[serde(default)]
     pub leaves: Vec<Leaves>,
+    /// Requests that give back what the run holds at its end, where the resource is (or lives
+    /// in) a `--scratch` resource the run may change but does not delete: a run is discarded,
+    /// else cancelled; the workspace unlocked, else force-unlocked. Tried in order until one
+    /// is taken; `:id` is the resource's id.
+    #[serde(default)]
+    pub release: Vec<Route>,
 }
 
 /// A resource a create brings into being besides the one it answers.

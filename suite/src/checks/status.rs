@@ -14,7 +14,7 @@ use crate::target::Exchange;
 pub fn route_exists(ex: &Exchange) -> Result<(), Message> {
     match ex.status() {
         Some(status @ (404 | 405 | 501)) => Err(message!(
-            "expected the endpoint {} {} to exist; it answered {status} although every id in the path was made by this run",
+            "expected the endpoint {} {} to exist; it answered {status} although every id in the path names a resource the run made or was given",
             ex.request.method, path_of(&ex.request.url)
         )),
         _ => Ok(()),

@@ -90,16 +90,26 @@ impl Session {
         };
         warn_of_short_secrets(&target_config);
         let (templates, fixed) = crate::safety::guard_rules(&plan.catalog);
+        // a scratch resource is the run's to change, as what it made (never to delete: no
+        // test deletes what it did not make)
+        let (scratch, given): (Vec<_>, Vec<_>) = settings
+            .fixtures
+            .iter()
+            .partition(|(kind, _)| settings.scratch.contains(*kind));
         target.guard().arm(
             templates,
             fixed,
-            settings.fixtures.values().cloned(),
+            given.into_iter().map(|(_, id)| id.clone()),
             settings.read_only,
         );
+        for (_, id) in scratch {
+            target.guard().allow(id);
+        }
         let deadline = settings.deadline.map(|d| started + d);
         target.set_deadline(deadline);
         target.set_consistency_window(settings.consistency_window);
         let fixtures = fixtures(&settings, &target, plan, embedded.is_none())?;
+        warnings.extend(runtime.block_on(fixtures.read_every_given()));
         let mut ctx = Context::new(
             target,
             plan.catalog.clone(),
@@ -381,6 +391,7 @@ fn fixtures(
         settings.fixtures.clone(),
     )
     .read_only(settings.read_only)
+    .scratch(settings.scratch.clone())
     .give_module(settings.module.as_ref());
     // The embedded service forgets everything when the run ends: nothing to sweep.
     if with_ledger {

@@ -221,7 +221,8 @@ impl Context {
         scope: &Scope,
         except: Option<&str>,
     ) -> Option<(Blocker, Exchange)> {
-        for instance in scope.instances() {
+        // a given resource its own show never found is taken as given: no 404 under it counts
+        for instance in scope.instances().filter(|i| !i.unshown) {
             let Some(show) = self.catalog.existence_show(&instance.kind) else {
                 continue;
             };

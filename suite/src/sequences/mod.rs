@@ -264,6 +264,18 @@ pub async fn run_family(
             (started, 0),
         );
     }
+    // a family whose own group is absent is unsupported, whatever its draw would meet first
+    if let Some((why, _)) = own_group_absent(ctx, family).await {
+        return result(
+            &name,
+            Verdict::Unsupported,
+            Some(why),
+            Vec::new(),
+            BTreeSet::new(),
+            Vec::new(),
+            (started, 0),
+        );
+    }
     let learned = Learned::default();
     let base = config.seed.unwrap_or_else(random_seed);
     let run = CaseRun::new(
@@ -292,6 +304,38 @@ pub async fn run_family(
         Some(ended) => done.ended(config, &learned, slots, ended).await,
         None => done.all_held(notes),
     }
+}
+
+/// Why the family's own group is absent, unless that group is required: the group the family
+/// is named after, else the group of the catalog test judging the create of its own kind (the
+/// last collection; none when that create is no route of the spec's).
+async fn own_group_absent(ctx: &Context, family: &Family) -> Option<(String, Exchange)> {
+    let group = match ctx.catalog.groups.iter().any(|g| g.group == family.name) {
+        true => family.name.clone(),
+        false => own_create_group(ctx, family)?,
+    };
+    if ctx.required(&group) {
+        return None;
+    }
+    ctx.group_absence(&group).await
+}
+
+/// The group of the catalog test that judges the create of the family's own kind.
+fn own_create_group(ctx: &Context, family: &Family) -> Option<String> {
+    let own = family.colls.last()?;
+    let path: String = own
+        .create
+        .path
+        .split('/')
+        .map(|seg| match seg.starts_with('{') {
+            true => "x",
+            false => seg,
+        })
+        .collect::<Vec<_>>()
+        .join("/");
+    let method = own.create.method.to_string();
+    let test = ctx.catalog.test_for(&method, &path)?;
+    test.split("::").next().map(str::to_string)
 }
 
 /// Why a family is not run at all (skipped): its administrator endpoints without

@@ -2,7 +2,7 @@
 //! Everything is validated here, before any request is sent. `values` reads each setting
 //! from its flag, its environment variable and the file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -165,6 +165,9 @@ pub struct Settings {
     pub require: Vec<String>,
     /// Given fixtures.
     pub fixtures: BTreeMap<String, String>,
+    /// The kinds of the given fixtures the run may change (`--scratch KIND=ID`; their ids are
+    /// in `fixtures`).
+    pub scratch: BTreeSet<String>,
     /// Where the config file came from, if any.
     pub config_file: Option<PathBuf>,
     /// Run only the tests that change nothing (`--read-only`).
@@ -297,6 +300,18 @@ impl Settings {
         if let Some(module) = &self.module {
             words.push(format!("--module {}", shell_word(&module.to_string())));
         }
+        let own = ["organization", "notification_url", INSTANCE_CHANGES];
+        for (kind, id) in self
+            .fixtures
+            .iter()
+            .filter(|(k, _)| !own.contains(&k.as_str()))
+        {
+            let flag = match self.scratch.contains(kind) {
+                true => "--scratch",
+                false => "--fixture",
+            };
+            words.push(format!("{flag} {}", shell_word(&format!("{kind}={id}"))));
+        }
         words.retain(|w| !w.is_empty());
         words.join(" ")
     }
@@ -334,6 +349,7 @@ impl Settings {
         let timeout = timeout_of(conn, &file)?;
         let profile = profile_of(args, &file)?;
         let mut fixtures = given_fixtures(args, &file)?;
+        let scratch = scratch_fixtures(args, &mut fixtures)?;
         let prefix = prefix_of(args, &file)?;
         let rate = rate_of(args, &file)?;
         let (deadline, test_timeout) = deadlines_of(args, &file)?;
@@ -371,6 +387,7 @@ impl Settings {
             prefix,
             require,
             fixtures,
+            scratch,
             config_file,
             read_only: args.read_only || file.read_only.unwrap_or(false),
             rate,

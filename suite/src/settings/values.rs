@@ -158,6 +158,24 @@ pub(super) fn given_fixtures(
     Ok(fixtures)
 }
 
+/// Each `--scratch KIND=ID`: put among the fixtures, and its kind returned as one the run may
+/// change.
+pub(super) fn scratch_fixtures(
+    args: &RunArgs,
+    fixtures: &mut BTreeMap<String, String>,
+) -> Result<BTreeSet<String>, ConfigError> {
+    let mut kinds = BTreeSet::new();
+    for entry in &args.scratch {
+        let (kind, id) = entry
+            .split_once('=')
+            .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+            .ok_or_else(|| ConfigError(format!("--scratch `{entry}` is not KIND=ID")))?;
+        fixtures.insert(kind.to_string(), id.to_string());
+        kinds.insert(kind.to_string());
+    }
+    Ok(kinds)
+}
+
 /// The run's name prefix: `--prefix`, else the file's, else one made for the run; letters,
 /// digits, `-` and `_` only.
 pub(super) fn prefix_of(args: &RunArgs, file: &FileConfig) -> Result<String, ConfigError> {
