@@ -89,22 +89,7 @@ impl Session {
             secrets: target.secrets().into_iter().cloned().collect(),
         };
         warn_of_short_secrets(&target_config);
-        let (templates, fixed) = crate::safety::guard_rules(&plan.catalog);
-        // a scratch resource is the run's to change, as what it made (never to delete: no
-        // test deletes what it did not make)
-        let (scratch, given): (Vec<_>, Vec<_>) = settings
-            .fixtures
-            .iter()
-            .partition(|(kind, _)| settings.scratch.contains(*kind));
-        target.guard().arm(
-            templates,
-            fixed,
-            given.into_iter().map(|(_, id)| id.clone()),
-            settings.read_only,
-        );
-        for (_, id) in scratch {
-            target.guard().allow(id);
-        }
+        arm_guard(&target, &settings, plan);
         let deadline = settings.deadline.map(|d| started + d);
         target.set_deadline(deadline);
         target.set_consistency_window(settings.consistency_window);
@@ -375,6 +360,26 @@ fn start_reference(
         }
     }
     Ok((running, warning))
+}
+
+/// Arms the target's blast-radius guard: the catalog's path templates, the given resources
+/// read-only, a `--scratch` one the run's to change as what it made (never to delete: no test
+/// deletes what it did not make).
+fn arm_guard(target: &Target, settings: &Settings, plan: &Plan) {
+    let (templates, fixed) = crate::safety::guard_rules(&plan.catalog);
+    let (scratch, given): (Vec<_>, Vec<_>) = settings
+        .fixtures
+        .iter()
+        .partition(|(kind, _)| settings.scratch.contains(*kind));
+    target.guard().arm(
+        templates,
+        fixed,
+        given.into_iter().map(|(_, id)| id.clone()),
+        settings.read_only,
+    );
+    for (_, id) in scratch {
+        target.guard().allow(id);
+    }
 }
 
 /// The run's fixtures, with the crash-safe ledger when the target outlives the run.
