@@ -169,17 +169,18 @@ async fn sweep_ledger(
             Err(why) => tally.failed.push(why),
         }
     }
-    let there = look_first(&sweeps, remover).await;
+    let seen = look_first(&sweeps, remover).await;
     // what the sweep will delete: what lives in it goes along
     let mut going = lineage.clone();
-    for (sweep, there) in sweeps.iter().zip(&there) {
-        if *there {
+    for (sweep, seen) in sweeps.iter().zip(&seen) {
+        if *seen != Some(false) {
             going.mark_gone(&sweep.entry.kind, &sweep.entry.id);
         }
     }
     let mut unconfirmed = Vec::new();
     let mut leftovers = Vec::new();
-    for (sweep, there) in sweeps.into_iter().zip(there) {
+    for (sweep, seen) in sweeps.into_iter().zip(seen) {
+        let there = seen != Some(false);
         let gone_already = !there
             && (going.gone_parent(&sweep.entry.parents).is_some()
                 || sweep
@@ -203,19 +204,19 @@ async fn sweep_ledger(
                 .await
         };
         match removed {
-            Removed::Unconfirmed(_) => unconfirmed.push((sweep, there, removed)),
+            Removed::Unconfirmed(_) => unconfirmed.push((sweep, seen, removed)),
             Removed::Left(why) => leftovers.push((sweep, why)),
             removed => {
-                let removed = as_seen(removed, there);
+                let removed = as_seen(removed, seen);
                 settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
             }
         }
     }
-    for (sweep, there, removed) in unconfirmed {
+    for (sweep, seen, removed) in unconfirmed {
         match remover.settle(sweep.show.as_ref(), removed) {
             Removed::Left(why) => leftovers.push((sweep, why)),
             removed => {
-                let removed = as_seen(removed, there);
+                let removed = as_seen(removed, seen);
                 settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
             }
         }
@@ -287,27 +288,29 @@ fn would_delete(sweep: &Sweep, there: bool, tally: &mut Tally) {
     }
 }
 
-/// Shows each entry before anything is deleted, in a dry run and a sweep alike: true for
-/// what is there to delete (its show finds it, or it has none to ask), false for what its show
-/// no longer finds. So a dry run and a sweep tell them apart by the same evidence.
-async fn look_first(sweeps: &[Sweep], remover: &mut Remover<'_>) -> Vec<bool> {
-    let mut there = Vec::new();
+/// Shows each entry before anything is deleted, in a dry run and a sweep alike: `Some(true)`
+/// for what its show finds, `Some(false)` for what its show no longer finds, `None` for what
+/// has no show to ask (it is taken as there to delete). So a dry run and a sweep tell them
+/// apart by the same evidence.
+async fn look_first(sweeps: &[Sweep], remover: &mut Remover<'_>) -> Vec<Option<bool>> {
+    let mut seen = Vec::new();
     for sweep in sweeps {
         let found = match &sweep.show {
-            Some(show) => !matches!(remover.look(show).await, Some(404 | 410)),
-            None => true,
+            Some(show) => Some(!matches!(remover.look(show).await, Some(404 | 410))),
+            None => None,
         };
-        there.push(found);
+        seen.push(found);
     }
-    there
+    seen
 }
 
-/// A removal as the dry run saw it: what was there when the sweep looked and is gone now, not
-/// by its own delete, went with what the sweep deleted before it (a module with its last
-/// version): the sweep deleted it.
-fn as_seen(removed: Removed, there: bool) -> Removed {
+/// A removal as the sweep saw it: what its show found when the sweep looked and is gone now,
+/// not by its own delete, went with what the sweep deleted before it (a module with its last
+/// version): the sweep deleted it. What has no show is as gone as its delete says (already
+/// gone when it was asked), never claimed deleted: nothing showed it there.
+fn as_seen(removed: Removed, seen: Option<bool>) -> Removed {
     match removed {
-        Removed::Gone if there => {
+        Removed::Gone if seen == Some(true) => {
             Removed::Deleted("no longer shown: it went with what this sweep deleted".into())
         }
         removed => removed,
@@ -525,5 +528,21 @@ async fn sweep_named(
             .remove(named.kind, &(Method::DELETE, url, named.auth), show, false)
             .await;
         report(&what, remover.settle(show, removed), tally);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_a_show_found_is_claimed_deleted_when_its_delete_finds_it_gone() {
+        let went = as_seen(Removed::Gone, Some(true));
+        assert!(matches!(went, Removed::Deleted(_)), "{went:?}");
+        // a kind without a show: nothing showed it there, so it is already gone, not deleted
+        assert_eq!(as_seen(Removed::Gone, None), Removed::Gone);
+        assert_eq!(as_seen(Removed::Gone, Some(false)), Removed::Gone);
+        let deleted = Removed::Deleted("204".into());
+        assert_eq!(as_seen(deleted.clone(), None), deleted);
     }
 }
