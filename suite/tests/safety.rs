@@ -1336,6 +1336,26 @@ fn a_scratch_workspace_is_run_on_and_given_back_and_a_given_one_is_not_touched()
         ]);
         (text(&out), verdicts_in(&reports))
     };
+    // a scratch workspace the run makes nothing in holds nothing of the run's: no leftover
+    // (the server refuses to unlock a workspace that is not locked)
+    let nothing = dir.join("nothing");
+    let (out, _) = run_conform(&[
+        "--target",
+        served.url.as_str(),
+        "--token",
+        token,
+        "--organization",
+        "acme",
+        "--scratch",
+        "workspace=ws-cloudblockseeded",
+        "--group",
+        "account",
+        "--reports",
+        nothing.to_str().unwrap(),
+        "--ledger",
+        dir.join("nothing.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!text(&out).contains("still held"), "{}", text(&out));
     let (said, given) = run("--fixture", "given");
     assert!(
         said.contains("--fixture workspace=ws-cloudblockseeded is taken as given"),
