@@ -149,13 +149,18 @@ pub(super) fn given_fixtures(
 ) -> Result<BTreeMap<String, String>, ConfigError> {
     let mut fixtures = file.fixtures.clone();
     for entry in &args.fixture {
-        let (kind, id) = entry
-            .split_once('=')
-            .filter(|(k, v)| !k.is_empty() && !v.is_empty())
-            .ok_or_else(|| ConfigError(format!("--fixture `{entry}` is not KIND=ID")))?;
+        let (kind, id) = kind_and_id("--fixture", entry)?;
         fixtures.insert(kind.to_string(), id.to_string());
     }
     Ok(fixtures)
+}
+
+/// A `KIND=ID` value of `flag`, both sides non-empty.
+fn kind_and_id<'a>(flag: &str, entry: &'a str) -> Result<(&'a str, &'a str), ConfigError> {
+    entry
+        .split_once('=')
+        .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+        .ok_or_else(|| ConfigError(format!("{flag} `{entry}` is not KIND=ID")))
 }
 
 /// Each `--scratch KIND=ID`: put among the fixtures, and its kind returned as one the run may
@@ -166,10 +171,7 @@ pub(super) fn scratch_fixtures(
 ) -> Result<BTreeSet<String>, ConfigError> {
     let mut kinds = BTreeSet::new();
     for entry in &args.scratch {
-        let (kind, id) = entry
-            .split_once('=')
-            .filter(|(k, v)| !k.is_empty() && !v.is_empty())
-            .ok_or_else(|| ConfigError(format!("--scratch `{entry}` is not KIND=ID")))?;
+        let (kind, id) = kind_and_id("--scratch", entry)?;
         fixtures.insert(kind.to_string(), id.to_string());
         kinds.insert(kind.to_string());
     }
