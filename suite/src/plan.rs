@@ -215,8 +215,7 @@ impl Plan {
 /// or what the run's own flags set): a mistyped kind would otherwise be ignored and its tests
 /// made or blocked as if nothing were given.
 fn known_fixtures(settings: &Settings, catalog: &Catalog) -> Result<(), ConfigError> {
-    // what the run's own flags put there (--notification-url, --allow-instance-changes)
-    let own = ["notification_url", crate::settings::INSTANCE_CHANGES];
+    let own = crate::settings::FLAG_FIXTURES;
     let known = |kind: &str| own.contains(&kind) || catalog.graph.resources.contains_key(kind);
     match settings.fixtures.keys().find(|kind| !known(kind)) {
         None => Ok(()),

@@ -76,6 +76,10 @@ pub struct FileConfig {
 /// The value a test of something the run did not make `requires` (`--allow-instance-changes`).
 pub const INSTANCE_CHANGES: &str = "instance_changes";
 
+/// The fixture kinds the run's own flags set (`--notification-url`, `--allow-instance-changes`):
+/// values, not resources.
+pub const FLAG_FIXTURES: [&str; 2] = ["notification_url", INSTANCE_CHANGES];
+
 /// Where a token came from: said in the configuration lines and in preflight's messages,
 /// never the token itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -300,7 +304,9 @@ impl Settings {
         if let Some(module) = &self.module {
             words.push(format!("--module {}", shell_word(&module.to_string())));
         }
-        let own = ["organization", "notification_url", INSTANCE_CHANGES];
+        let own: Vec<&str> = std::iter::once("organization")
+            .chain(FLAG_FIXTURES)
+            .collect();
         for (kind, id) in self
             .fixtures
             .iter()
