@@ -1361,7 +1361,11 @@ fn a_scratch_workspace_is_run_on_and_given_back_and_a_given_one_is_not_touched()
         said.contains("--fixture workspace=ws-cloudblockseeded is taken as given"),
         "{said}"
     );
-    for test in ["state_versions::show::bare", "runs::create::api-v2"] {
+    for test in [
+        "state_versions::show::bare",
+        "state_versions::create::api-v2",
+        "runs::create::api-v2",
+    ] {
         assert_eq!(
             given.get(test).map(String::as_str),
             Some("skipped"),
@@ -1374,8 +1378,11 @@ fn a_scratch_workspace_is_run_on_and_given_back_and_a_given_one_is_not_touched()
         "a run changed a workspace it was given"
     );
     let (said, scratch) = run("--scratch", "scratch");
+    // a state version's create works inside the scratch workspace: each state it sends has
+    // a serial above the last, and its test runs alone there
     for test in [
         "state_versions::show::bare",
+        "state_versions::create::api-v2",
         "state_versions::current::api-v2",
         "runs::create::api-v2",
         "runs::apply::bare",

@@ -260,6 +260,16 @@ static CATALOG: &[FaultInfo] = &[
         None,
         "error answers are text/plain sentences",
     ),
+    info(
+        "plan-errors-at-once",
+        None,
+        "a run is answered pending (discardable) by its create, and its plan has failed before any read (otf with no engine to download)",
+    ),
+    info(
+        "router-text-404",
+        None,
+        "a route not served answers a router's bare text `404 page not found` (Go's net/http, otf); a handler's 404 stays an error document",
+    ),
     info("no-auth", None, "requests without a token are served"),
     info(
         "plain-json-media-type",

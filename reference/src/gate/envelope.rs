@@ -59,6 +59,7 @@ pub(super) async fn apply(
             *res.status_mut() = StatusCode::OK;
         }
     }
+    let res = router_text_404(state, res).await;
     let res = gone_410(state, method, res).await;
     let res = unknown_id_500(state, method, res).await;
     let res = show_any_id(state, method, bare, res).await;
@@ -100,18 +101,40 @@ async fn resource_not_found(method: &Method, res: Response) -> Result<(Parts, By
     let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
         .await
         .unwrap_or_default();
-    let route_missing = serde_json::from_slice::<Value>(&bytes)
-        .ok()
-        .and_then(|d| {
-            d.pointer("/errors/0/detail")
-                .and_then(Value::as_str)
-                .map(|d| d == "route not found")
-        })
-        .unwrap_or(true);
+    let route_missing = says_route_missing(&bytes).unwrap_or(true);
     if route_missing {
         return Err(Response::from_parts(parts, Body::from(bytes)));
     }
     Ok((parts, bytes))
+}
+
+/// Whether an error document's first error says its route is missing (`None`: not one).
+fn says_route_missing(bytes: &[u8]) -> Option<bool> {
+    let doc = serde_json::from_slice::<Value>(bytes).ok()?;
+    let detail = doc.pointer("/errors/0/detail")?.as_str()?;
+    Some(detail == "route not found")
+}
+
+/// `router-text-404`: a route not served answers a router's bare text, as Go's net/http
+/// does; a handler's 404 (a resource not there) stays an error document.
+async fn router_text_404(state: &AppState, res: Response) -> Response {
+    if !state.faults.has(&Kind::RouterText404) || res.status() != StatusCode::NOT_FOUND {
+        return res;
+    }
+    let (parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, REWRITE_LIMIT)
+        .await
+        .unwrap_or_default();
+    let route_missing = says_route_missing(&bytes).unwrap_or(false);
+    if !route_missing {
+        return Response::from_parts(parts, Body::from(bytes));
+    }
+    let mut res = (StatusCode::NOT_FOUND, "404 page not found\n").into_response();
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    res
 }
 
 /// `gone-410`: 410 for a GET of a resource that is not there (an unknown route stays 404).

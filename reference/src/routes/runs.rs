@@ -218,12 +218,21 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
         (true, false) => "planned",
         (true, true) => "planned_and_finished",
     };
+    // `plan-errors-at-once`: a run the runner would plan is answered pending, and its plan
+    // fails before any read (otf with no engine to download): it was discardable only in
+    // that answer. A run without an uploaded configuration stays pending, as it would.
+    let errors_at_once = planned && ctx.state.fault(Kind::PlanErrorsAtOnce);
+    let status = if errors_at_once { "pending" } else { status };
     set_status(&mut store, &id, status)?;
     if let Some(ws) = store.get_mut("workspaces", &ws) {
         ws.set_rel("latest-run", "runs", &id);
         ws.set_rel("current-run", "runs", &id);
     }
-    created(render_run(&ctx, &store, store.find("runs", &id)?))
+    let answer = render_run(&ctx, &store, store.find("runs", &id)?);
+    if errors_at_once {
+        set_status(&mut store, &id, "errored")?;
+    }
+    created(answer)
 }
 
 /// A new run's attributes: the defaults, with what the request sent over them.

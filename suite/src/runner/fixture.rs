@@ -226,6 +226,7 @@ impl TestRun<'_> {
             let made = std::slice::from_ref(made);
             self.ctx.fixtures.own_what_changes(made, &mut self.scope);
         }
+        self.scratch_turn = self.ctx.fixtures.scratch_turn(&kinds).await;
         let fresh = self.fresh.clone();
         self.ctx
             .fixtures
@@ -272,7 +273,7 @@ impl TestRun<'_> {
             let index = self
                 .send(Request::new(Method::GET, url, auth_for(&filled)))
                 .await;
-            if self.ex(index).status() == Some(404) {
+            if self.ctx.fixtures.proves_absence(self.ex(index)) {
                 let id = self
                     .scope
                     .get(&kind)

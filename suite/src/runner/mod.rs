@@ -134,6 +134,8 @@ struct TestRun<'a> {
     /// A delete's show of what it deletes, before the delete: the exchange that proves (2xx)
     /// or not the show route answers for the kind, so that its 404 after may mean "gone".
     show_before: Option<usize>,
+    /// This test's turn inside a `--scratch` resource, held until it ends.
+    scratch_turn: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 impl<'a> TestRun<'a> {
@@ -151,6 +153,8 @@ impl<'a> TestRun<'a> {
             }
         }
         ctx.fixtures.expand_fresh(&mut fresh);
+        let own = case.endpoint.resource.as_deref();
+        ctx.fixtures.scratch_stands_in(&mut fresh, own);
         Self {
             ctx,
             case,
@@ -165,6 +169,7 @@ impl<'a> TestRun<'a> {
             unobserved: Vec::new(),
             at_tfe: false,
             show_before: None,
+            scratch_turn: None,
         }
     }
 

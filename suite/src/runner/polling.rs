@@ -10,7 +10,6 @@ use super::{unjudgeable, NotReached, Outcome, TestRun};
 use crate::checks::{self as c, Check};
 use crate::fixtures::auth_for;
 use crate::target::{Body, Request};
-use crate::verdict::Blocker;
 
 impl TestRun<'_> {
     /// Polls the show endpoint of `state.show` until the pointer holds the value (or an
@@ -256,8 +255,13 @@ impl TestRun<'_> {
         )))
     }
 
-    /// Waits for the state the request needs (a run awaiting confirmation before apply); a
-    /// state never reached blocks the test with the last state seen.
+    /// Waits for the state the request needs (a run awaiting confirmation before apply): a
+    /// read that fails blocks the test, pointing at the test that judges that read; a
+    /// state never reached skips the test with the last state seen: nothing a test judges
+    /// failed (a run whose plan cannot run where the target has no engine). Where the
+    /// resource's create answered that state and it left it on its own before the first read
+    /// (a run discardable only until its plan is queued), the skip says the verdict depends
+    /// on timing.
     pub(super) async fn precondition(&mut self) -> Result<(), Outcome> {
         let Some(state) = self.endpoint.precondition.clone() else {
             return Ok(());
@@ -272,14 +276,32 @@ impl TestRun<'_> {
                 if let Some(why) = unjudgeable(self.ex(index)) {
                     return Err(Outcome::Error(why));
                 }
-                Err(Outcome::Blocked(Blocker {
-                    needed: format!("{} = {} first", state.pointer, state.value),
-                    request: match state.show.contains("::") {
-                        true => format!("polling {}", state.show),
-                        false => format!("polling {}::{}", self.case.group, state.show),
-                    },
-                    answer: format!("{last} until the poll budget ran out"),
-                    see: None,
+                // the read itself failed: blocked by the test that judges that read
+                if !self.ex(index).is_success() {
+                    let needed = format!("{} = {} first", state.pointer, state.value);
+                    return Err(Outcome::Blocked(self.ctx.blocker(
+                        needed,
+                        self.ex(index),
+                        None,
+                    )));
+                }
+                let poll = match state.show.contains("::") {
+                    true => state.show.clone(),
+                    false => format!("{}::{}", self.case.group, state.show),
+                };
+                let wanted = format!("{} = {}", state.pointer, state.value);
+                let resource = self.endpoint.resource.as_deref().unwrap_or("resource");
+                let held_when_made = self.scope.get(resource).is_some_and(|made| {
+                    let seen = made.document.pointer(&state.pointer);
+                    c::lifecycle::state_holds(seen, &state.value, &state.or)
+                });
+                Err(Outcome::Skip(match held_when_made {
+                    true => format!(
+                        "{wanted} held when the {resource} was made (its create's answer), and it left that state on its own before {poll} read it ({last} until the poll budget ran out): whether the request can be sent in time depends on the target's timing, so nothing could be observed"
+                    ),
+                    false => format!(
+                        "needs {wanted} first; {poll} read {last} until the poll budget ran out (no failing test is behind it)"
+                    ),
                 }))
             }
             Err(not) => Err(Outcome::Error(not.message.into_string())),

@@ -237,7 +237,7 @@ impl Context {
                 .target
                 .send(Request::new(Method::GET, url, auth_for(&path)))
                 .await;
-            if ex.status() == Some(404) {
+            if self.fixtures.proves_absence(&ex) {
                 let needed = format!(
                     "the `{}` {} its path names, which is not found",
                     instance.kind, instance.id

@@ -139,6 +139,13 @@ impl Exchange {
         })
     }
 
+    /// True when the answer is an error document (a JSON object with an `errors` array): the
+    /// words of a handler that was reached, not a router's bare text ("404 page not found").
+    pub fn is_error_document(&self) -> bool {
+        self.json()
+            .is_ok_and(|doc| doc.get("errors").is_some_and(Value::is_array))
+    }
+
     /// A `curl` command that repeats the request when pasted into a POSIX shell: the
     /// credential header reads its token from the environment (`$CONFORM_TOKEN`, or
     /// `$CONFORM_ADMIN_TOKEN` for administrator requests) in double quotes, so the shell
