@@ -480,6 +480,10 @@ pub struct ResourceDef {
     /// Only through `--fixture kind=id`.
     #[serde(default)]
     pub fixture: bool,
+    /// The caller's own (its account's user): found, never made or removed; a body may name
+    /// it, as a resource the user gave, and nothing changes it.
+    #[serde(default)]
+    pub caller: bool,
     /// A separate instance of another kind.
     pub same_as: Option<String>,
     /// Requests sent before the create, with the same fixtures (e.g. TFE's workspace lock
@@ -535,7 +539,8 @@ pub struct FromDef {
 pub struct FindDef {
     /// HTTP method (GET).
     pub method: HttpMethod,
-    /// The list's path template.
+    /// The list's path template (or a single document's, such as the account's: its one
+    /// resource is the only item).
     pub path: String,
     /// `first`, or `match` with `pointer` and `equals`.
     #[serde(default = "default_pick")]

@@ -128,6 +128,17 @@ impl Guard {
         }
     }
 
+    /// Records an id (or name) the run may name but never change, as one the user declared
+    /// (the caller's own user, added to a team the run made).
+    pub fn declare(&self, id: &str) {
+        if id.is_empty() {
+            return;
+        }
+        if let Ok(mut s) = self.state.write() {
+            s.declared.insert(id.to_string());
+        }
+    }
+
     /// True when the run created or the user declared `id`.
     pub fn knows(&self, id: &str) -> bool {
         self.state
