@@ -279,11 +279,14 @@ impl TestRun<'_> {
                 // the read itself failed: blocked by the test that judges that read
                 if !self.ex(index).is_success() {
                     let needed = format!("{} = {} first", state.pointer, state.value);
-                    return Err(Outcome::Blocked(self.ctx.blocker(
-                        needed,
-                        self.ex(index),
-                        None,
-                    )));
+                    let blocker = self.ctx.blocker(needed, self.ex(index), None);
+                    return Err(match blocker.see {
+                        Some(_) => Outcome::Blocked(blocker),
+                        None => Outcome::Skip(format!(
+                            "{} (no failing test is behind it)",
+                            blocker.line()
+                        )),
+                    });
                 }
                 let poll = match state.show.contains("::") {
                     true => state.show.clone(),
