@@ -15,6 +15,7 @@ mod consent;
 mod depth;
 mod diff;
 mod early_ends;
+mod hostile;
 mod openapi;
 mod peer;
 mod proxy;
@@ -49,6 +50,7 @@ fn main() {
         depth,
         diff,
         early_ends,
+        hostile,
         openapi,
         peer,
         proxy,

@@ -129,7 +129,7 @@ fn run_session(
     if mode == ProgressMode::Live {
         print_failures(&results, &info);
     }
-    print_summary(&results, profile, &figures, &leftovers);
+    print_summary(&results, profile, &figures, &leftovers, &info);
     let warnings = run_warnings(&plan, preflight_warnings, ledger_failure, &info);
     let changes = changes_since_baseline(&plan, &results, &info);
     let report = RunReport {
@@ -194,7 +194,7 @@ fn run_warnings(
     );
     warnings.extend(ledger_failure);
     for w in &warnings[printed..] {
-        eprintln!("warning: {}", info.scrub(w));
+        eprintln!("warning: {}", info.shown(w));
     }
     warnings
 }
@@ -252,7 +252,7 @@ fn announce(plan: &Plan, session: &Session) -> RunInfo {
         println!("  {k:<16} {v}");
     }
     for w in &session.warnings {
-        println!("  warning: {}", info.scrub(w));
+        println!("  warning: {}", info.shown(w));
     }
     println!();
     info
@@ -457,7 +457,7 @@ fn progress_mode(libtest: &mut Arguments, reports: &Path) -> ProgressMode {
 /// with the failure text.
 fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed> {
     match result.verdict {
-        verdict if verdict.fails_run() => Err(Failed::from(info.scrub(&format!(
+        verdict if verdict.fails_run() => Err(Failed::from(info.shown(&format!(
             "{}:\n{}",
             verdict.as_str(),
             result.failure_text()
@@ -466,7 +466,7 @@ fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed>
         verdict => Ok(Completion::ignored_with(format!(
             "{}: {}",
             verdict.as_str(),
-            info.scrub(result.reason.as_deref().unwrap_or(""))
+            info.shown(result.reason.as_deref().unwrap_or(""))
         ))),
     }
 }

@@ -23,12 +23,14 @@ pub struct Figures {
 }
 
 /// Prints the summary table, the unsupported groups, the TFE-level findings below the
-/// profile, leftovers, and the figures.
+/// profile, leftovers, and the figures; what quotes the target as `info` shows it
+/// ([`super::RunInfo::shown`]).
 pub fn print_summary(
     results: &[TestResult],
     profile: Profile,
     figures: &Figures,
     leftovers: &[String],
+    info: &super::RunInfo,
 ) {
     let (groups, total) = super::tally(results);
     println!();
@@ -67,7 +69,7 @@ pub fn print_summary(
     if !causes.is_empty() {
         println!("\nroot causes (each reported at its own test; the others are blocked by it or share it):");
         for group in causes.iter().take(MAX_CAUSES) {
-            println!("  {}", group.line());
+            println!("  {}", info.shown(&group.line()));
         }
         if causes.len() > MAX_CAUSES {
             println!("  ... {} more (see summary.md)", causes.len() - MAX_CAUSES);
@@ -87,7 +89,7 @@ pub fn print_summary(
             leftovers.len()
         );
         for l in leftovers {
-            println!("  {l}");
+            println!("  {}", info.shown(l));
         }
     }
     let secs = figures.wall.as_secs_f64();
@@ -132,7 +134,7 @@ pub fn print_failures(results: &[TestResult], info: &super::RunInfo) {
     for r in failing {
         println!("  {} ({})", r.name, r.verdict.as_str());
         if let Some(reason) = &r.reason {
-            for line in info.scrub(reason).lines() {
+            for line in info.shown(reason).lines() {
                 println!("    {line}");
             }
         }
@@ -141,7 +143,7 @@ pub fn print_failures(results: &[TestResult], info: &super::RunInfo) {
                 "    [{}] {}: {}",
                 f.level,
                 f.check.id,
-                info.scrub(&f.message)
+                info.shown(&f.message)
             );
         }
     }

@@ -49,6 +49,13 @@ impl RunInfo {
         redact(text, &refs)
     }
 
+    /// A text as a terminal or `summary.md` may show it: scrubbed, then its control
+    /// characters written visibly ([`crate::target::visible`]: a target's answer never sets a
+    /// window title or clears the screen).
+    pub fn shown(&self, text: &str) -> String {
+        crate::target::visible(&self.scrub(text)).into_owned()
+    }
+
     /// A configuration value by key (`target`, `profile`, ...), scrubbed.
     pub fn get(&self, key: &str) -> Option<String> {
         self.config
@@ -151,7 +158,7 @@ pub fn write_reports(dir: &Path, report: &RunReport) -> Vec<(PathBuf, std::io::R
     out.push((html, r));
     if let Some((baseline, changes)) = report.changes {
         let path = dir.join("changes.md");
-        let r = write_scrubbed(&path, &changes.render(baseline, true), report.info);
+        let r = write_markdown(&path, &changes.render(baseline, true), report.info);
         out.push((path, r));
     }
     out
@@ -161,12 +168,23 @@ pub fn write_reports(dir: &Path, report: &RunReport) -> Vec<(PathBuf, std::io::R
 /// once the whole text is on disk (a full disk is an error and leaves no file, never an
 /// empty report).
 fn write_scrubbed(path: &Path, text: &str, info: &RunInfo) -> std::io::Result<()> {
+    write_text(path, &info.scrub(text))
+}
+
+/// Writes a markdown file as [`write_scrubbed`] does, its control characters written visibly
+/// ([`RunInfo::shown`]): `cat summary.md` replays nothing a target answered.
+fn write_markdown(path: &Path, text: &str, info: &RunInfo) -> std::io::Result<()> {
+    write_text(path, &info.shown(text))
+}
+
+/// Writes `text` whole, or leaves no file.
+fn write_text(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let written = std::fs::File::create(path).and_then(|mut file| {
-        file.write_all(info.scrub(text).as_bytes())?;
+        file.write_all(text.as_bytes())?;
         file.sync_all()
     });
     if written.is_err() {

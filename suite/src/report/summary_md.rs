@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{rate, tally, write_scrubbed, CauseGroup, Counts, RunInfo, RunReport};
+use super::{rate, tally, write_markdown, CauseGroup, Counts, RunInfo, RunReport};
 use crate::verdict::{TestResult, Verdict};
 
 /// Failures listed in full; the rest are named under their cause (GitHub caps a step
@@ -20,7 +20,7 @@ const NAMES_PER_CAUSE: usize = 8;
 
 /// Writes `summary.md`.
 pub fn write_summary_md(path: &Path, report: &RunReport) -> std::io::Result<()> {
-    write_scrubbed(path, &render(report), report.info)
+    write_markdown(path, &render(report), report.info)
 }
 
 /// The markdown text.

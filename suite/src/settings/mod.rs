@@ -18,9 +18,11 @@ mod values;
 use values::*;
 pub use values::{scrub_arguments, shell_word};
 
-/// A configuration that cannot be used (exit code 2).
+/// A configuration that cannot be used (exit code 2). It displays its message through
+/// [`crate::target::visible`]: a message that quotes a target's answer (preflight's) reaches
+/// the terminal without the answer's control characters.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
+#[error("{}", crate::target::visible(.0))]
 pub struct ConfigError(pub String);
 
 /// The config file (`conform.toml`).

@@ -8,6 +8,7 @@ mod secret;
 mod send;
 mod throttle;
 pub mod trust;
+mod visible;
 
 pub use exchange::{Exchange, RequestRecord, ResponseRecord, TransportError, REPORT_BODY_BYTES};
 pub use guard::Guard;
@@ -16,6 +17,7 @@ pub use secret::{only_inside_words, redact, short_secret_warning, Secret, SAFE_S
 pub use throttle::{
     parse_rate, requested_wait, Place, RouteWait, Throttle, ThrottleStats, MAX_RETRIES, MAX_WAIT,
 };
+pub use visible::visible;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
