@@ -119,6 +119,36 @@ fn a_refused_admin_token_stops_a_target_run_before_any_test() {
     assert!(!said.contains("wrong-user-6"), "a token was printed");
 }
 
+/// `--token ""` (a CI line whose variable is not set) is a mistake, not a wish for the
+/// environment's token: exit 2, one line naming the flag, before any request, even where the
+/// environment holds a token the target takes. So is `--admin-token ""`.
+fn an_empty_token_flag_is_exit_2_naming_the_flag() {
+    let served = Served::start("right-user-7", "right-admin-8", &[]);
+    let exported = [
+        ("CONFORM_TOKEN", "right-user-7"),
+        ("CONFORM_ADMIN_TOKEN", "right-admin-8"),
+    ];
+    for flag in ["--token", "--admin-token"] {
+        let words = [
+            "--target",
+            served.url.as_str(),
+            "--group",
+            "organizations",
+            flag,
+            "",
+        ];
+        let out = conform(&words, &exported, "empty");
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {said}");
+        assert!(
+            said.contains(&format!("error: {flag} was given empty")),
+            "{flag}: {said}"
+        );
+        assert_eq!(said.trim().lines().count(), 1, "one line: {said}");
+        assert!(!said.contains("right-"), "a token was printed");
+    }
+}
+
 fn a_token_delete_whose_create_answered_no_secret_is_blocked_by_that_create() {
     // Without the secret there is no token to try before and after the delete: its effect
     // cannot be seen, so at tfe the delete is blocked by the create (which fails on the
@@ -276,6 +306,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         the_embedded_run_passes_with_tokens_exported_and_says_whose_tokens_it_uses,
         a_token_flag_without_a_target_is_a_warning_and_the_embedded_tokens_are_used,
         a_refused_admin_token_stops_a_target_run_before_any_test,
+        an_empty_token_flag_is_exit_2_naming_the_flag,
         a_token_delete_whose_create_answered_no_secret_is_blocked_by_that_create,
         a_three_letter_token_leaves_every_test_name_intact_and_is_warned_about
     ]

@@ -338,13 +338,13 @@ impl Settings {
             (conn.token.as_ref(), "--token"),
             &["CONFORM_TOKEN", "TFE_TOKEN"],
             file.token.as_ref(),
-        )
+        )?
         .unzip();
         let (admin_token, admin_token_source) = token_from(
             (conn.admin_token.as_ref(), "--admin-token"),
             &["CONFORM_ADMIN_TOKEN"],
             file.admin_token.as_ref(),
-        )
+        )?
         .unzip();
         let registry_url = url_from(
             "--registry-url",

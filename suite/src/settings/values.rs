@@ -3,21 +3,34 @@
 
 use super::*;
 
-/// The first token given: the flag, then each environment variable, then the config file.
+/// The first token given: the flag, then each environment variable, then the config file. A
+/// flag given empty (or blank) is an error naming it: `--token ""` is a command line whose
+/// variable was not set, never a wish for the environment's token.
 pub(super) fn token_from(
     flag: (Option<&String>, &'static str),
     variables: &[&'static str],
     file: Option<&String>,
-) -> Option<(Secret, TokenSource)> {
-    if let Some(token) = flag.0.filter(|t| !t.is_empty()) {
-        return Some((Secret::new(token.clone()), TokenSource::Flag(flag.1)));
+) -> Result<Option<(Secret, TokenSource)>, ConfigError> {
+    if let Some(token) = flag.0 {
+        if token.trim().is_empty() {
+            return Err(ConfigError(format!(
+                "{} was given empty (a variable in the command line that is not set?): give the token, or leave {} out to take it from {} or the config file",
+                flag.1,
+                flag.1,
+                variables.join(", ")
+            )));
+        }
+        return Ok(Some((
+            Secret::new(token.clone()),
+            TokenSource::Flag(flag.1),
+        )));
     }
     for name in variables {
         if let Some(token) = env(name) {
-            return Some((Secret::new(token), TokenSource::Environment(name)));
+            return Ok(Some((Secret::new(token), TokenSource::Environment(name))));
         }
     }
-    file.map(|token| (Secret::new(token.clone()), TokenSource::ConfigFile))
+    Ok(file.map(|token| (Secret::new(token.clone()), TokenSource::ConfigFile)))
 }
 
 /// Reads an environment variable, treating empty as unset.
