@@ -15,6 +15,7 @@ mod consent;
 mod depth;
 mod diff;
 mod early_ends;
+mod elsewhere;
 mod hostile;
 mod openapi;
 mod peer;
@@ -50,6 +51,7 @@ fn main() {
         depth,
         diff,
         early_ends,
+        elsewhere,
         hostile,
         openapi,
         peer,

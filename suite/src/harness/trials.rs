@@ -115,6 +115,7 @@ fn run_session(
     let interrupted = session.interrupted();
     let sweep = session.sweep_command();
     let ledger_failure = session.ctx.fixtures.ledger_failure();
+    let printed = [preflight_warnings, session.ctx.target.elsewhere_warnings()].concat();
     let (leftovers, figures) = session.close();
     let mut results = finisher
         .results
@@ -130,7 +131,7 @@ fn run_session(
         print_failures(&results, &info);
     }
     print_summary(&results, profile, &figures, &leftovers, &info);
-    let warnings = run_warnings(&plan, preflight_warnings, ledger_failure, &info);
+    let warnings = run_warnings(&plan, printed, ledger_failure, &info);
     let changes = changes_since_baseline(&plan, &results, &info);
     let report = RunReport {
         results: &results,
@@ -176,16 +177,17 @@ fn logfile_opens(libtest: &Arguments) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Every warning of the run for the reports: preflight's (printed before the tests), then the
-/// waivers' and the ledger's, which are printed here.
+/// Every warning of the run for the reports: those already `printed` (preflight's, before the
+/// tests, and the uploads' to another origin, before the first of each), then the waivers' and
+/// the ledger's, which are printed here.
 fn run_warnings(
     plan: &Plan,
-    preflight: Vec<String>,
+    printed: Vec<String>,
     ledger_failure: Option<String>,
     info: &RunInfo,
 ) -> Vec<String> {
-    let printed = preflight.len();
-    let mut warnings = preflight;
+    let mut warnings = printed;
+    let printed = warnings.len();
     warnings.extend(
         plan.waivers
             .as_ref()

@@ -1,6 +1,7 @@
 //! The HTTP side: one pooled client, the target's addresses and credentials, timeouts,
 //! the response size cap, and a record of every exchange.
 
+mod elsewhere;
 mod exchange;
 mod guard;
 mod route;
@@ -206,6 +207,8 @@ pub struct Target {
     consistency: Arc<crate::patience::Consistency>,
     /// Held by the one read at a time that buffers an answer beyond the free bytes.
     large_reads: tokio::sync::Mutex<()>,
+    /// The other origins uploaded to, each said once.
+    elsewhere: Arc<elsewhere::Elsewhere>,
 }
 
 impl Target {
@@ -243,6 +246,7 @@ impl Target {
             requests: Arc::new(AtomicU64::new(0)),
             guard: Guard::default(),
             large_reads: tokio::sync::Mutex::new(()),
+            elsewhere: Arc::default(),
         })
     }
 
@@ -253,6 +257,7 @@ impl Target {
         next.throttle = self.throttle.clone();
         next.requests = self.requests.clone();
         next.consistency = self.consistency.clone();
+        next.elsewhere = self.elsewhere.clone();
         Ok(next)
     }
 
@@ -288,6 +293,12 @@ impl Target {
     /// What the consistency window hid so far.
     pub fn lag_stats(&self) -> crate::patience::LagStats {
         self.consistency.stats()
+    }
+
+    /// The warnings said (on stderr, before the first upload to each) about uploads to
+    /// another origin than the target's, for the reports.
+    pub fn elsewhere_warnings(&self) -> Vec<String> {
+        self.elsewhere.warnings()
     }
 
     /// Requests sent so far.

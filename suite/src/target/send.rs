@@ -58,6 +58,11 @@ impl Target {
                 elapsed: started.elapsed(),
             };
         }
+        if request.method == Method::PUT && !self.same_origin(&request.url) {
+            if let Some(warning) = self.elsewhere.first_upload(&request.url, &self.config.root) {
+                eprintln!("warning: {warning}");
+            }
+        }
         let idempotent = matches!(
             request.method,
             Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
