@@ -672,6 +672,7 @@ fn a_redirect_never_carries_the_token_to_another_origin() {
         max_retries: 0,
         forms: Default::default(),
         served_at_tfe_path: Vec::new(),
+        no_route: Default::default(),
     })
     .unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();

@@ -30,6 +30,11 @@ static CATALOG: &[FaultInfo] = &[
     info("no-bare", None, "every bare (unprefixed) form answers 404"),
     info("drop-route", ROUTE, "that route answers 404 (repeatable)"),
     info(
+        "handler-404",
+        ROUTE,
+        "that route is served but its handler answers 404 naming what it looked up (`no workspace of that name here`), as a handler does that finds the path's resource another way or refuses without the right",
+    ),
+    info(
         "no-deprecated-registry",
         None,
         "the deprecated /registry-modules forms answer 404",

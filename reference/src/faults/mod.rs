@@ -15,6 +15,7 @@ pub(crate) enum Kind {
     NoApiV2,
     NoBare,
     DropRoute(RouteSpec),
+    Handler404(RouteSpec),
     NoDeprecatedRegistry,
     NoAgentPoolSingular,
     ListAsObject,
@@ -129,6 +130,7 @@ impl Kind {
     fn route(&self) -> Option<&RouteSpec> {
         match self {
             Kind::DropRoute(r)
+            | Kind::Handler404(r)
             | Kind::NonJson(r)
             | Kind::WrongContentType(r)
             | Kind::HugeBody(r)
@@ -324,6 +326,7 @@ type OnRoute = fn(RouteSpec) -> Kind;
 /// The faults that act on one route (`NAME=ROUTE`), by name.
 const ON_ROUTE: &[(&str, OnRoute)] = &[
     ("drop-route", Kind::DropRoute),
+    ("handler-404", Kind::Handler404),
     ("non-json", Kind::NonJson),
     ("wrong-content-type", Kind::WrongContentType),
     ("huge-body", Kind::HugeBody),

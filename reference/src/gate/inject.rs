@@ -44,6 +44,11 @@ pub(super) fn routing(state: &AppState, at: &Target) -> ApiResult<()> {
     if dropped {
         return Err(ApiError::NotFound("route not found".into()));
     }
+    if faults.route(Kind::Handler404, method, bare) {
+        return Err(ApiError::NotFound(
+            "no workspace of that name here (or you may not see it)".into(),
+        ));
+    }
     if faults.route(Kind::ServerError, method, bare) {
         return Err(ApiError::Internal("injected server error".into()));
     }

@@ -8,16 +8,74 @@ use serde_json::Value;
 
 use super::Schemas;
 use crate::catalog::Kind;
+use crate::target::noroute::{Likeness, NoRoute};
 use crate::target::Exchange;
 
-/// `endpoint.exists`: the route answered something other than 404/405/501.
-pub fn route_exists(ex: &Exchange) -> Result<(), Message> {
-    match ex.status() {
-        Some(status @ (404 | 405 | 501)) => Err(message!(
-            "expected the endpoint {} {} to exist; it answered {status} although every id in the path names a resource the run made or was given",
-            ex.request.method, path_of(&ex.request.url)
+/// What an answer shows of its route (`endpoint.exists`), decided by evidence: the target's
+/// own answer to a path that cannot exist (`target::noroute`), and the route answering 2xx
+/// earlier in the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Presence {
+    /// The route is served: the evidence that decided, for messages.
+    Served(String),
+    /// The route is absent: the evidence that decided.
+    Absent(String),
+    /// A 404 with nothing to compare it with (the address was never calibrated): only its
+    /// look can say more (an error document is a handler's).
+    Unproven,
+}
+
+impl Presence {
+    /// True unless the evidence shows the route absent (an unproven 404 counts as absent
+    /// where every id in the path names a resource that is there: [`route_exists`]).
+    pub fn served(&self) -> bool {
+        matches!(self, Presence::Served(_))
+    }
+}
+
+/// What the answer of `ex` shows of its route. `seen_answering`: the route (its catalog
+/// endpoint) answered 2xx earlier in the run. A 405 or 501 is absent (the path does not take
+/// the method); an answer like the target's no-route answer is absent, unless the route was
+/// seen answering (a server whose handlers' 404 is its router's, as TFE's); any other answer,
+/// a 404 unlike the no-route one included, is served.
+pub fn presence(ex: &Exchange, no_route: &NoRoute, seen_answering: bool) -> Presence {
+    let Some(status) = ex.status() else {
+        return Presence::Served("no answer to judge".into());
+    };
+    if matches!(status, 405 | 501) {
+        return Presence::Absent(format!(
+            "it answered {status}: the path does not take that method"
+        ));
+    }
+    if seen_answering {
+        return Presence::Served("the same route answered 2xx earlier in this run".into());
+    }
+    match no_route.likeness(ex) {
+        Likeness::NoRoute(like) => Presence::Absent(format!(
+            "it answered as the target answers a path that cannot exist ({like}; asked in preflight)"
         )),
-        _ => Ok(()),
+        Likeness::Unlike(router) if status == 404 => Presence::Served(format!(
+            "its 404 is not the target's no-route answer ({router}): a handler answered"
+        )),
+        Likeness::Unlike(_) => Presence::Served(format!("it answered {status}")),
+        Likeness::Uncalibrated if status == 404 => Presence::Unproven,
+        Likeness::Uncalibrated => Presence::Served(format!("it answered {status}")),
+    }
+}
+
+/// `endpoint.exists`: the route is there, by the evidence of [`presence`]. An unproven 404
+/// (nothing to compare it with) counts as absent, every id in the path naming a resource the
+/// run made or was given.
+pub fn route_exists(ex: &Exchange, presence: &Presence) -> Result<(), Message> {
+    let (method, path) = (&ex.request.method, path_of(&ex.request.url));
+    match presence {
+        Presence::Served(_) => Ok(()),
+        Presence::Absent(why) => Err(message!(
+            "expected the endpoint {method} {path} to exist; {why}"
+        )),
+        Presence::Unproven => Err(message!(
+            "expected the endpoint {method} {path} to exist; it answered 404 although every id in the path names a resource the run made or was given"
+        )),
     }
 }
 
@@ -217,13 +275,46 @@ mod tests {
     }
 
     #[test]
-    fn route_exists_flags_404_405_501_only() {
-        assert!(route_exists(&exchange(200, "application/json", "{}")).is_ok());
-        assert!(route_exists(&exchange(409, "application/json", "{}")).is_ok());
+    fn presence_without_calibration_flags_404_405_501_only() {
+        let judge = |ex: &Exchange| route_exists(ex, &presence(ex, &NoRoute::default(), false));
+        assert!(judge(&exchange(200, "application/json", "{}")).is_ok());
+        assert!(judge(&exchange(409, "application/json", "{}")).is_ok());
         for s in [404, 405, 501] {
-            let e = route_exists(&exchange(s, "application/json", "{}")).unwrap_err();
+            let e = judge(&exchange(s, "application/json", "{}")).unwrap_err();
             assert!(e.contains("GET /runs/run-1"), "{e}");
         }
+        // a route seen answering is served, whatever its 404 looks like
+        let seen = exchange(404, "application/json", "{}");
+        assert!(route_exists(&seen, &presence(&seen, &NoRoute::default(), true)).is_ok());
+    }
+
+    #[test]
+    fn presence_compares_a_404_with_the_targets_no_route_answer() {
+        use crate::target::noroute::{Answers, Signature};
+        let router = exchange(404, "text/plain", "404 page not found\n");
+        let mut answers = Answers {
+            prefix: "http://t/".into(),
+            ..Answers::default()
+        };
+        answers.learn(Signature::of(&router).unwrap());
+        let no_route = NoRoute {
+            addresses: vec![answers],
+        };
+        let absent = presence(&router, &no_route, false);
+        assert!(!absent.served());
+        assert!(route_exists(&router, &absent)
+            .unwrap_err()
+            .contains("as the target answers a path that cannot exist"));
+        let handler = exchange(
+            404,
+            "application/vnd.api+json",
+            r#"{"errors":[{"title":"not found"}]}"#,
+        );
+        let served = presence(&handler, &no_route, false);
+        assert!(served.served(), "{served:?}");
+        assert!(route_exists(&handler, &served).is_ok());
+        // 405 names the method, whatever the calibration
+        assert!(!presence(&exchange(405, "text/plain", ""), &no_route, false).served());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A suite run: options -> [`Plan`] -> target (or the embedded reference) -> preflight -> one
 //! final result per plan item -> teardown -> reports -> exit code.
 
+mod calibrate;
 pub mod cancel;
 mod preflight;
 mod relay;

@@ -79,13 +79,27 @@ impl Session {
             Some(url) => with_trailing_slash(url.clone()),
             None => runtime.block_on(discover_registry(&probe_target)),
         };
+        target_config.no_route = runtime.block_on(super::calibrate::no_route(
+            &probe_target,
+            &target_config.registry,
+            settings.read_only,
+        ));
         let target = Arc::new(
             probe_target
                 .succeeded_by(target_config.clone())
                 .map_err(|e| ConfigError(e.to_string()))?,
         );
+        let mut config = settings.describe(&root, &target_config.registry);
+        // the evidence every "route absent" rests on, for the reader of any report
+        config.extend(
+            target_config
+                .no_route
+                .describe()
+                .into_iter()
+                .map(|line| ("no-route answer".to_string(), line)),
+        );
         let info = RunInfo {
-            config: settings.describe(&root, &target_config.registry),
+            config,
             secrets: target.secrets().into_iter().cloned().collect(),
         };
         warn_of_short_secrets(&target_config);

@@ -43,6 +43,7 @@ pub async fn check(
         max_retries: 3,
         forms: PathForms::default(),
         served_at_tfe_path: Vec::new(),
+        no_route: Default::default(),
     })
     .map_err(|e| e.to_string())?;
     for path in ["/api/v2/ping", "/api/v2/account/details"] {

@@ -8,7 +8,6 @@ use reqwest::Method;
 
 use super::{unjudgeable, Outcome, TestRun};
 use crate::catalog::{path_for, Kind, Variant};
-use crate::checks as c;
 use crate::fixtures::{auth_for, FixtureError};
 use crate::target::{Exchange, Request};
 use crate::verdict::Blocker;
@@ -82,7 +81,7 @@ impl TestRun<'_> {
             self.exchanges.push(*ex);
             return Outcome::Error(format!("could not make the `{kind}` fixture: {why}"));
         }
-        let route_missing = c::route_exists(&ex).is_err();
+        let route_missing = self.ctx.route_exists(&ex).is_err();
         let mut blocker = self
             .ctx
             .blocker(format!("the `{kind}` fixture"), &ex, Some(&kind));
@@ -136,12 +135,21 @@ impl TestRun<'_> {
                 return outcome;
             }
         }
+        // a registry read can be judged on a module the registry already has
+        let hint = if self.case.variant == Variant::Registry {
+            "; give --module NS/NAME/PROVIDER/VERSION to judge it on a module the registry has"
+        } else {
+            ""
+        };
         if unjudged {
-            return Outcome::Skip(format!("{} (no failing test is behind it)", blocker.line()));
+            return Outcome::Skip(format!(
+                "{} (no failing test is behind it){hint}",
+                blocker.line()
+            ));
         }
         if blocker_absent {
             return Outcome::Skip(format!(
-                "{}, a test that is unsupported: its group is absent",
+                "{}, a test that is unsupported: its group is absent{hint}",
                 blocker.line()
             ));
         }
@@ -237,7 +245,7 @@ impl TestRun<'_> {
     /// Blocked by a failed request, unless that request found no route and this test's whole
     /// group is absent: then unsupported, as every test of the group.
     pub(super) async fn blocked_or_absent(&mut self, blocker: Blocker, index: usize) -> Outcome {
-        if c::route_exists(self.ex(index)).is_err() {
+        if self.ctx.route_exists(self.ex(index)).is_err() {
             if let Some(why) = self.group_absent().await {
                 return Outcome::Unsupported(why);
             }

@@ -21,6 +21,20 @@ pub fn not_judged(result: &mut TestResult, profile: Profile) {
     }
 }
 
+/// The effect checks of `passed` when every one of them counts only above `profile` (a run
+/// action's state TFE names, which the spec does not): then nothing the profile counts saw
+/// the endpoint do its job, and a pass there would be one a server that did nothing earns.
+/// `None` when one counts at `profile`, or none observed anything.
+pub fn observed_only_above(passed: &[&'static str], profile: Profile) -> Option<Vec<&'static str>> {
+    let effects: Vec<&crate::checks::Check> = crate::checks::EFFECTS
+        .iter()
+        .copied()
+        .filter(|c| passed.contains(&c.id))
+        .collect();
+    let above = !effects.is_empty() && effects.iter().all(|c| !profile.fails_on(c.level));
+    above.then(|| effects.iter().map(|c| c.id).collect())
+}
+
 /// The one place findings become a verdict at a profile: `Pass` when none fails at it and at
 /// least one check at a level the profile fails on passed (`passed`: the ids of the checks that
 /// passed); `Skipped` (with why) when none fails but none such passed either: a test that judged

@@ -29,8 +29,8 @@ mod request;
 mod tokens;
 mod uploads;
 
-use judge::unjudgeable;
 pub use judge::{judge, not_judged};
+use judge::{observed_only_above, unjudgeable};
 
 // Pages a walk reads at most: the one cap of every walk.
 use crate::pages::MAX_PAGES;
@@ -180,6 +180,11 @@ impl<'a> TestRun<'a> {
         }
         self.ctx.fixtures.note_answering(&self.exchanges);
         let mut blocked_by = None;
+        let passed: Vec<&'static str> = self.record.passed.iter().copied().collect();
+        // a change whose effect only a check beyond the profile saw (`judge::observed_only_above`)
+        let only_above = (!self.endpoint.kind.is_read_only())
+            .then(|| observed_only_above(&passed, profile))
+            .flatten();
         let (verdict, reason) = match outcome {
             Outcome::Skip(why) => (Verdict::Skipped, Some(why)),
             Outcome::Error(why) => (Verdict::Error, Some(why)),
@@ -197,7 +202,7 @@ impl<'a> TestRun<'a> {
             ),
             Outcome::Done => match judge(
                 &self.record.findings,
-                &self.record.passed.iter().copied().collect::<Vec<_>>(),
+                &passed,
                 &self.exchanges,
                 profile,
             ) {
@@ -209,6 +214,15 @@ impl<'a> TestRun<'a> {
                         .unobservable
                         .as_ref()
                         .map(|why| format!("{}: {why}", crate::verdict::UNOBSERVABLE)),
+                ),
+                (Verdict::Pass, _) if only_above.is_some() => (
+                    Verdict::Skipped,
+                    Some(format!(
+                        "{}: at --profile {} the spec names nothing that shows it; only {} saw it, which count at --profile tfe",
+                        crate::verdict::UNOBSERVABLE,
+                        profile.as_str(),
+                        only_above.unwrap_or_default().join(", ")
+                    )),
                 ),
                 (Verdict::Pass, _) if !self.unobserved.is_empty() => (
                     Verdict::Skipped,
@@ -260,11 +274,14 @@ impl<'a> TestRun<'a> {
     }
 
     /// The test's own route, asked before a fixture is blamed: a read as it is, a create
-    /// with an empty document (which no create takes), when the fixtures had so far fill its
-    /// path. `Some` when the route is absent: `endpoint.exists` fails there (`unsupported`
-    /// when the whole group is absent, blocked when a resource the path names is not found).
+    /// with an empty document (which no create takes), its path filled from the fixtures had
+    /// so far, else with ids nobody made. `Some` when the route is absent: `endpoint.exists`
+    /// fails there (`unsupported` when the whole group is absent, blocked when a resource the
+    /// path names is not found). Filled with made-up ids, or at the registry's address (where
+    /// an unknown module is a 404 too), only the target's no-route answer (learned in
+    /// preflight) shows the route absent.
     async fn own_route_absent(&mut self) -> Option<Outcome> {
-        if matches!(self.case.variant, Variant::Registry | Variant::Upload) {
+        if self.case.variant == Variant::Upload {
             return None;
         }
         let method = Method::from_bytes(self.case.method.as_bytes()).ok()?;
@@ -272,27 +289,36 @@ impl<'a> TestRun<'a> {
         if method != Method::GET && !create {
             return None;
         }
-        let path = self
+        let filled = self
             .ctx
             .fixtures
             .fill_path(&self.case.path, &self.scope, Some(self.endpoint), None)
-            .ok()?;
+            .ok();
+        let made_up = filled.is_none() || self.case.variant == Variant::Registry;
+        let path =
+            filled.unwrap_or_else(|| crate::runner::probe::with_unknown_ids(&self.case.path));
         let mut request = Request::new(method, self.url_for(&path), auth_for(&path));
         if create {
             request = request.with_body(crate::target::Body::Json(serde_json::json!({})));
         }
         let main = self.send(request).await;
-        if self.ex(main).response.is_err() || c::route_exists(self.ex(main)).is_ok() {
+        let presence = self.ctx.fixtures.presence(self.ex(main));
+        if self.ex(main).response.is_err()
+            || presence.served()
+            || (made_up && presence == c::Presence::Unproven)
+        {
             return None;
         }
-        if let Some(blocker) = self.named_resource_missing().await {
-            return Some(Outcome::Blocked(blocker));
+        if !made_up {
+            if let Some(blocker) = self.named_resource_missing().await {
+                return Some(Outcome::Blocked(blocker));
+            }
         }
         let check = match self.case.variant {
             Variant::Alias | Variant::AliasApiV2 => &c::ALIAS_EXISTS,
             _ => &c::ENDPOINT_EXISTS,
         };
-        let result = c::route_exists(self.ex(main));
+        let result = c::route_exists(self.ex(main), &presence);
         self.check(check, Some(main), result);
         if let Some(why) = self.group_absent().await {
             return Some(Outcome::Unsupported(why));
@@ -456,7 +482,13 @@ impl<'a> TestRun<'a> {
     /// is missing here but served at TFE's path (judged there: its exchange is the main one
     /// from then on). `Err` ends the test.
     async fn route_judged(&mut self, main: usize) -> Result<usize, Outcome> {
-        if self.ex(main).response.is_err() || c::route_exists(self.ex(main)).is_ok() {
+        if self.ex(main).response.is_err() || self.ctx.route_exists(self.ex(main)).is_ok() {
+            // a served route's 404 may still be about a resource its path names
+            if self.ex(main).status() == Some(404) {
+                if let Some(blocker) = self.named_resource_missing().await {
+                    return Err(Outcome::Blocked(blocker));
+                }
+            }
             self.record.pass(&c::ENDPOINT_EXISTS);
             return Ok(main);
         }
@@ -465,7 +497,7 @@ impl<'a> TestRun<'a> {
         if let Some(blocker) = self.named_resource_missing().await {
             return Err(Outcome::Blocked(blocker));
         }
-        let result = c::route_exists(self.ex(main));
+        let result = self.ctx.route_exists(self.ex(main));
         // A spelling the spec only mentions is reported, not required at core.
         let check = match self.case.variant {
             Variant::Alias | Variant::AliasApiV2 => &c::ALIAS_EXISTS,

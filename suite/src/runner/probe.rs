@@ -12,6 +12,28 @@ use crate::fixtures::{auth_for, FixtureError, Scope};
 use crate::target::{Exchange, Request};
 use crate::verdict::Blocker;
 
+/// The id a read is asked with when no resource of its kind could be had.
+const UNKNOWN_ID: &str = "conform-unknown-id";
+
+/// What a read asked with ids nobody made shows of its route.
+enum Asked {
+    /// A handler answered: the route is served.
+    Served,
+    /// Every path form gave the target's no-route answer (the last one).
+    Absent(Exchange),
+    /// Neither is shown.
+    Unproven,
+}
+
+/// A path template with every parameter filled with an id nobody made.
+pub(super) fn with_unknown_ids(template: &str) -> String {
+    template
+        .split('/')
+        .map(|s| if s.starts_with(':') { UNKNOWN_ID } else { s })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 impl Context {
     /// Probes a group: `None` when some variant of its probe endpoint has a route, else
     /// the exchange that shows it missing.
@@ -90,21 +112,41 @@ impl Context {
                 // more evidence that the group is absent, not a reason to call it present.
                 Err(FixtureError::Failed {
                     exchange: Some(ex), ..
-                }) if c::route_exists(&ex).is_err() && self.judged_in(group, &ex) => {
-                    if !self.parent_not_found(&scope, endpoint).await {
-                        last = Some(*ex);
+                }) if self.route_exists(&ex).is_err() && self.judged_in(group, &ex) => {
+                    match self.asked_with_unknown_ids(endpoint).await {
+                        Asked::Served => return None,
+                        Asked::Absent(unknown) => last = Some(unknown),
+                        Asked::Unproven if !self.parent_not_found(&scope, endpoint).await => {
+                            last = Some(*ex)
+                        }
+                        Asked::Unproven => {}
                     }
                     continue;
                 }
                 // A read that needs another group's resource, whose create route is absent:
-                // no evidence either way (that group's own probe judges it).
+                // no evidence from its fixtures (that group's own probe judges it); asked
+                // with ids nobody made, it may still answer as a served route.
                 Err(FixtureError::Failed {
                     exchange: Some(ex), ..
-                }) if c::route_exists(&ex).is_err() => continue,
+                }) if self.route_exists(&ex).is_err() => {
+                    match self.asked_with_unknown_ids(endpoint).await {
+                        Asked::Served => return None,
+                        Asked::Absent(unknown) => last = Some(unknown),
+                        Asked::Unproven => {}
+                    }
+                    continue;
+                }
                 // A read of a resource only this group's create makes, which could not be
-                // made for another reason (a fixture of another group it needs): the
-                // group's create decides, below.
-                Err(_) if kinds.iter().any(|k| own_kinds.contains(k.as_str())) => continue,
+                // made for another reason (a fixture of another group it needs): asked with
+                // ids nobody made, else the group's create decides, below.
+                Err(_) if kinds.iter().any(|k| own_kinds.contains(k.as_str())) => {
+                    match self.asked_with_unknown_ids(endpoint).await {
+                        Asked::Served => return None,
+                        Asked::Absent(unknown) => last = Some(unknown),
+                        Asked::Unproven => {}
+                    }
+                    continue;
+                }
                 // A read that cannot be tried for another reason leaves the group's absence
                 // unproven: it is there.
                 Err(_) => return None,
@@ -135,7 +177,7 @@ impl Context {
                     .target
                     .send(Request::new(Method::GET, url, auth_for(&path)))
                     .await;
-                if c::route_exists(&ex).is_ok() && ex.response.is_ok() {
+                if self.route_exists(&ex).is_ok() && ex.response.is_ok() {
                     return None;
                 }
                 if self.parent_not_found(&scope, endpoint).await {
@@ -150,6 +192,40 @@ impl Context {
             Err(()) => None,
             Ok(create) => last.or(create),
         }
+    }
+
+    /// A read whose resources could not be had, asked with ids nobody made: a handler's
+    /// "not found" unlike the target's no-route answer (learned in preflight) shows the route
+    /// served without any fixture; the no-route answer itself, on every path form, shows it
+    /// absent; anything else (a target whose handlers answer as its router does) proves
+    /// neither.
+    async fn asked_with_unknown_ids(&self, endpoint: &Endpoint) -> Asked {
+        let registry = endpoint.path.strip_prefix(crate::catalog::REGISTRY);
+        let templates: Vec<String> = match registry {
+            Some(rest) => vec![rest.to_string()],
+            None => [Variant::Bare, Variant::ApiV2]
+                .iter()
+                .map(|v| path_for(&endpoint.path, *v))
+                .collect(),
+        };
+        let mut absent = None;
+        for template in templates {
+            let path = with_unknown_ids(&template);
+            let url = match registry {
+                Some(_) => self.target.registry_url(&path),
+                None => self.target.url(&path),
+            };
+            let ex = self
+                .target
+                .send(Request::new(Method::GET, url, auth_for(&path)))
+                .await;
+            match self.fixtures.presence(&ex) {
+                c::Presence::Served(_) if ex.status() == Some(404) => return Asked::Served,
+                c::Presence::Absent(_) => absent = Some(ex),
+                _ => return Asked::Unproven,
+            }
+        }
+        absent.map_or(Asked::Unproven, Asked::Absent)
     }
 
     /// Whether the group's creates have no route: sent an empty document (which no create
@@ -192,7 +268,7 @@ impl Context {
                         .with_body(crate::target::Body::Json(serde_json::json!({}))),
                 )
                 .await;
-            if ex.response.is_ok() && c::route_exists(&ex).is_ok() {
+            if ex.response.is_ok() && self.route_exists(&ex).is_ok() {
                 return Err(());
             }
             if self.parent_not_found(&scope, endpoint).await {
@@ -249,6 +325,12 @@ impl Context {
             }
         }
         None
+    }
+
+    /// `endpoint.exists` of an exchange, by the evidence the run has
+    /// ([`crate::fixtures::Fixtures::presence`]).
+    pub fn route_exists(&self, ex: &Exchange) -> Result<(), c::Message> {
+        c::route_exists(ex, &self.fixtures.presence(ex))
     }
 
     /// True when the exchange's request is judged by a test of `group`.

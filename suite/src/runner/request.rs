@@ -33,7 +33,7 @@ impl TestRun<'_> {
             .ok()?;
         let index = self.send(request).await;
         let routed =
-            self.ex(index).response.is_ok() && crate::checks::route_exists(self.ex(index)).is_ok();
+            self.ex(index).response.is_ok() && self.ctx.route_exists(self.ex(index)).is_ok();
         routed.then_some(index)
     }
 

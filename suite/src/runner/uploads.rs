@@ -165,7 +165,7 @@ impl TestRun<'_> {
                         index = self.send(Request::new(Method::GET, next, auth)).await;
                     }
                 }
-                if c::route_exists(self.ex(index)).is_err() {
+                if self.ctx.route_exists(self.ex(index)).is_err() {
                     // An absent download route is the download test's finding, once.
                     return Outcome::Done;
                 }

@@ -511,7 +511,7 @@ enum RouteMissing {
 async fn route_missing(ctx: &Context, outcome: &RunOutcome) -> Option<RouteMissing> {
     let failure = outcome.failure.as_ref()?;
     let ex = outcome.exchanges.get(failure.exchange?)?;
-    crate::checks::route_exists(ex).err()?;
+    ctx.route_exists(ex).err()?;
     let test = ctx.test_for(ex)?;
     let group = test.split("::").next()?;
     if ctx.required(group) {

@@ -464,6 +464,7 @@ impl Settings {
             max_retries: crate::target::MAX_RETRIES,
             forms: PathForms::default(),
             served_at_tfe_path: Vec::new(),
+            no_route: Default::default(),
         }
     }
 

@@ -4,6 +4,7 @@
 mod elsewhere;
 mod exchange;
 mod guard;
+pub mod noroute;
 mod route;
 mod secret;
 mod send;
@@ -143,6 +144,9 @@ pub struct TargetConfig {
     /// Groups served only at TFE's path: the spec's path and TFE's (learned after
     /// preflight); [`Target::api_url`] reaches such a group where it is served.
     pub served_at_tfe_path: Vec<(String, String)>,
+    /// What the target answers a path that cannot exist, by address (learned after
+    /// preflight; empty until then: every 404 is then judged by its look alone).
+    pub no_route: noroute::NoRoute,
 }
 
 /// Which path forms of the API a target answers (Versioning 1): the bare paths, the

@@ -328,7 +328,7 @@ impl TestRun<'_> {
         let (mut main, mut doc) = (main, doc.clone());
         loop {
             let index = self.send(request.clone()).await;
-            if c::route_exists(self.ex(index)).is_err() {
+            if self.ctx.route_exists(self.ex(index)).is_err() {
                 // The other form is absent: its own test reports that (endpoint.exists), once.
                 return;
             }
