@@ -169,6 +169,31 @@ fn each_registry_fault_is_caught_by_exactly_its_tests() {
             &["download_latest", "download_version"],
         ),
         (
+            "registry-archive-truncated",
+            "core",
+            "registry.download-source",
+            &["download_latest", "download_version"],
+        ),
+        (
+            "registry-archive-not-tar",
+            "core",
+            "registry.download-source",
+            &["download_latest", "download_version"],
+        ),
+        (
+            "registry-archive-empty-tar",
+            "core",
+            "registry.download-source",
+            &["download_latest", "download_version"],
+        ),
+        // the published files packed again as a zip: unpacked, the same files, a pass
+        (
+            "registry-source-zip",
+            "core",
+            "registry.download-source",
+            &[],
+        ),
+        (
             "registry-query-refused",
             "core",
             "registry.query-accepted",
@@ -310,6 +335,48 @@ fn a_source_on_another_origin_is_fetched_without_the_token_and_unanswered_is_not
     }
 }
 
+/// `--module` naming a module or version the registry does not list stops the run before any
+/// test (exit 2), naming what the registry lists; the module it holds runs.
+fn a_mistyped_module_exits_2_before_any_test_naming_what_is_listed() {
+    use crate::support::processes::{scratch, text, Served};
+    let served = Served::with_args(&["--shape", "registry-only", "--token", "registry-token-1"]);
+    let run = |module: &str| {
+        let reports = scratch("registry", &module.replace('/', "-"));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_conform"))
+            .args(["--target", &served.url, "--token", "registry-token-1"])
+            .args(["--module", module, "--group", "registry_modules_read"])
+            .arg("--reports")
+            .arg(&reports)
+            .env_remove("CONFORM_TOKEN")
+            .env_remove("CONFORM_TARGET")
+            .output()
+            .expect("conform runs");
+        (out, reports)
+    };
+    for (module, says) in [
+        (
+            "acme/network/aws/1.0.1",
+            "the registry does not list version 1.0.1 of acme/network/aws; it lists 1.0.0",
+        ),
+        (
+            "acme/netwrk/aws/1.0.0",
+            "the registry does not list the module acme/netwrk/aws",
+        ),
+    ] {
+        let (out, reports) = run(module);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{module}: {said}");
+        assert!(said.contains(says), "{module}: {said}");
+        assert!(said.contains("1.0.0"), "{module}: {said}");
+        assert!(
+            !said.contains("registry_modules_read::") && !reports.join("junit.xml").exists(),
+            "{module}: a test ran\n{said}"
+        );
+    }
+    let (out, _) = run("acme/network/aws/1.0.0");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
@@ -317,6 +384,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         every_registry_test_passes_against_the_reference_and_downloads_give_back_the_upload,
         each_registry_fault_is_caught_by_exactly_its_tests,
         a_search_that_reads_only_q_is_told_apart_from_one_that_does_not_search,
-        a_source_on_another_origin_is_fetched_without_the_token_and_unanswered_is_not_passed
+        a_source_on_another_origin_is_fetched_without_the_token_and_unanswered_is_not_passed,
+        a_mistyped_module_exits_2_before_any_test_naming_what_is_listed
     ]
 }

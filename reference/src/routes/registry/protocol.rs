@@ -131,27 +131,6 @@ fn under_other_provider(doc: &mut Value) {
     }
 }
 
-/// The bytes `GET /v1/object/<id>` serves for an object of `kind`: what was uploaded, except
-/// that `registry-download-wrong-bytes` serves a module version's archive as other bytes, and
-/// `registry-source-zip` as a zip archive (of a `main.tf`).
-pub(crate) fn served_object(ctx: &Ctx, kind: &str, bytes: Vec<u8>) -> Vec<u8> {
-    if kind == "registry-module-versions" && ctx.state.fault(Kind::RegistrySourceZip) {
-        return super::zip::stored(
-            "main.tf",
-            b"# the module, served by conform-reference as a zip archive\n",
-        );
-    }
-    if kind != "registry-module-versions" || !ctx.state.fault(Kind::RegistryDownloadWrongBytes) {
-        return bytes;
-    }
-    let other = crate::shapes::seeded_archive();
-    if bytes != other {
-        other
-    } else {
-        bytes[..bytes.len() / 2].to_vec()
-    }
-}
-
 /// Published (`ok`) versions of a module, oldest first by version.
 fn published<'a>(store: &'a Store, module: &str) -> Vec<&'a Record> {
     let mut out: Vec<&Record> = store
