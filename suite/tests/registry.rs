@@ -335,6 +335,25 @@ fn a_source_on_another_origin_is_fetched_without_the_token_and_unanswered_is_not
     }
 }
 
+/// A source terraform's getter takes but conform does not fetch (git) leaves the downloads
+/// skipped with the reason, never passed nor failed; every other test passes.
+fn a_git_source_is_skipped_with_the_reason() {
+    let results = support::run(&["registry-source-git"], &[GROUP], &["--profile", "tfe"]);
+    let others: Vec<String> = not_passed(&results)
+        .into_iter()
+        .filter(|line| !line.contains("::download_"))
+        .collect();
+    assert!(others.is_empty(), "did not pass:\n{}", others.join("\n"));
+    for r in downloads(&results) {
+        assert_eq!(r.verdict, Verdict::Skipped, "{}", r.name);
+        let reason = r.reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.contains("`git` getter") && reason.contains("not judged"),
+            "{reason}"
+        );
+    }
+}
+
 /// `--module` naming a module or version the registry does not list stops the run before any
 /// test (exit 2), naming what the registry lists; the module it holds runs.
 fn a_mistyped_module_exits_2_before_any_test_naming_what_is_listed() {
@@ -385,6 +404,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         each_registry_fault_is_caught_by_exactly_its_tests,
         a_search_that_reads_only_q_is_told_apart_from_one_that_does_not_search,
         a_source_on_another_origin_is_fetched_without_the_token_and_unanswered_is_not_passed,
-        a_mistyped_module_exits_2_before_any_test_naming_what_is_listed
+        a_mistyped_module_exits_2_before_any_test_naming_what_is_listed,
+        a_git_source_is_skipped_with_the_reason
     ]
 }

@@ -418,6 +418,11 @@ static CATALOG: &[FaultInfo] = &[
         "the archive a registry download points at answers a whole gzip stream of an empty tar (its two zero blocks only): no file for terraform to find",
     ),
     info(
+        "registry-source-git",
+        None,
+        "registry downloads point X-Terraform-Get at a git repository (`git::https://…?ref=…`): a source terraform's getter takes, which conform does not fetch",
+    ),
+    info(
         "registry-source-misnamed",
         None,
         "registry downloads name a zip archive (`?archive=zip`) but the address serves the gzip tarball",

@@ -99,6 +99,7 @@ pub(crate) enum Kind {
     RegistryArchiveTruncated,
     RegistryArchiveNotTar,
     RegistryArchiveEmptyTar,
+    RegistrySourceGit,
     RegistrySourceMisnamed,
     RegistryDownloadJsonLocation,
     ModuleConsumersNoop,
@@ -281,6 +282,7 @@ const PLAIN: &[(&str, Kind)] = &[
     ("registry-archive-truncated", Kind::RegistryArchiveTruncated),
     ("registry-archive-not-tar", Kind::RegistryArchiveNotTar),
     ("registry-archive-empty-tar", Kind::RegistryArchiveEmptyTar),
+    ("registry-source-git", Kind::RegistrySourceGit),
     ("registry-source-misnamed", Kind::RegistrySourceMisnamed),
     (
         "registry-download-json-location",

@@ -398,7 +398,9 @@ async fn proto_download(
     let zip =
         ctx.state.fault(Kind::RegistrySourceZip) || ctx.state.fault(Kind::RegistrySourceMisnamed);
     let archive = if zip { "zip" } else { "tar.gz" };
-    let url = if ctx.state.fault(Kind::RegistrySourceElsewhere) {
+    let url = if ctx.state.fault(Kind::RegistrySourceGit) {
+        format!("git::https://git.example.invalid/{ns}/{name}-{provider}.git?ref=v{version}")
+    } else if ctx.state.fault(Kind::RegistrySourceElsewhere) {
         format!("https://archive.example.invalid/v1/object/{object}?archive={archive}")
     } else {
         let url = ctx.object_url(object);

@@ -61,7 +61,8 @@ pub fn source_url(download: &Url, value: &str) -> Result<Url, String> {
 }
 
 /// `registry.download-source`: follow the source (anywhere; the token only on the target's
-/// origin) and judge it:
+/// origin) and judge it (a source conform does not fetch, or an archive `checks` could not
+/// judge, leaves the test unobserved: `skipped` with the reason, never passed):
 /// the address is `X-Terraform-Get` or a JSON body's `location`
 /// ([`c::registry_source_address`]); a body that is neither is the archive itself.
 async fn source(p: &mut Probe<'_>, subject: &Subject, index: usize) {
@@ -76,8 +77,8 @@ async fn source(p: &mut Probe<'_>, subject: &Subject, index: usize) {
             let url = match source_url(&download, &value) {
                 Ok(url) => url,
                 Err(why) => {
-                    p.notes.push(format!(
-                        "registry.download-source not checked: {why} (not followed, not failed)"
+                    p.unobserved.push(format!(
+                        "registry.download-source not checked: {why} (not followed, so not judged)"
                     ));
                     return;
                 }
