@@ -425,7 +425,7 @@ pub async fn module_listed(
         return leave(format!("answered {status}"));
     }
     let versions = crate::checks::registry_listed_versions(&doc);
-    if versions.iter().any(|v| *v == module.version) {
+    if versions.contains(&module.version) {
         return Ok(None);
     }
     if versions.is_empty() && doc.get("modules").is_none() {
