@@ -129,109 +129,118 @@ fn every_registry_test_passes_against_the_reference_and_downloads_give_back_the_
     }
 }
 
+/// The registry read tests, by endpoint.
+const ALL: [&str; 9] = [
+    "list",
+    "list_namespace",
+    "list_latest",
+    "show_latest",
+    "list_versions",
+    "show_version",
+    "download_latest",
+    "download_version",
+    "search",
+];
+
+/// The list and search tests.
+const LISTS: &[&str] = &["list", "list_namespace", "list_latest", "search"];
+
+/// Each registry fault: its profile, the check that catches it, the tests it fails (none:
+/// tolerated).
+const FAULT_CASES: &[(&str, &str, &str, &[&str])] = &[
+    (
+        "registry-versions-empty",
+        "core",
+        "registry.versions",
+        &["list_versions"],
+    ),
+    (
+        "registry-version-wrong",
+        "core",
+        "registry.version",
+        &["show_version"],
+    ),
+    (
+        "registry-latest-other-provider",
+        "core",
+        "registry.latest",
+        &["show_latest", "list_latest"],
+    ),
+    (
+        "registry-download-wrong-bytes",
+        "core",
+        "registry.download-source",
+        &["download_latest", "download_version"],
+    ),
+    (
+        "registry-archive-truncated",
+        "core",
+        "registry.download-source",
+        &["download_latest", "download_version"],
+    ),
+    (
+        "registry-archive-not-tar",
+        "core",
+        "registry.download-source",
+        &["download_latest", "download_version"],
+    ),
+    (
+        "registry-archive-empty-tar",
+        "core",
+        "registry.download-source",
+        &["download_latest", "download_version"],
+    ),
+    // the published files packed again as a zip: unpacked, the same files, a pass
+    (
+        "registry-source-zip",
+        "core",
+        "registry.download-source",
+        &[],
+    ),
+    (
+        "registry-query-refused",
+        "core",
+        "registry.query-accepted",
+        LISTS,
+    ),
+    (
+        "registry-search-q-only",
+        "core",
+        "registry.search",
+        &["search"],
+    ),
+    (
+        "registry-limit-ignored",
+        "tfe",
+        "tfe.registry-paging",
+        LISTS,
+    ),
+    (
+        "registry-filters-ignored",
+        "tfe",
+        "tfe.registry-filters",
+        &["list", "list_namespace", "search"],
+    ),
+    (
+        "registry-reshaped",
+        "tfe",
+        "tfe.registry-shape",
+        &[
+            "list",
+            "list_namespace",
+            "list_latest",
+            "show_latest",
+            "list_versions",
+            "show_version",
+            "search",
+        ],
+    ),
+];
+
 /// Each fault of the registry protocol fails exactly its tests, with its check.
 fn each_registry_fault_is_caught_by_exactly_its_tests() {
-    let all = [
-        "list",
-        "list_namespace",
-        "list_latest",
-        "show_latest",
-        "list_versions",
-        "show_version",
-        "download_latest",
-        "download_version",
-        "search",
-    ];
-    let lists = ["list", "list_namespace", "list_latest", "search"];
-    let cases: &[(&str, &str, &str, &[&str])] = &[
-        (
-            "registry-versions-empty",
-            "core",
-            "registry.versions",
-            &["list_versions"],
-        ),
-        (
-            "registry-version-wrong",
-            "core",
-            "registry.version",
-            &["show_version"],
-        ),
-        (
-            "registry-latest-other-provider",
-            "core",
-            "registry.latest",
-            &["show_latest", "list_latest"],
-        ),
-        (
-            "registry-download-wrong-bytes",
-            "core",
-            "registry.download-source",
-            &["download_latest", "download_version"],
-        ),
-        (
-            "registry-archive-truncated",
-            "core",
-            "registry.download-source",
-            &["download_latest", "download_version"],
-        ),
-        (
-            "registry-archive-not-tar",
-            "core",
-            "registry.download-source",
-            &["download_latest", "download_version"],
-        ),
-        (
-            "registry-archive-empty-tar",
-            "core",
-            "registry.download-source",
-            &["download_latest", "download_version"],
-        ),
-        // the published files packed again as a zip: unpacked, the same files, a pass
-        (
-            "registry-source-zip",
-            "core",
-            "registry.download-source",
-            &[],
-        ),
-        (
-            "registry-query-refused",
-            "core",
-            "registry.query-accepted",
-            &lists,
-        ),
-        (
-            "registry-search-q-only",
-            "core",
-            "registry.search",
-            &["search"],
-        ),
-        (
-            "registry-limit-ignored",
-            "tfe",
-            "tfe.registry-paging",
-            &lists,
-        ),
-        (
-            "registry-filters-ignored",
-            "tfe",
-            "tfe.registry-filters",
-            &["list", "list_namespace", "search"],
-        ),
-        (
-            "registry-reshaped",
-            "tfe",
-            "tfe.registry-shape",
-            &[
-                "list",
-                "list_namespace",
-                "list_latest",
-                "show_latest",
-                "list_versions",
-                "show_version",
-                "search",
-            ],
-        ),
-    ];
+    let all = ALL;
+    let cases = FAULT_CASES;
     for (fault, profile, check, expected) in cases {
         let results = support::run(&[fault], &[GROUP], &["--profile", profile]);
         for name in all {
