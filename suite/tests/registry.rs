@@ -403,6 +403,41 @@ fn a_mistyped_module_exits_2_before_any_test_naming_what_is_listed() {
     }
     let (out, _) = run("acme/network/aws/1.0.0");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // a versions route that answers no JSON cannot say: the tests run, with a warning
+    let versions = "non-json=GET /api/registry/v1/modules/:ns/:name/:provider/versions";
+    let served = Served::with_args(&[
+        "--shape",
+        "registry-only",
+        "--token",
+        "registry-token-1",
+        "--fault",
+        versions,
+    ]);
+    let reports = scratch("registry", "versions-not-json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["--target", &served.url, "--token", "registry-token-1"])
+        .args([
+            "--module",
+            "acme/network/aws/1.0.1",
+            "--group",
+            "registry_modules_read",
+        ])
+        .arg("--reports")
+        .arg(&reports)
+        .env_remove("CONFORM_TOKEN")
+        .env_remove("CONFORM_TARGET")
+        .output()
+        .expect("conform runs");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("--module acme/network/aws/1.0.1 was not looked up"),
+        "{said}"
+    );
+    assert!(
+        said.contains("registry_modules_read::list_versions::registry"),
+        "{said}"
+    );
 }
 
 /// This file's tests.
