@@ -418,7 +418,7 @@ pub fn seeded_archive() -> Vec<u8> {
 }
 
 /// A POSIX ustar archive of regular files (mode 0644, owner 0, time 0).
-fn tar(files: &[(&str, &[u8])]) -> Vec<u8> {
+pub(crate) fn tar(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut out = Vec::new();
     for (name, bytes) in files {
         let mut header = [0u8; 512];
@@ -446,7 +446,7 @@ fn tar(files: &[(&str, &[u8])]) -> Vec<u8> {
 
 /// A gzip member (RFC 1952) of stored deflate blocks (RFC 1951, BTYPE 00): valid and
 /// deterministic without a compressor.
-fn gzip(data: &[u8]) -> Vec<u8> {
+pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
     // Magic, deflate, no flags, mtime 0, no extra flags, OS unknown.
     let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
     let mut chunks = data.chunks(0xffff).peekable();

@@ -129,84 +129,118 @@ fn every_registry_test_passes_against_the_reference_and_downloads_give_back_the_
     }
 }
 
+/// The registry read tests, by endpoint.
+const ALL: [&str; 9] = [
+    "list",
+    "list_namespace",
+    "list_latest",
+    "show_latest",
+    "list_versions",
+    "show_version",
+    "download_latest",
+    "download_version",
+    "search",
+];
+
+/// The list and search tests.
+const LISTS: &[&str] = &["list", "list_namespace", "list_latest", "search"];
+
+/// Each registry fault: its profile, the check that catches it, the tests it fails (none:
+/// tolerated).
+const FAULT_CASES: &[(&str, &str, &str, &[&str])] = &[
+    (
+        "registry-versions-empty",
+        "core",
+        "registry.versions",
+        &["list_versions"],
+    ),
+    (
+        "registry-version-wrong",
+        "core",
+        "registry.version",
+        &["show_version"],
+    ),
+    (
+        "registry-latest-other-provider",
+        "core",
+        "registry.latest",
+        &["show_latest", "list_latest"],
+    ),
+    (
+        "registry-download-wrong-bytes",
+        "core",
+        "registry.download-source",
+        &["download_latest", "download_version"],
+    ),
+    (
+        "registry-archive-truncated",
+        "core",
+        "registry.download-source",
+        &["download_latest", "download_version"],
+    ),
+    (
+        "registry-archive-not-tar",
+        "core",
+        "registry.download-source",
+        &["download_latest", "download_version"],
+    ),
+    (
+        "registry-archive-empty-tar",
+        "core",
+        "registry.download-source",
+        &["download_latest", "download_version"],
+    ),
+    // the published files packed again as a zip: unpacked, the same files, a pass
+    (
+        "registry-source-zip",
+        "core",
+        "registry.download-source",
+        &[],
+    ),
+    (
+        "registry-query-refused",
+        "core",
+        "registry.query-accepted",
+        LISTS,
+    ),
+    (
+        "registry-search-q-only",
+        "core",
+        "registry.search",
+        &["search"],
+    ),
+    (
+        "registry-limit-ignored",
+        "tfe",
+        "tfe.registry-paging",
+        LISTS,
+    ),
+    (
+        "registry-filters-ignored",
+        "tfe",
+        "tfe.registry-filters",
+        &["list", "list_namespace", "search"],
+    ),
+    (
+        "registry-reshaped",
+        "tfe",
+        "tfe.registry-shape",
+        &[
+            "list",
+            "list_namespace",
+            "list_latest",
+            "show_latest",
+            "list_versions",
+            "show_version",
+            "search",
+        ],
+    ),
+];
+
 /// Each fault of the registry protocol fails exactly its tests, with its check.
 fn each_registry_fault_is_caught_by_exactly_its_tests() {
-    let all = [
-        "list",
-        "list_namespace",
-        "list_latest",
-        "show_latest",
-        "list_versions",
-        "show_version",
-        "download_latest",
-        "download_version",
-        "search",
-    ];
-    let lists = ["list", "list_namespace", "list_latest", "search"];
-    let cases: &[(&str, &str, &str, &[&str])] = &[
-        (
-            "registry-versions-empty",
-            "core",
-            "registry.versions",
-            &["list_versions"],
-        ),
-        (
-            "registry-version-wrong",
-            "core",
-            "registry.version",
-            &["show_version"],
-        ),
-        (
-            "registry-latest-other-provider",
-            "core",
-            "registry.latest",
-            &["show_latest", "list_latest"],
-        ),
-        (
-            "registry-download-wrong-bytes",
-            "core",
-            "registry.download-source",
-            &["download_latest", "download_version"],
-        ),
-        (
-            "registry-query-refused",
-            "core",
-            "registry.query-accepted",
-            &lists,
-        ),
-        (
-            "registry-search-q-only",
-            "core",
-            "registry.search",
-            &["search"],
-        ),
-        (
-            "registry-limit-ignored",
-            "tfe",
-            "tfe.registry-paging",
-            &lists,
-        ),
-        (
-            "registry-filters-ignored",
-            "tfe",
-            "tfe.registry-filters",
-            &["list", "list_namespace", "search"],
-        ),
-        (
-            "registry-reshaped",
-            "tfe",
-            "tfe.registry-shape",
-            &[
-                "list",
-                "list_namespace",
-                "list_latest",
-                "show_latest",
-                "list_versions",
-                "show_version",
-                "search",
-            ],
-        ),
-    ];
+    let all = ALL;
+    let cases = FAULT_CASES;
     for (fault, profile, check, expected) in cases {
         let results = support::run(&[fault], &[GROUP], &["--profile", profile]);
         for name in all {
@@ -310,6 +344,102 @@ fn a_source_on_another_origin_is_fetched_without_the_token_and_unanswered_is_not
     }
 }
 
+/// A source terraform's getter takes but conform does not fetch (git) leaves the downloads
+/// skipped with the reason, never passed nor failed; every other test passes.
+fn a_git_source_is_skipped_with_the_reason() {
+    let results = support::run(&["registry-source-git"], &[GROUP], &["--profile", "tfe"]);
+    let others: Vec<String> = not_passed(&results)
+        .into_iter()
+        .filter(|line| !line.contains("::download_"))
+        .collect();
+    assert!(others.is_empty(), "did not pass:\n{}", others.join("\n"));
+    for r in downloads(&results) {
+        assert_eq!(r.verdict, Verdict::Skipped, "{}", r.name);
+        let reason = r.reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.contains("`git` getter") && reason.contains("not judged"),
+            "{reason}"
+        );
+    }
+}
+
+/// `--module` naming a module or version the registry does not list stops the run before any
+/// test (exit 2), naming what the registry lists; the module it holds runs.
+fn a_mistyped_module_exits_2_before_any_test_naming_what_is_listed() {
+    use crate::support::processes::{scratch, text, Served};
+    let served = Served::with_args(&["--shape", "registry-only", "--token", "registry-token-1"]);
+    let run = |module: &str| {
+        let reports = scratch("registry", &module.replace('/', "-"));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_conform"))
+            .args(["--target", &served.url, "--token", "registry-token-1"])
+            .args(["--module", module, "--group", "registry_modules_read"])
+            .arg("--reports")
+            .arg(&reports)
+            .env_remove("CONFORM_TOKEN")
+            .env_remove("CONFORM_TARGET")
+            .output()
+            .expect("conform runs");
+        (out, reports)
+    };
+    for (module, says) in [
+        (
+            "acme/network/aws/1.0.1",
+            "the registry does not list version 1.0.1 of acme/network/aws; it lists 1.0.0",
+        ),
+        (
+            "acme/netwrk/aws/1.0.0",
+            "the registry does not list the module acme/netwrk/aws",
+        ),
+    ] {
+        let (out, reports) = run(module);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{module}: {said}");
+        assert!(said.contains(says), "{module}: {said}");
+        assert!(said.contains("1.0.0"), "{module}: {said}");
+        assert!(
+            !said.contains("registry_modules_read::") && !reports.join("junit.xml").exists(),
+            "{module}: a test ran\n{said}"
+        );
+    }
+    let (out, _) = run("acme/network/aws/1.0.0");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // a versions route that answers no JSON cannot say: the tests run, with a warning
+    let versions = "non-json=GET /api/registry/v1/modules/:ns/:name/:provider/versions";
+    let served = Served::with_args(&[
+        "--shape",
+        "registry-only",
+        "--token",
+        "registry-token-1",
+        "--fault",
+        versions,
+    ]);
+    let reports = scratch("registry", "versions-not-json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["--target", &served.url, "--token", "registry-token-1"])
+        .args([
+            "--module",
+            "acme/network/aws/1.0.1",
+            "--group",
+            "registry_modules_read",
+        ])
+        .arg("--reports")
+        .arg(&reports)
+        .env_remove("CONFORM_TOKEN")
+        .env_remove("CONFORM_TARGET")
+        .output()
+        .expect("conform runs");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("--module acme/network/aws/1.0.1 was not looked up"),
+        "{said}"
+    );
+    assert!(
+        said.contains("registry_modules_read::list_versions::registry"),
+        "{said}"
+    );
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
@@ -317,6 +447,8 @@ pub fn tests() -> Vec<crate::harness::Test> {
         every_registry_test_passes_against_the_reference_and_downloads_give_back_the_upload,
         each_registry_fault_is_caught_by_exactly_its_tests,
         a_search_that_reads_only_q_is_told_apart_from_one_that_does_not_search,
-        a_source_on_another_origin_is_fetched_without_the_token_and_unanswered_is_not_passed
+        a_source_on_another_origin_is_fetched_without_the_token_and_unanswered_is_not_passed,
+        a_mistyped_module_exits_2_before_any_test_naming_what_is_listed,
+        a_git_source_is_skipped_with_the_reason
     ]
 }

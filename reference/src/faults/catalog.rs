@@ -405,7 +405,27 @@ static CATALOG: &[FaultInfo] = &[
     info(
         "registry-source-zip",
         None,
-        "registry downloads point X-Terraform-Get at a zip archive of the module (`?archive=zip`), not the gzip tarball uploaded: a source the module registry protocol allows",
+        "registry downloads point X-Terraform-Get at a zip archive of the module (`?archive=zip`: the files of the uploaded gzip tarball, packed again), not the gzip tarball uploaded: a source the module registry protocol allows",
+    ),
+    info(
+        "registry-archive-truncated",
+        None,
+        "the archive a registry download points at answers the first half of the uploaded gzip tarball (a stream cut short, with its Content-Length): terraform could not decompress it",
+    ),
+    info(
+        "registry-archive-not-tar",
+        None,
+        "the archive a registry download points at answers a whole gzip stream that holds a line of text, no tar: terraform could not unpack it",
+    ),
+    info(
+        "registry-archive-empty-tar",
+        None,
+        "the archive a registry download points at answers a whole gzip stream of an empty tar (its two zero blocks only): no file for terraform to find",
+    ),
+    info(
+        "registry-source-git",
+        None,
+        "registry downloads point X-Terraform-Get at a git repository (`git::https://…?ref=…`): a source terraform's getter takes, which conform does not fetch",
     ),
     info(
         "registry-source-misnamed",

@@ -7,7 +7,7 @@ use url::Url;
 
 use crate::catalog::Organizations;
 use crate::fixtures::auth_for;
-use crate::settings::{ConfigError, Settings};
+use crate::settings::{ConfigError, PublishedModule, Settings};
 use crate::target::{join, Auth, PathForms, Request, Target};
 
 /// What preflight learned: the path forms the target serves, and what a person should know
@@ -378,6 +378,108 @@ pub async fn served_at_tfe_paths(
         }
     }
     served
+}
+
+/// `--module` is a module version the registry lists: its versions
+/// (`GET {registry}NS/NAME/PROVIDER/versions`) name the version. A module the registry answers
+/// 404 for (a JSON answer: its own word) or a version it does not list is an error of the
+/// configuration (exit 2) that names what it does list (the module's versions, or the modules
+/// of its namespace); a versions route that answers no JSON, or another status, is left to the
+/// tests, with a warning.
+pub async fn module_listed(
+    target: &Target,
+    registry: &Url,
+    module: &PublishedModule,
+) -> Result<Option<String>, ConfigError> {
+    let url = registry_path(
+        registry,
+        &[
+            &module.namespace,
+            &module.name,
+            &module.provider,
+            "versions",
+        ],
+    );
+    let ex = target
+        .send(Request::new(Method::GET, url.clone(), Auth::User))
+        .await;
+    let leave = |why: String| {
+        Ok(Some(format!(
+            "--module {module} was not looked up: GET {url} {why}; the registry tests judge it"
+        )))
+    };
+    let source = format!("{}/{}/{}", module.namespace, module.name, module.provider);
+    let (Some(status), Ok(doc)) = (ex.status(), ex.json()) else {
+        return leave(format!(
+            "answered {} without a JSON document",
+            answered(&ex)
+        ));
+    };
+    if status == 404 {
+        let listed = namespace_modules(target, registry, &module.namespace).await;
+        return Err(ConfigError(format!(
+            "--module {module}: the registry does not list the module {source} (GET {url} answered 404); {listed}"
+        )));
+    }
+    if !(200..300).contains(&status) {
+        return leave(format!("answered {status}"));
+    }
+    let versions = crate::checks::registry_listed_versions(&doc);
+    if versions.contains(&module.version) {
+        return Ok(None);
+    }
+    if versions.is_empty() && doc.get("modules").is_none() {
+        return leave("answered a document that lists no version".into());
+    }
+    Err(ConfigError(format!(
+        "--module {module}: the registry does not list version {} of {source}; it lists {} (GET {url})",
+        module.version,
+        if versions.is_empty() {
+            "no version".to_string()
+        } else {
+            versions.join(", ")
+        }
+    )))
+}
+
+/// The modules the registry lists in a namespace (`GET {registry}NS`, its first page), said
+/// for a message.
+async fn namespace_modules(target: &Target, registry: &Url, namespace: &str) -> String {
+    let url = registry_path(registry, &[namespace]);
+    let ex = target
+        .send(Request::new(Method::GET, url.clone(), Auth::User))
+        .await;
+    let names: Vec<String> = ex
+        .json()
+        .ok()
+        .filter(|_| ex.is_success())
+        .and_then(|doc| crate::checks::registry_modules(&doc).cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(crate::checks::registry_item_key)
+        .collect();
+    match (ex.is_success(), names.is_empty()) {
+        (true, false) => format!("in namespace `{namespace}` it lists {}", names.join(", ")),
+        (true, true) => format!("it lists no module in namespace `{namespace}`"),
+        (false, _) => format!("GET {url} answered {}", answered(&ex)),
+    }
+}
+
+/// A registry address under `registry` (which ends with `/`), each segment percent-encoded.
+fn registry_path(registry: &Url, segments: &[&str]) -> Url {
+    let mut url = registry.clone();
+    if let Ok(mut path) = url.path_segments_mut() {
+        path.pop_if_empty().extend(segments);
+    }
+    url
+}
+
+/// An answer's status, or the transport error, for a message.
+fn answered(ex: &crate::target::Exchange) -> String {
+    match &ex.response {
+        Ok(r) => r.status.to_string(),
+        Err(e) => e.to_string(),
+    }
 }
 
 /// Service discovery: `/.well-known/terraform.json`, key `modules.v1`; else the TFE default.

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use url::Url;
 
 use super::cancel::{self, Cancel, Interrupt};
-use super::preflight::{discover_registry, preflight, served_at_tfe_paths, with_trailing_slash};
+use super::preflight::{
+    discover_registry, module_listed, preflight, served_at_tfe_paths, with_trailing_slash,
+};
 use crate::fixtures::Fixtures;
 use crate::plan::{Item, Plan};
 use crate::report::{Figures, RunInfo};
@@ -84,6 +86,10 @@ impl Session {
             &target_config.registry,
             settings.read_only,
         ));
+        if let Some(module) = &settings.module {
+            let registry = &target_config.registry;
+            warnings.extend(runtime.block_on(module_listed(&probe_target, registry, module))?);
+        }
         let target = Arc::new(
             probe_target
                 .succeeded_by(target_config.clone())

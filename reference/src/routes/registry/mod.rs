@@ -6,13 +6,13 @@ use axum::Router;
 
 use crate::jsonapi::AppState;
 
+mod archive;
 mod deprecated;
 mod modules;
 mod protocol;
-mod zip;
 
+pub(crate) use archive::served_object;
 pub(crate) use modules::{seed_module_version, version_uploaded};
-pub(crate) use protocol::served_object;
 
 /// Every registry route.
 pub(crate) fn router() -> Router<AppState> {

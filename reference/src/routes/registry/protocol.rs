@@ -131,27 +131,6 @@ fn under_other_provider(doc: &mut Value) {
     }
 }
 
-/// The bytes `GET /v1/object/<id>` serves for an object of `kind`: what was uploaded, except
-/// that `registry-download-wrong-bytes` serves a module version's archive as other bytes, and
-/// `registry-source-zip` as a zip archive (of a `main.tf`).
-pub(crate) fn served_object(ctx: &Ctx, kind: &str, bytes: Vec<u8>) -> Vec<u8> {
-    if kind == "registry-module-versions" && ctx.state.fault(Kind::RegistrySourceZip) {
-        return super::zip::stored(
-            "main.tf",
-            b"# the module, served by conform-reference as a zip archive\n",
-        );
-    }
-    if kind != "registry-module-versions" || !ctx.state.fault(Kind::RegistryDownloadWrongBytes) {
-        return bytes;
-    }
-    let other = crate::shapes::seeded_archive();
-    if bytes != other {
-        other
-    } else {
-        bytes[..bytes.len() / 2].to_vec()
-    }
-}
-
 /// Published (`ok`) versions of a module, oldest first by version.
 fn published<'a>(store: &'a Store, module: &str) -> Vec<&'a Record> {
     let mut out: Vec<&Record> = store
@@ -419,7 +398,9 @@ async fn proto_download(
     let zip =
         ctx.state.fault(Kind::RegistrySourceZip) || ctx.state.fault(Kind::RegistrySourceMisnamed);
     let archive = if zip { "zip" } else { "tar.gz" };
-    let url = if ctx.state.fault(Kind::RegistrySourceElsewhere) {
+    let url = if ctx.state.fault(Kind::RegistrySourceGit) {
+        format!("git::https://git.example.invalid/{ns}/{name}-{provider}.git?ref=v{version}")
+    } else if ctx.state.fault(Kind::RegistrySourceElsewhere) {
         format!("https://archive.example.invalid/v1/object/{object}?archive={archive}")
     } else {
         let url = ctx.object_url(object);

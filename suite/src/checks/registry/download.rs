@@ -1,6 +1,7 @@
 //! A download: the source address it gives (`X-Terraform-Get`, a JSON `location`) and the
 //! archive fetched from it.
 
+use super::archive::{published_missing, unpack, Unpack};
 use super::{status_text, transport_or_status};
 use crate::checks::Message;
 use crate::target::Exchange;
@@ -140,23 +141,25 @@ pub fn registry_source_address(ex: &Exchange) -> Option<String> {
     doc.get("location")?.as_str().map(str::to_string)
 }
 
-/// How a fetched source was judged, when it passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a fetched source was judged, when it did not fail.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceSeen {
-    /// The very bytes the run uploaded.
-    Uploaded,
-    /// An archive of the kind its address names (or, unnamed, of a kind go-getter unpacks),
-    /// not compared byte for byte: a `--module` module, or a server that serves the module
-    /// in another kind of archive than the one uploaded.
-    ArchiveOfItsKind(ArchiveKind),
+    /// An archive of this kind that unpacks, holding every file the run published with the
+    /// bytes it published (the very upload, or the same files packed again, in any kind).
+    Published(ArchiveKind),
+    /// An archive of this kind that unpacks to at least one regular file: a `--module`
+    /// module, whose files the run does not know.
+    Unpacked(ArchiveKind),
+    /// Not judged, for this reason (a kind conform does not unpack, an archive past the
+    /// response size cap or [`UNPACKED_LIMIT`](super::UNPACKED_LIMIT)): the test cannot pass on it.
+    NotJudged(String),
 }
 
 /// `registry.download-source`: the fetched source (`ex`) of `module`, whose address names an
-/// archive kind (`named`, [`archive_named`]), is the archive the run `uploaded`; or an archive
-/// of another kind than the upload (a server may repack what it serves: the protocol promises
-/// a source go-getter can fetch, not the uploaded bytes) that is of the kind its address
-/// names; for a module given with `--module`, a non-empty archive of the kind its address
-/// names (unnamed: any kind go-getter unpacks).
+/// archive kind (`named`, [`archive_named`]), is an archive of that kind (unnamed: of any kind
+/// go-getter unpacks) that unpacks as terraform unpacks it ([`unpack`]: a whole compression
+/// stream, a tar or zip inside, at least one regular file) and, where the run published the
+/// module (`uploaded`, its archive), holds every file it published with the same bytes.
 pub fn registry_source(
     ex: &Exchange,
     module: &str,
@@ -164,51 +167,74 @@ pub fn registry_source(
     named: Option<ArchiveKind>,
 ) -> Result<SourceSeen, Message> {
     let body = ex.body();
+    let capped = ex.response.as_ref().is_ok_and(|r| r.truncated);
     let got = format!(
         "received {} with {} bytes{}",
         transport_or_status(ex),
         body.len(),
-        if ex.response.as_ref().is_ok_and(|r| r.truncated) {
+        if capped {
             " (cut at the response size cap)"
         } else {
             ""
         }
     );
-    let kind = ArchiveKind::of(body).filter(|_| ex.is_success());
-    let of_its_kind = kind.filter(|k| named.is_none_or(|n| n == *k));
-    let mismatch = match (kind, named) {
-        (Some(k), Some(n)) if k != n => format!(
-            ", a {} archive where its address names a {} one",
-            k.word(),
-            n.word()
-        ),
-        _ => String::new(),
+    let whose = if uploaded.is_some() {
+        format!("`{module}`")
+    } else {
+        format!("`{module}` (given with --module)")
     };
-    match uploaded {
-        Some(bytes) if ex.is_success() && body == bytes && mismatch.is_empty() => {
-            Ok(SourceSeen::Uploaded)
+    let kind = ArchiveKind::of(body).filter(|_| ex.is_success());
+    let Some(kind) = kind.filter(|k| named.is_none_or(|n| n == *k)) else {
+        return Err(message!(
+            "expected the source of {whose} to be a non-empty archive{}; {got}{}",
+            named
+                .map(|n| format!(" ({}, as its address names)", n.word()))
+                .unwrap_or_default(),
+            match (kind, named) {
+                (Some(k), Some(n)) => format!(
+                    ", a {} archive where its address names a {} one",
+                    k.word(),
+                    n.word()
+                ),
+                _ if ex.is_success() && !body.is_empty() =>
+                    ", which starts with the magic bytes of no archive (gzip 1f 8b, zip PK)"
+                        .to_string(),
+                _ => String::new(),
+            }
+        ));
+    };
+    if capped {
+        return Ok(SourceSeen::NotJudged(format!(
+            "the source of {whose} is larger than the response size cap (--max-body), so it was not unpacked"
+        )));
+    }
+    let files = match unpack(body, kind) {
+        Ok(files) => files,
+        Err(Unpack::NotJudged(why)) => return Ok(SourceSeen::NotJudged(why)),
+        Err(Unpack::Broken(why)) => {
+            return Err(message!(
+                "expected the source of {whose} to unpack as terraform unpacks it (a whole {} archive holding at least one regular file); {got}, and {why}",
+                kind.word()
+            ))
         }
-        Some(bytes) => match of_its_kind {
-            Some(k) if ArchiveKind::of(bytes).is_some_and(|u| u != k) => Ok(SourceSeen::ArchiveOfItsKind(k)),
-            _ => Err(message!(
-                "expected the source of `{module}` to be the archive the run uploaded ({} bytes), or an archive of another kind that its address names; {got}{mismatch}",
-                bytes.len()
-            )),
-        },
-        None => match of_its_kind {
-            Some(k) => Ok(SourceSeen::ArchiveOfItsKind(k)),
-            None => Err(message!(
-                "expected the source of `{module}` (given with --module) to be a non-empty archive{}; {got}{}",
-                named.map(|n| format!(" ({}, as its address names)", n.word())).unwrap_or_default(),
-                if !mismatch.is_empty() {
-                    mismatch
-                } else if ex.is_success() && !body.is_empty() {
-                    ", which starts with the magic bytes of no archive (gzip 1f 8b, zip PK)".to_string()
-                } else {
-                    String::new()
-                }
-            )),
-        },
+    };
+    let Some(uploaded) = uploaded else {
+        return Ok(SourceSeen::Unpacked(kind));
+    };
+    let published = ArchiveKind::of(uploaded)
+        .and_then(|k| unpack(uploaded, k).ok())
+        .unwrap_or_default();
+    match published_missing(&files, &published) {
+        None => Ok(SourceSeen::Published(kind)),
+        Some(wrong) => Err(message!(
+            "expected the source of {whose} to hold the files the run published ({}); {got}, a {} archive in which {wrong}",
+            published
+                .iter()
+                .map(|f| format!("`{}`", f.path))
+                .collect::<Vec<_>>()
+                .join(", "),
+            kind.word()
+        )),
     }
 }
 
@@ -228,18 +254,32 @@ mod tests {
         assert!(registry_source_offered(true, &exchange(204, "", "")).is_ok());
         assert!(registry_source_offered(false, &exchange(204, "", "")).is_err());
         let mut archive = exchange(200, "application/gzip", "");
-        let bytes = vec![0x1f, 0x8b, 8, 0];
+        let bytes = crate::tarball::config_tarball();
         if let Ok(answer) = &mut archive.response {
             answer.body = bytes.clone();
         }
         let gz = Some(ArchiveKind::Gzip);
         assert_eq!(
             registry_source(&archive, "acme/network/aws", Some(&bytes), gz),
-            Ok(SourceSeen::Uploaded)
+            Ok(SourceSeen::Published(ArchiveKind::Gzip))
         );
         assert!(registry_source(&archive, "acme/network/aws", None, gz).is_ok());
         assert!(registry_source(&archive, "acme/network/aws", None, None).is_ok());
-        assert!(registry_source(&archive, "acme/network/aws", Some(b"other"), gz).is_err());
+        // published other files: `main.tf` holds other bytes
+        let other = super::super::archive::tests::gzip_tar(&[("main.tf", b"other")]);
+        let err = registry_source(&archive, "acme/network/aws", Some(&other), gz).unwrap_err();
+        assert!(err.contains("`main.tf` holds other bytes"), "{err}");
+        // cut at the response size cap: not judged, neither passed nor failed
+        if let Ok(answer) = &mut archive.response {
+            answer.truncated = true;
+        }
+        assert!(matches!(
+            registry_source(&archive, "m", Some(&bytes), gz),
+            Ok(SourceSeen::NotJudged(_))
+        ));
+        if let Ok(answer) = &mut archive.response {
+            answer.truncated = false;
+        }
         // a gzip where the address names a zip is not the archive it says
         let err = registry_source(&archive, "m", None, Some(ArchiveKind::Zip)).unwrap_err();
         assert!(
@@ -272,15 +312,20 @@ mod tests {
         assert_eq!(ArchiveKind::of(b"PK\x03\x04rest"), Some(ArchiveKind::Zip));
         assert_eq!(ArchiveKind::of(b"plain"), None);
         let mut zip = exchange(200, "application/zip", "");
+        let uploaded = crate::tarball::config_tarball();
+        let published = unpack(&uploaded, ArchiveKind::Gzip).unwrap();
         if let Ok(answer) = &mut zip.response {
-            answer.body = b"PK\x03\x04zipped".to_vec();
+            answer.body = super::super::archive::tests::zip_of(&uploaded);
         }
-        let uploaded = [0x1f, 0x8b, 8, 0];
+        assert_eq!(
+            unpack(zip.body(), ArchiveKind::Zip).as_ref(),
+            Ok(&published)
+        );
         // the run uploaded a gzip tarball; the server serves a zip its address names
         let zipped = Some(ArchiveKind::Zip);
         assert_eq!(
             registry_source(&zip, "m", Some(&uploaded), zipped),
-            Ok(SourceSeen::ArchiveOfItsKind(ArchiveKind::Zip))
+            Ok(SourceSeen::Published(ArchiveKind::Zip))
         );
         // ... but not a zip its address calls a gzip tarball
         assert!(registry_source(&zip, "m", Some(&uploaded), Some(ArchiveKind::Gzip)).is_err());

@@ -11,13 +11,15 @@
 //!
 //! By job: `reads` (the module, its versions, its latest version), `lists` (pages, filters and
 //! searches), `shape` (TFE's shapes of the answers), `download` (the download's source address
-//! and the archive it gives); here the module a run knows and the readers of an answer.
+//! and the archive it gives), `archive` (that archive unpacked as terraform unpacks it); here the module a run knows and the readers of an answer.
 
+mod archive;
 mod download;
 mod lists;
 mod reads;
 mod shape;
 
+pub use archive::*;
 pub use download::*;
 pub use lists::*;
 pub use reads::*;

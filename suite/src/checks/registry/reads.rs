@@ -44,11 +44,7 @@ pub fn registry_versions_listed(doc: &Value, m: &ModuleRef) -> Result<(), Messag
     if has_string(doc, &m.version) {
         return Ok(());
     }
-    let listed: Vec<&str> = objects(doc)
-        .into_iter()
-        .filter_map(|o| member(o, "version"))
-        .filter(|v| !v.is_empty())
-        .collect();
+    let listed = registry_listed_versions(doc);
     Err(message!(
         "expected the versions of `{}` to list its published version `{}`; {}",
         m.source(),
@@ -59,6 +55,21 @@ pub fn registry_versions_listed(doc: &Value, m: &ModuleRef) -> Result<(), Messag
             format!("it lists {}", listed.join(", "))
         }
     ))
+}
+
+/// The versions a versions answer lists: the non-empty `version` members of its objects, in
+/// the order they stand, each once (preflight's look-up of `--module`, and its findings).
+pub fn registry_listed_versions(doc: &Value) -> Vec<String> {
+    let mut listed: Vec<String> = Vec::new();
+    for v in objects(doc)
+        .into_iter()
+        .filter_map(|o| member(o, "version"))
+    {
+        if !v.is_empty() && !listed.iter().any(|l| l == v) {
+            listed.push(v.to_string());
+        }
+    }
+    listed
 }
 
 /// `registry.version`: the answer is that version of that module.

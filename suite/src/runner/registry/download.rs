@@ -1,6 +1,7 @@
 //! Registry downloads: the `X-Terraform-Get` header, and the source it leads to fetched
-//! (wherever it is, as terraform fetches it: the token only on the target's own origin) and
-//! compared with what the run uploaded.
+//! (wherever it is, as terraform fetches it: the token only on the target's own origin, read
+//! within the response size cap as every answer is) for `checks` to unpack and compare with
+//! what the run published.
 
 use url::Url;
 
@@ -60,7 +61,8 @@ pub fn source_url(download: &Url, value: &str) -> Result<Url, String> {
 }
 
 /// `registry.download-source`: follow the source (anywhere; the token only on the target's
-/// origin) and judge it:
+/// origin) and judge it (a source conform does not fetch, or an archive `checks` could not
+/// judge, leaves the test unobserved: `skipped` with the reason, never passed):
 /// the address is `X-Terraform-Get` or a JSON body's `location`
 /// ([`c::registry_source_address`]); a body that is neither is the archive itself.
 async fn source(p: &mut Probe<'_>, subject: &Subject, index: usize) {
@@ -75,8 +77,8 @@ async fn source(p: &mut Probe<'_>, subject: &Subject, index: usize) {
             let url = match source_url(&download, &value) {
                 Ok(url) => url,
                 Err(why) => {
-                    p.notes.push(format!(
-                        "registry.download-source not checked: {why} (not followed, not failed)"
+                    p.unobserved.push(format!(
+                        "registry.download-source not checked: {why} (not followed, so not judged)"
                     ));
                     return;
                 }
@@ -100,24 +102,25 @@ async fn source(p: &mut Probe<'_>, subject: &Subject, index: usize) {
         subject.uploaded.as_deref(),
         named,
     );
-    if let Ok(c::SourceSeen::ArchiveOfItsKind(kind)) = result {
-        let why = if subject.uploaded.is_none() {
-            "was given with --module, not uploaded by this run"
-        } else {
-            "is served as another kind of archive than the gzip tarball the run uploaded"
-        };
-        p.notes.push(format!(
-            "registry.download-source: `{}` {why}, so its source was checked to be a non-empty {} archive{}, not compared byte for byte",
-            subject.module,
-            kind.word(),
-            if named.is_some() { ", as its address names" } else { "" }
-        ));
-    }
-    p.check(
-        &c::REGISTRY_DOWNLOAD_SOURCE,
-        Some(fetched),
-        result.map(|_| ()),
-    );
+    let result = match result {
+        Ok(c::SourceSeen::NotJudged(why)) => {
+            p.unobserved
+                .push(format!("registry.download-source: {why}"));
+            return;
+        }
+        Ok(c::SourceSeen::Unpacked(kind)) => {
+            p.notes.push(format!(
+                "registry.download-source: `{}` was given with --module, not published by this run, so its source was checked to be a whole {} archive holding at least one regular file{}, not compared with what was published",
+                subject.module,
+                kind.word(),
+                if named.is_some() { " (the kind its address names)" } else { "" }
+            ));
+            Ok(())
+        }
+        Ok(c::SourceSeen::Published(_)) => Ok(()),
+        Err(e) => Err(e),
+    };
+    p.check(&c::REGISTRY_DOWNLOAD_SOURCE, Some(fetched), result);
 }
 
 /// GETs a source as terraform does, following redirects (bounded): on another origin (an
