@@ -434,6 +434,10 @@ pub struct StateExpect {
     /// Other values that hold as well (the states a run may be in once an action took it on).
     #[serde(default)]
     pub or: Vec<serde_json::Value>,
+    /// The value TFE itself answers where the spec names `value` (the facts): once seen it is
+    /// final, so the wait ends, and the finding says that here TFE and the spec disagree.
+    #[serde(default)]
+    pub tfe_answers: Option<serde_json::Value>,
 }
 
 /// `cases/resources.toml`: the resource graph.

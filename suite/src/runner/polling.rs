@@ -65,7 +65,8 @@ impl TestRun<'_> {
                 .fill_text(i, &self.scope)
                 .unwrap_or_else(|_| i.clone())
         });
-        let deadline = Instant::now() + self.ctx.poll_budget;
+        let started = Instant::now();
+        let deadline = started + self.ctx.poll_budget;
         let mut delay = Duration::from_millis(50);
         loop {
             let index = self
@@ -98,18 +99,31 @@ impl TestRun<'_> {
                 self.ex(index).response,
                 Err(crate::target::TransportError::Refused(_))
             );
-            if refused || once || Instant::now() + delay > deadline {
+            // TFE's own value where the spec names another is final: waiting changes nothing
+            let tfes = state
+                .tfe_answers
+                .as_ref()
+                .filter(|v| seen.as_ref() == Some(*v));
+            if refused || once || tfes.is_some() || Instant::now() + delay > deadline {
                 let last = seen
+                    .as_ref()
                     .map(|v| v.to_string())
                     .unwrap_or_else(|| "nothing".into());
-                let message = c::lifecycle::state_not_reached(
+                let polled = match tfes {
+                    Some(_) => started.elapsed(),
+                    None => self.ctx.poll_budget,
+                };
+                let mut message = c::lifecycle::state_not_reached(
                     &wanted,
                     state.absent,
                     &state.pointer,
                     &read,
                     &last,
-                    self.ctx.poll_budget,
+                    polled,
                 );
+                if let Some(tfe) = tfes {
+                    message = c::lifecycle::state_is_tfes(message, tfe);
+                }
                 return Err(NotReached {
                     index: Some(index),
                     message,

@@ -42,6 +42,14 @@ pub fn state_not_reached(
     )
 }
 
+/// A state not reached because the target answered TFE's own value for it where the spec
+/// names another: the finding says so, for a person certifying a TFE-compatible server.
+pub fn state_is_tfes(not_reached: Message, tfe: &Value) -> Message {
+    message!(
+        "{not_reached}; {tfe} is what TFE itself answers here: the spec and TFE disagree, so a server that follows TFE fails this check at every profile (waive it knowingly with --waivers)"
+    )
+}
+
 /// What a state that could not be read at all says (the poll could not start: the catalog
 /// names no such show, its path cannot be filled): the harness's reason, as it is.
 pub fn state_unread(why: String) -> Message {
