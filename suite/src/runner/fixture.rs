@@ -103,9 +103,11 @@ impl TestRun<'_> {
             // this test's own request: no other test to point at
             blocker.see = None;
         }
+        let not_found = ex.status() == Some(404);
         self.exchanges.push(*ex);
-        // A 404 under a resource not found itself is that resource's failure.
-        if route_missing {
+        // A 404 under a resource not found itself is that resource's failure, whether the
+        // route is absent or a handler answered it.
+        if route_missing || not_found {
             if let Some((blocker, show)) = self.ctx.unfound_parent(&self.scope, None).await {
                 self.exchanges.push(show);
                 return Outcome::Blocked(blocker);

@@ -28,6 +28,7 @@ mod registry;
 mod request;
 mod tokens;
 mod uploads;
+mod waited;
 
 pub use judge::{judge, not_judged};
 use judge::{observed_only_above, unjudgeable};
@@ -53,6 +54,8 @@ pub struct Context {
     pub poll_budget: Duration,
     probes: Mutex<HashMap<String, Arc<OnceCell<Option<Exchange>>>>>,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// What the state reads learned about waiting.
+    waited: waited::Waited,
 }
 
 impl Context {
@@ -75,6 +78,7 @@ impl Context {
             poll_budget: Duration::from_secs(10),
             probes: Mutex::new(HashMap::new()),
             locks: Mutex::new(HashMap::new()),
+            waited: waited::Waited::default(),
         }
     }
 

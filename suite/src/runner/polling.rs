@@ -65,8 +65,25 @@ impl TestRun<'_> {
                 .fill_text(i, &self.scope)
                 .unwrap_or_else(|_| i.clone())
         });
+        // a read that waited the whole budget in vain earlier in the run, and never held, is
+        // read once (a state that depends on timing, a status or an action, is always waited)
+        let key = format!("{read} {}", state.pointer);
+        let timing = state.pointer.contains("status") || state.pointer.contains("/actions/");
+        let in_vain_before = (!timing && !once)
+            .then(|| self.ctx.waited.hopeless(&key))
+            .flatten();
+        let once = once || in_vain_before.is_some();
+        // a change the API makes at once (a member listed, a counter) is waited the
+        // consistency window at most; a state that takes time (a status) the poll budget
+        let budget = match timing {
+            true => self.ctx.poll_budget,
+            false => self
+                .ctx
+                .poll_budget
+                .min(self.ctx.target.consistency_window()),
+        };
         let started = Instant::now();
-        let deadline = started + self.ctx.poll_budget;
+        let deadline = started + budget;
         let mut delay = Duration::from_millis(50);
         loop {
             let index = self
@@ -92,6 +109,7 @@ impl TestRun<'_> {
                 holds
             };
             if holds {
+                self.ctx.waited.held(&key);
                 return Ok(index);
             }
             // a refused request (the run's deadline) will not change by waiting
@@ -109,9 +127,13 @@ impl TestRun<'_> {
                     .as_ref()
                     .map(|v| v.to_string())
                     .unwrap_or_else(|| "nothing".into());
-                let polled = match tfes {
-                    Some(_) => started.elapsed(),
-                    None => self.ctx.poll_budget,
+                let timed_out = !(refused || once || tfes.is_some());
+                if timed_out && !timing {
+                    self.ctx.waited.in_vain(&key, &self.case.name);
+                }
+                let polled = match (tfes, &in_vain_before) {
+                    (None, None) => budget,
+                    _ => started.elapsed(),
                 };
                 let mut message = c::lifecycle::state_not_reached(
                     &wanted,
@@ -123,6 +145,9 @@ impl TestRun<'_> {
                 );
                 if let Some(tfe) = tfes {
                     message = c::lifecycle::state_is_tfes(message, tfe);
+                }
+                if let Some(test) = &in_vain_before {
+                    message = c::lifecycle::read_once_after(message, test);
                 }
                 return Err(NotReached {
                     index: Some(index),

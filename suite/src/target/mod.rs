@@ -294,6 +294,11 @@ impl Target {
         crate::patience::Patience::new(self.consistency.clone())
     }
 
+    /// The consistency window in force (`--consistency-window`).
+    pub fn consistency_window(&self) -> Duration {
+        self.consistency.window()
+    }
+
     /// What the consistency window hid so far.
     pub fn lag_stats(&self) -> crate::patience::LagStats {
         self.consistency.stats()

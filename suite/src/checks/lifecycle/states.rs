@@ -50,6 +50,14 @@ pub fn state_is_tfes(not_reached: Message, tfe: &Value) -> Message {
     )
 }
 
+/// A state read once, not waited for, because the same read waited the whole budget in vain
+/// earlier in the run (in `test`) and never showed it.
+pub fn read_once_after(not_reached: Message, test: &str) -> Message {
+    message!(
+        "{not_reached}; read once: the same read never showed such a state within the whole budget earlier in this run ({test})"
+    )
+}
+
 /// What a state that could not be read at all says (the poll could not start: the catalog
 /// names no such show, its path cannot be filled): the harness's reason, as it is.
 pub fn state_unread(why: String) -> Message {
