@@ -1017,7 +1017,7 @@ fn debris_behind_a_missing_delete_route_is_reported_not_counted_deleted() {
     let leftovers = results["leftovers"].to_string();
     assert!(leftovers.contains("agent_pool"), "{leftovers}\n{said}");
     assert!(leftovers.contains("registry_module"), "{leftovers}");
-    assert!(leftovers.contains("still shows it"), "{leftovers}");
+    assert!(leftovers.contains("is still shown"), "{leftovers}");
     let outstanding = conform::ledger::read(&ledger)
         .expect("ledger")
         .outstanding();

@@ -1,0 +1,166 @@
+//! A delete counts only when a read sees it done (issue 42): against `conform serve --fault
+//! delete-noop`, whose every DELETE answers 204 and keeps the resource, what the run made in a
+//! given organization is reported left by teardown, none of it is `deleted` in the ledger,
+//! and `conform sweep` (its dry run and itself alike) reports the same items left.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::support::processes::{self, text, Served};
+
+const BIN: &str = env!("CARGO_BIN_EXE_conform");
+
+/// A run of `groups` against `served` inside its seeded organization `given`, reports in `dir`.
+fn run_in_given(served: &Served, tokens: (&str, &str), dir: &Path, groups: &str) -> Output {
+    Command::new(BIN)
+        .args(["--target", &served.url, "--token", tokens.0])
+        .args(["--admin-token", tokens.1, "--organization", "given"])
+        .args(["--group", groups, "--reports"])
+        .arg(dir)
+        .output()
+        .expect("a run")
+}
+
+/// `conform sweep` of the ledger in `dir`, with `extra` arguments.
+fn sweep(served: &Served, tokens: (&str, &str), dir: &Path, extra: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(["sweep", "--ledger"])
+        .arg(dir.join("ledger.jsonl"))
+        .args(["--target", &served.url, "--token", tokens.0])
+        .args(["--admin-token", tokens.1, "--consistency-window", "1s"])
+        .args(extra)
+        .output()
+        .expect("conform sweep runs")
+}
+
+/// The `(kind, id)` of each leftover in a run's results.json (`kind id: why` each).
+fn leftovers(dir: &Path) -> BTreeSet<(String, String)> {
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).expect("results.json"),
+    )
+    .expect("results.json parses");
+    results["leftovers"]
+        .as_array()
+        .expect("leftovers")
+        .iter()
+        .filter_map(|l| {
+            let (what, _) = l.as_str()?.split_once(':')?;
+            let (kind, id) = what.split_once(' ')?;
+            Some((kind.to_string(), id.to_string()))
+        })
+        .collect()
+}
+
+/// The ledger's lines of `event`, as `(kind, id)`.
+fn ledger_lines(dir: &Path, event: &str) -> BTreeSet<(String, String)> {
+    conform::ledger::read(&dir.join("ledger.jsonl"))
+        .expect("the ledger reads")
+        .entries
+        .into_iter()
+        .filter(|e| serde_json::to_value(e.event).ok() == Some(Value::from(event)))
+        .map(|e| (e.kind, e.id))
+        .collect()
+}
+
+/// The ids of the workspaces the reference holds in `given`.
+fn workspaces_in_given(served: &Served, token: &str) -> BTreeSet<String> {
+    let url = format!(
+        "{}/api/v2/organizations/given/workspaces?page%5Bsize%5D=100",
+        served.url
+    );
+    let out = Command::new("curl")
+        .args(["-s", "-H", &format!("Authorization: Bearer {token}"), &url])
+        .output();
+    let body: Value = out
+        .ok()
+        .and_then(|o| serde_json::from_slice(&o.stdout).ok())
+        .unwrap_or(Value::Null);
+    body["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w["id"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The reference's delete-noop: the workspace the run made in `given` is still there, so it
+/// is a leftover (the target's doing, said so), the ledger records it kept and never deleted,
+/// and the variables whose deletes answered 204 are left too; then the dry run and the sweep
+/// report the same items left, and both exit 1.
+fn a_delete_that_keeps_the_resource_is_a_leftover_in_teardown_ledger_and_sweep() {
+    let tokens = ("noop-user", "noop-admin");
+    let served = Served::with_args(&[
+        "--token",
+        tokens.0,
+        "--admin-token",
+        tokens.1,
+        "--fault",
+        "delete-noop",
+        "--seed-organization",
+        "given",
+    ]);
+    let dir = processes::scratch("observed", "delete-noop");
+    let out = run_in_given(&served, tokens, &dir, "runs,variables");
+    let said = text(&out);
+    let kept = workspaces_in_given(&served, tokens.0);
+    assert!(!kept.is_empty(), "the run made workspaces\n{said}");
+    let left = leftovers(&dir);
+    for ws in &kept {
+        assert!(
+            left.contains(&("workspace".to_string(), ws.clone())),
+            "workspace {ws} is kept by the target but not a leftover: {left:?}\n{said}"
+        );
+    }
+    let deleted = ledger_lines(&dir, "deleted");
+    assert!(
+        !deleted
+            .iter()
+            .any(|(kind, _)| kind == "workspace" || kind == "variable"),
+        "the ledger says deleted: {deleted:?}"
+    );
+    let kept_lines = ledger_lines(&dir, "kept");
+    for ws in &kept {
+        assert!(
+            kept_lines.contains(&("workspace".to_string(), ws.clone())),
+            "{kept_lines:?}"
+        );
+    }
+    assert!(
+        said.contains("answered 204, the workspace is still shown"),
+        "{said}"
+    );
+    assert!(left.iter().any(|(kind, _)| kind == "variable"), "{left:?}");
+
+    let dry = sweep(&served, tokens, &dir, &["--dry-run"]);
+    let real = sweep(&served, tokens, &dir, &[]);
+    let (dry_said, real_said) = (text(&dry), text(&real));
+    assert_eq!(dry.status.code(), Some(1), "{dry_said}");
+    assert_eq!(real.status.code(), Some(1), "{real_said}");
+    for (kind, id) in &left {
+        let line = format!("{kind} {id} ");
+        assert!(
+            real_said
+                .lines()
+                .any(|l| l.contains("not deleted:") && l.contains(&line)),
+            "{kind} {id} not reported left by the sweep\n{real_said}"
+        );
+        assert!(
+            dry_said
+                .lines()
+                .any(|l| l.contains("not deleted:") && l.contains(&line)),
+            "{kind} {id} not reported left by the dry run\n{dry_said}"
+        );
+    }
+    assert!(!real_said.contains("\ndeleted "), "{real_said}");
+    assert_eq!(ledger_lines(&dir, "deleted").len(), 0, "{real_said}");
+}
+
+/// This file's tests.
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::harness::tests![
+        a_delete_that_keeps_the_resource_is_a_leftover_in_teardown_ledger_and_sweep
+    ]
+}
