@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::processes::{self, text, Served};
 
@@ -158,9 +158,153 @@ fn a_delete_that_keeps_the_resource_is_a_leftover_in_teardown_ledger_and_sweep()
     assert_eq!(ledger_lines(&dir, "deleted").len(), 0, "{real_said}");
 }
 
+/// A request to the service, answering its status and document.
+fn send(method: reqwest::Method, url: &str, token: &str, body: Option<Value>) -> (u16, Value) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let mut request = reqwest::Client::new()
+            .request(method, url)
+            .bearer_auth(token);
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/vnd.api+json")
+                .body(body.to_string());
+        }
+        let res = request.send().await.expect("an answer");
+        let status = res.status().as_u16();
+        let bytes = res.bytes().await.unwrap_or_default();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    })
+}
+
+/// Makes an organization, a workspace in it and a variable in that, and writes the ledger a
+/// run killed before its teardown leaves (with the route it saw answer, the organization's
+/// show); answers how many resources it names.
+fn a_killed_runs_ledger(served: &Served, token: &str, ledger: &Path) -> usize {
+    let api = format!("{}/api/v2", served.url.trim_end_matches('/'));
+    let org = "conform-reset-org";
+    let post = |url: String, body: Value| {
+        let (status, doc) = send(reqwest::Method::POST, &url, token, Some(body));
+        assert_eq!(status, 201, "{url}: {doc}");
+        doc["data"]["id"].as_str().expect("an id").to_string()
+    };
+    post(
+        format!("{api}/organizations"),
+        json!({"data": {"type": "organizations", "attributes": {"name": org, "email": "r@example.com"}}}),
+    );
+    let ws = post(
+        format!("{api}/organizations/{org}/workspaces"),
+        json!({"data": {"type": "workspaces", "attributes": {"name": "conform-reset-ws"}}}),
+    );
+    let var = post(
+        format!("{api}/vars"),
+        json!({"data": {"type": "vars", "attributes": {"key": "k", "value": "v", "category": "env"},
+            "relationships": {"workspace": {"data": {"type": "workspaces", "id": ws}}}}}),
+    );
+    let line = |kind: &str,
+                id: &str,
+                url: String,
+                show: Option<String>,
+                list: Option<String>,
+                parents: Value| {
+        json!({"event": "created", "prefix": "conform-reset", "kind": kind, "id": id,
+            "method": "DELETE", "url": url, "auth": "user", "show": show, "list": list,
+            "parents": parents, "time": "2026-01-01T00:00:00Z"})
+        .to_string()
+    };
+    let org_url = format!("{api}/organizations/{org}");
+    let ws_url = format!("{api}/workspaces/{ws}");
+    let list = format!("{api}/vars?filter%5Borganization%5D%5Bname%5D={org}&filter%5Bworkspace%5D%5Bname%5D=conform-reset-ws");
+    let lines = [
+        line(
+            "organization",
+            org,
+            org_url.clone(),
+            Some(org_url),
+            None,
+            json!([]),
+        ),
+        line(
+            "workspace",
+            &ws,
+            ws_url.clone(),
+            Some(ws_url),
+            None,
+            json!([["organization", org]]),
+        ),
+        line(
+            "variable",
+            &var,
+            format!("{api}/vars/{var}"),
+            None,
+            Some(list),
+            json!([["workspace", ws]]),
+        ),
+        json!({"event": "route-answers", "prefix": "conform-reset", "kind": "route",
+            "id": "organizations::show::api-v2", "time": "2026-01-01T00:00:00Z"})
+        .to_string(),
+    ];
+    std::fs::write(ledger, lines.join("\n") + "\n").expect("ledger written");
+    3
+}
+
+/// After the target was reset (a new service on the same port), a sweep of a killed run's
+/// ledger says "already gone" for each item and nothing else: no "deleted", no "went with its
+/// organization" (it deleted nothing), exit 0; its dry run says the same, line by line; the
+/// counts match the lines.
+fn after_a_reset_the_sweep_says_already_gone_only() {
+    let tokens = ("reset-user", "reset-admin");
+    let mut served = Served::start(tokens.0, tokens.1, &[]);
+    let dir = processes::scratch("observed", "reset");
+    let n = a_killed_runs_ledger(&served, tokens.0, &dir.join("ledger.jsonl"));
+    let port = served.port().to_string();
+    served.terminate();
+    let served = Served::with_args(&[
+        "--token",
+        tokens.0,
+        "--admin-token",
+        tokens.1,
+        "--port",
+        &port,
+    ]);
+    let dry = sweep(&served, tokens, &dir, &["--dry-run"]);
+    let real = sweep(&served, tokens, &dir, &[]);
+    for (out, verb) in [(&dry, "would delete"), (&real, "deleted")] {
+        let said = text(out);
+        assert_eq!(out.status.code(), Some(0), "{said}");
+        assert!(!said.contains("went with"), "{said}");
+        let gone = said
+            .lines()
+            .filter(|l| l.starts_with("already gone: "))
+            .count();
+        assert_eq!(gone, n, "{said}");
+        assert!(
+            said.contains(&format!(
+                "sweep: 0 {verb}, {n} already gone, 0 could not be deleted"
+            )),
+            "{said}"
+        );
+    }
+    let lines = |out: &Output| -> Vec<String> {
+        text(out)
+            .lines()
+            .filter(|l| l.starts_with("already gone: "))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(lines(&dry), lines(&real));
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
-        a_delete_that_keeps_the_resource_is_a_leftover_in_teardown_ledger_and_sweep
+        a_delete_that_keeps_the_resource_is_a_leftover_in_teardown_ledger_and_sweep,
+        after_a_reset_the_sweep_says_already_gone_only
     ]
 }
