@@ -301,10 +301,93 @@ fn after_a_reset_the_sweep_says_already_gone_only() {
     assert_eq!(lines(&dry), lines(&real));
 }
 
+/// The lines of a sweep's output that say what became of an entry, with the dry run's
+/// words put as the sweep's ("would delete X" as "deleted X").
+fn classed(out: &Output) -> BTreeSet<String> {
+    text(out)
+        .lines()
+        .filter(|l| {
+            [
+                "would delete ",
+                "deleted ",
+                "already gone: ",
+                "  not deleted: ",
+            ]
+            .iter()
+            .any(|p| l.starts_with(p))
+        })
+        .map(|l| {
+            let l = l.replacen("would delete ", "deleted ", 1);
+            // after what it is comes the dry run's request or the sweep's answer, or why
+            let parts = if l.starts_with("deleted ") { 1 } else { 2 };
+            l.split(": ").take(parts).collect::<Vec<_>>().join(": ")
+        })
+        .collect()
+}
+
+/// A server whose invitations name users that are never made (`invite-stub`): teardown
+/// reports no user left (no read ever showed one), and a sweep of the run's creates (its
+/// ledger without the lines teardown wrote, as a killed run leaves it) and its dry run class
+/// every entry the same way, with the same exit code, and name no user left.
+fn a_stub_invitation_leaves_no_false_leftover_and_dry_run_agrees_with_sweep() {
+    let tokens = ("stub-user", "stub-admin");
+    let served = Served::start(tokens.0, tokens.1, &["invite-stub"]);
+    let dir = processes::scratch("observed", "invite-stub");
+    let out = Command::new(BIN)
+        .args(["--target", &served.url, "--token", tokens.0])
+        .args([
+            "--admin-token",
+            tokens.1,
+            "--group",
+            "organization_memberships,admin_users",
+        ])
+        .arg("--reports")
+        .arg(&dir)
+        .output()
+        .expect("a run");
+    let said = text(&out);
+    let left = leftovers(&dir);
+    assert!(
+        !left.iter().any(|(kind, _)| kind == "user"),
+        "a user no read showed is reported left: {left:?}\n{said}"
+    );
+    let ledger = dir.join("ledger.jsonl");
+    let created: Vec<String> = std::fs::read_to_string(&ledger)
+        .expect("the ledger")
+        .lines()
+        .filter(|l| !l.contains("\"event\":\"deleted\"") && !l.contains("\"event\":\"kept\""))
+        .map(str::to_string)
+        .collect();
+    assert!(
+        created.iter().any(|l| l.contains("\"kind\":\"user\"")),
+        "the run recorded no invited user"
+    );
+    std::fs::write(&ledger, created.join("\n") + "\n").expect("ledger written");
+    let dry = sweep(&served, tokens, &dir, &["--dry-run"]);
+    let real = sweep(&served, tokens, &dir, &[]);
+    let (dry_said, real_said) = (text(&dry), text(&real));
+    assert_eq!(
+        dry.status.code(),
+        real.status.code(),
+        "{dry_said}\n---\n{real_said}"
+    );
+    let (predicted, done) = (classed(&dry), classed(&real));
+    let differ: Vec<_> = predicted.symmetric_difference(&done).collect();
+    assert!(
+        differ.is_empty(),
+        "{differ:#?}\n{dry_said}\n---\n{real_said}"
+    );
+    assert!(
+        !real_said.lines().any(|l| l.contains("not deleted: user ")),
+        "{real_said}"
+    );
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
         a_delete_that_keeps_the_resource_is_a_leftover_in_teardown_ledger_and_sweep,
-        after_a_reset_the_sweep_says_already_gone_only
+        after_a_reset_the_sweep_says_already_gone_only,
+        a_stub_invitation_leaves_no_false_leftover_and_dry_run_agrees_with_sweep
     ]
 }

@@ -529,6 +529,11 @@ static CATALOG: &[FaultInfo] = &[
         "POST /organizations/:organization_name/organization-memberships answers the membership without its user `included`",
     ),
     info(
+        "invite-stub",
+        None,
+        "an invitation (POST /organizations/:organization_name/organization-memberships) names a user that is never made: no read shows it",
+    ),
+    info(
         "grant-mocks-none",
         None,
         "a team's workspace access at `write` or `admin` answers `sentinel-mocks: none`, where TFE's levels read them",

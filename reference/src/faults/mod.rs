@@ -121,6 +121,7 @@ pub(crate) enum Kind {
     TokenWithoutCreator,
     NestedAccessReplaced,
     InviteWithoutUser,
+    InviteStub,
     GrantMocksNone,
 }
 
@@ -315,6 +316,7 @@ const PLAIN: &[(&str, Kind)] = &[
     ("token-without-creator", Kind::TokenWithoutCreator),
     ("nested-access-replaced", Kind::NestedAccessReplaced),
     ("invite-without-user", Kind::InviteWithoutUser),
+    ("invite-stub", Kind::InviteStub),
     ("grant-mocks-none", Kind::GrantMocksNone),
 ];
 
