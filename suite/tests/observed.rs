@@ -383,11 +383,46 @@ fn a_stub_invitation_leaves_no_false_leftover_and_dry_run_agrees_with_sweep() {
     );
 }
 
+/// A server that moves an OAuth client to a new id when it is updated (`rename-on-update`, as
+/// otf does): the run follows the client to its new id, and teardown removes it there, so the
+/// given organization holds no client of the run's afterwards and nothing is left.
+fn teardown_removes_what_an_update_renamed() {
+    let tokens = ("rename-user", "rename-admin");
+    let served = Served::with_args(&[
+        "--token",
+        tokens.0,
+        "--admin-token",
+        tokens.1,
+        "--fault",
+        "rename-on-update",
+        "--seed-organization",
+        "given",
+    ]);
+    let dir = processes::scratch("observed", "rename");
+    let out = run_in_given(&served, tokens, &dir, "oauth_clients_and_tokens");
+    let said = text(&out);
+    assert!(
+        said.contains("update.same-id"),
+        "the rename went unseen\n{said}"
+    );
+    let url = format!("{}/api/v2/organizations/given/oauth-clients", served.url);
+    let (status, doc) = send(reqwest::Method::GET, &url, tokens.0, None);
+    assert_eq!(status, 200, "{doc}");
+    let kept = doc["data"].as_array().map_or(0, Vec::len);
+    assert_eq!(kept, 0, "clients left in given: {doc}\n{said}");
+    assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+    let renamed = conform::ledger::read(&dir.join("ledger.jsonl"))
+        .expect("the ledger")
+        .outstanding();
+    assert!(renamed.is_empty(), "{renamed:?}");
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
         a_delete_that_keeps_the_resource_is_a_leftover_in_teardown_ledger_and_sweep,
         after_a_reset_the_sweep_says_already_gone_only,
-        a_stub_invitation_leaves_no_false_leftover_and_dry_run_agrees_with_sweep
+        a_stub_invitation_leaves_no_false_leftover_and_dry_run_agrees_with_sweep,
+        teardown_removes_what_an_update_renamed
     ]
 }

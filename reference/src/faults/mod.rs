@@ -122,6 +122,7 @@ pub(crate) enum Kind {
     NestedAccessReplaced,
     InviteWithoutUser,
     InviteStub,
+    RenameOnUpdate,
     GrantMocksNone,
 }
 
@@ -317,6 +318,7 @@ const PLAIN: &[(&str, Kind)] = &[
     ("nested-access-replaced", Kind::NestedAccessReplaced),
     ("invite-without-user", Kind::InviteWithoutUser),
     ("invite-stub", Kind::InviteStub),
+    ("rename-on-update", Kind::RenameOnUpdate),
     ("grant-mocks-none", Kind::GrantMocksNone),
 ];
 
