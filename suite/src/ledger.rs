@@ -1,6 +1,6 @@
 //! The crash-safe ledger: one JSON line per resource the run created, appended and synced to
-//! disk as soon as the create answers, and one `deleted` line when teardown (or `conform
-//! sweep`) removed it. A killed run leaves `created` lines without `deleted` lines; `conform
+//! disk as soon as the create answers, one `deleted` line when teardown (or `conform sweep`)
+//! removed it and a read showed it gone, and one `kept` line when teardown left it. A killed run leaves `created` lines without `deleted` lines; `conform
 //! sweep` deletes those. The file holds no credential: only kinds, ids, URLs and times.
 
 use std::collections::HashSet;

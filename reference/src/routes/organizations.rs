@@ -324,7 +324,7 @@ async fn invite(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResu
     {
         Some(u) => u.id.clone(),
         // `invite-stub`: the membership names a user no read shows (an invitation stub)
-        None if ctx.state.fault(Kind::InviteStub) => format!("user-stub{}", id_suffix(&email)),
+        None if ctx.state.fault(Kind::InviteStub) => store.random("user-"),
         None => {
             let username = email.split('@').next().unwrap_or("user").to_string();
             let user = store.new_user(&username, &email);
@@ -692,12 +692,4 @@ async fn delete_token(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response>
         store.tokens.retain(|_, owner| *owner != name);
     }
     no_content()
-}
-
-/// A stub user id for `invite-stub`, the same for the same email.
-fn id_suffix(email: &str) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    email.to_lowercase().hash(&mut h);
-    format!("{:016x}", h.finish())
 }
