@@ -1037,7 +1037,7 @@ fn debris_behind_a_missing_delete_route_is_reported_not_counted_deleted() {
     let swept = text(&out);
     assert_eq!(out.status.code(), Some(1), "{swept}");
     assert!(swept.contains("not deleted: agent_pool"), "{swept}");
-    assert!(swept.contains("still shows it"), "{swept}");
+    assert!(swept.contains("is still shown"), "{swept}");
 }
 
 /// A membership delete that does nothing (answered 204) and a membership show route that
