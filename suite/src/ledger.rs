@@ -1,6 +1,6 @@
 //! The crash-safe ledger: one JSON line per resource the run created, appended and synced to
-//! disk as soon as the create answers, and one `deleted` line when teardown (or `conform
-//! sweep`) removed it. A killed run leaves `created` lines without `deleted` lines; `conform
+//! disk as soon as the create answers, one `deleted` line when teardown (or `conform sweep`)
+//! removed it and a read showed it gone, and one `kept` line when teardown left it. A killed run leaves `created` lines without `deleted` lines; `conform
 //! sweep` deletes those. The file holds no credential: only kinds, ids, URLs and times.
 
 use std::collections::HashSet;
@@ -26,6 +26,9 @@ pub struct Made {
     pub delete: Option<(reqwest::Method, url::Url, Auth)>,
     /// The request that shows it, to tell whether it is gone.
     pub show: Option<(url::Url, Auth)>,
+    /// For a kind without a show, the list that holds it (its first page, with the filters
+    /// that narrow it): where it is looked for after its delete.
+    pub list: Option<(url::Url, Auth)>,
     /// The resources it lives in (its kind's `parents`, as made): it goes with them, and
     /// teardown removes it before them.
     pub parents: Vec<(String, String)>,
@@ -40,8 +43,11 @@ pub struct Made {
 pub enum Event {
     /// The run created the resource.
     Created,
-    /// The resource is gone (deleted, or found already gone).
+    /// The resource is gone (deleted, or found already gone), as a read showed.
     Deleted,
+    /// A removal left it: a read still showed it (its delete answered 2xx or not), or no read
+    /// could tell. It is still outstanding.
+    Kept,
     /// A route the run saw answer 2xx (`kind` is `route`, `id` the catalog test that judges
     /// it, a show or a delete): a sweep takes its 404 as "not there" even when nothing it
     /// shows is left.
@@ -71,6 +77,9 @@ pub struct Entry {
     /// The URL that shows it, to tell whether it is gone (with the delete's credential).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub show: Option<String>,
+    /// For a kind without a show, the list that holds it (with the delete's credential).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list: Option<String>,
     /// What it lives in, `[kind, id]` each (its kind's `parents`, as made): when the sweep
     /// deleted one of them and its own show no longer finds it, it went along.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -119,12 +128,13 @@ fn entry(event: Event, prefix: &str, made: &Made) -> Entry {
         }
         None => (None, None, None),
     };
-    let show = made.show.as_ref().map(|(url, _)| {
+    let bare = |(url, _): &(url::Url, Auth)| {
         let mut url = url.clone();
         let _ = url.set_username("");
         let _ = url.set_password(None);
         url.to_string()
-    });
+    };
+    let (show, list) = (made.show.as_ref().map(bare), made.list.as_ref().map(bare));
     Entry {
         event,
         prefix: prefix.to_string(),
@@ -134,6 +144,7 @@ fn entry(event: Event, prefix: &str, made: &Made) -> Entry {
         url,
         auth,
         show,
+        list,
         parents: made.parents.clone(),
         time: rfc3339(SystemTime::now()),
     }
@@ -224,6 +235,16 @@ impl Ledger {
         self.append_all(&entries, false);
     }
 
+    /// Records that removals left these resources (a read still showed them, or none could
+    /// tell): written, not waited for, as a delete is; they stay outstanding for a sweep.
+    pub fn all_kept(&self, made: &[Made]) {
+        let entries: Vec<Entry> = made
+            .iter()
+            .map(|m| entry(Event::Kept, &self.prefix, m))
+            .collect();
+        self.append_all(&entries, false);
+    }
+
     /// Records that a route answered 2xx in the run (`route`: the catalog test that
     /// judges it). Written, not waited for, as a delete is.
     pub fn route_answers(&self, route: &str) {
@@ -236,6 +257,7 @@ impl Ledger {
             url: None,
             auth: None,
             show: None,
+            list: None,
             parents: Vec::new(),
             time: rfc3339(SystemTime::now()),
         };
@@ -419,6 +441,7 @@ mod tests {
                 Auth::User,
             )),
             show: None,
+            list: None,
             parents: Vec::new(),
             after: Vec::new(),
         }
@@ -472,6 +495,7 @@ mod tests {
                 id: "run-1".into(),
                 delete: None,
                 show: None,
+                list: None,
                 parents: Vec::new(),
                 after: Vec::new(),
             })

@@ -9,7 +9,9 @@
 //! in the pass, or taken from the run: teardown's from its tests, a sweep's from the ledger
 //! ([`Remover::trust`]). Every delete
 //! form the catalog knows is tried (both prefixes, the other spelling, the deprecated form).
-//! What is not shown gone is a leftover, with the requests that say so.
+//! What is not shown gone is a leftover, with the requests that say so. A kind without a show
+//! is looked for in its list instead; where no read can see a kind at all, its delete's word
+//! is not taken: it is [`Removed::Unseen`], "not confirmed", counted apart and never deleted.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Mutex;
@@ -33,6 +35,29 @@ pub enum Removed {
     /// answered 404 too), and no show of its kind has answered yet: gone if the show route
     /// exists. [`Remover::settle`] decides at the end.
     Unconfirmed(String),
+    /// No read can see it (no show, and its list did not answer or there is none): whatever
+    /// its delete answered, nothing confirms it gone. A leftover of its own sort, never deleted.
+    Unseen(String),
+}
+
+/// What a removal reads to tell whether the item is there: its show, else the list that
+/// holds it (with the item's id, to look for).
+#[derive(Debug, Clone, Copy)]
+pub struct Reads<'r> {
+    /// Its show.
+    pub show: Option<&'r (Url, Auth)>,
+    /// The list that holds it, and its id there, when it has no show.
+    pub list: Option<(&'r (Url, Auth), &'r str)>,
+}
+
+impl<'r> Reads<'r> {
+    /// The reads of an item: its show, else its list.
+    pub fn of(show: Option<&'r (Url, Auth)>, list: Option<&'r (Url, Auth)>, id: &'r str) -> Self {
+        Self {
+            show,
+            list: list.filter(|_| show.is_none()).map(|l| (l, id)),
+        }
+    }
 }
 
 /// Removes resources, learning which show and delete routes answer. Removals may run side by side
@@ -67,9 +92,10 @@ impl<'a> Remover<'a> {
         &self,
         kind: &str,
         delete: &(Method, Url, Auth),
-        show: Option<&(Url, Auth)>,
+        reads: Reads<'_>,
         parent_gone: bool,
     ) -> Removed {
+        let show = reads.show;
         // The show before the delete only proves its route answers: once one has, the
         // route's 404 means "not there", and no further show before a delete is needed.
         if let Some(show) = show.filter(|show| !self.proven(show)) {
@@ -101,49 +127,41 @@ impl<'a> Remover<'a> {
             }
         }
         // a delete may take effect a moment later (above all one answered 202 Accepted): a
-        // show that still finds it after a delete that succeeded is read again within the
-        // consistency window
-        let mut waited = None;
-        let after = match show {
-            Some(show) if done.is_some() => {
-                let (status, w) = self.get_until_gone(show).await;
-                waited = w;
-                Some(status)
-            }
-            Some(show) => Some(self.get(show).await),
-            None => None,
-        };
-        let proven = show.is_some_and(|show| self.proven(show));
-        let show_path = show
-            .map(|(url, _)| url.path().to_string())
-            .unwrap_or_default();
+        // show (or list) that still finds it after a delete that succeeded is read again
+        // within the consistency window
         let tried = tried.join("; ");
+        let Some(show) = show else {
+            return self
+                .judged_by_list(kind, reads.list, done, tried, absent_on_a_known_route)
+                .await;
+        };
+        let (after, waited) = match done {
+            Some(_) => self.get_until_gone(show).await,
+            None => (self.get(show).await, None),
+        };
+        let proven = self.proven(show);
+        let show_path = show.0.path();
         match (done, after) {
-            (done, Some(Some(s))) if (200..300).contains(&s) => Removed::Left(format!(
-                "{}; GET {show_path} still shows it{}",
+            (done, Some(s)) if (200..300).contains(&s) => Removed::Left(format!(
+                "{}, the {kind} is still shown (GET {show_path}){}",
                 done.unwrap_or(tried),
                 waited.map_or(String::new(), |w| format!(
                     " after {} of reading again (--consistency-window)",
                     crate::clock::human(w)
                 ))
             )),
-            (Some(by), Some(Some(404 | 410))) if proven => Removed::Deleted(by),
-            (Some(by), None) => Removed::Deleted(by),
-            (None, _) if parent_gone && not_found => Removed::Gone,
-            (Some(by), Some(Some(404 | 410))) => Removed::Unconfirmed(format!(
+            (Some(by), Some(404 | 410)) if proven => Removed::Deleted(by),
+            (None, Some(404 | 410)) if parent_gone && not_found => Removed::Gone,
+            (Some(by), Some(404 | 410)) => Removed::Unconfirmed(format!(
                 "{by}, but GET {show_path} answered 404 and that route never answered for a {kind}: deleted, or neither route does anything here"
             )),
-            (None, Some(Some(404 | 410)) | None) if absent_on_a_known_route => Removed::Gone,
-            (Some(by), Some(other)) => Removed::Left(format!(
+            (None, Some(404 | 410)) if absent_on_a_known_route || proven => Removed::Gone,
+            (Some(by), other) => Removed::Left(format!(
                 "{by}, but GET {show_path} {}: not shown gone",
                 other.map_or("had no answer".into(), |s| format!("answered {s}"))
             )),
-            (None, Some(Some(404 | 410))) if proven => Removed::Gone,
-            (None, Some(Some(404 | 410))) => Removed::Unconfirmed(format!(
+            (None, Some(404 | 410)) => Removed::Unconfirmed(format!(
                 "{tried}; GET {show_path} answered 404 too, and that route never answered for a {kind}: gone, or neither route exists here"
-            )),
-            (None, _) if show.is_none() => Removed::Left(format!(
-                "{tried}; there is no show to tell whether it is gone"
             )),
             (None, _) => Removed::Left(tried),
         }
@@ -152,6 +170,7 @@ impl<'a> Remover<'a> {
     /// The end of a removal pass: an unconfirmed removal is gone when a show of its kind
     /// answered meanwhile (the route exists, so its 404 means "not there"), else left.
     pub fn settle(&self, show: Option<&(Url, Auth)>, removed: Removed) -> Removed {
+        // (an unseen removal stays unseen: nothing a pass learns can show it)
         match removed {
             Removed::Unconfirmed(_) if show.is_some_and(|show| self.proven(show)) => Removed::Gone,
             Removed::Unconfirmed(why) => Removed::Left(why),
@@ -159,14 +178,99 @@ impl<'a> Remover<'a> {
         }
     }
 
-    /// After the pass, for a resource left behind whose container is known gone: true when
-    /// it went along, that is its own show now answers 404 (or its kind has no show; what it
-    /// lives in is gone, so it cannot be reached either).
-    pub async fn went_along(&self, show: Option<&(Url, Auth)>) -> bool {
-        match show {
-            Some(show) => matches!(self.get_until_gone(show).await.0, Some(404 | 410)),
-            None => true,
+    /// After the pass, for a resource left behind whose container is known gone (a read
+    /// showed it gone): true when it went along, that is its own show now answers 404, its
+    /// list answers without it, or nothing reads it (what it lives in is gone, so it cannot be
+    /// reached either).
+    pub async fn went_along(&self, reads: Reads<'_>) -> bool {
+        match (reads.show, reads.list) {
+            (Some(show), _) => matches!(self.get_until_gone(show).await.0, Some(404 | 410)),
+            (None, Some((list, id))) => self.listed_until_gone(list, id).await.0 == Some(false),
+            // nothing reads it, but what it lives in was shown gone: it cannot be reached
+            (None, None) => true,
         }
+    }
+
+    /// A removal of a kind without a show, judged by its list: gone only where the list
+    /// answers and no longer holds it (read again within the consistency window), else left;
+    /// with no list that answers, not confirmed ([`Removed::Unseen`]).
+    async fn judged_by_list(
+        &self,
+        kind: &str,
+        list: Option<(&(Url, Auth), &str)>,
+        done: Option<String>,
+        tried: String,
+        absent_on_a_known_route: bool,
+    ) -> Removed {
+        let Some((list, id)) = list else {
+            return match done {
+                None if absent_on_a_known_route => Removed::Gone,
+                Some(by) => Removed::Unseen(format!("{by}; no read shows a {kind}: not confirmed")),
+                None => Removed::Unseen(format!("{tried}; no read shows a {kind}: not confirmed")),
+            };
+        };
+        let (listed, waited) = self.listed_until_gone(list, id).await;
+        let path = list.0.path();
+        match (done, listed) {
+            (Some(by), Some(false)) => Removed::Deleted(by),
+            (None, Some(false)) => Removed::Gone,
+            (by, Some(true)) => Removed::Left(format!(
+                "{}, the {kind} is still listed (GET {path}){}",
+                by.unwrap_or(tried),
+                waited.map_or(String::new(), |w| format!(
+                    " after {} of reading again (--consistency-window)",
+                    crate::clock::human(w)
+                ))
+            )),
+            (by, None) => Removed::Unseen(format!(
+                "{}; its list GET {path} did not answer a list: no read shows it, not confirmed",
+                by.unwrap_or(tried)
+            )),
+        }
+    }
+
+    /// Whether the list holds `id` (`None`: it answered no list), read again within the
+    /// consistency window while it does; with how long it waited, when it did.
+    async fn listed_until_gone(
+        &self,
+        list: &(Url, Auth),
+        id: &str,
+    ) -> (Option<bool>, Option<std::time::Duration>) {
+        let mut patience = self.target.patience();
+        loop {
+            let listed = self.listed(list, id).await;
+            if listed != Some(true) || !patience.again().await {
+                return (listed, patience.done(listed != Some(true)));
+            }
+        }
+    }
+
+    /// Whether the list holds `id`, its pages followed (`None`: a page answered no list).
+    pub async fn listed(&self, list: &(Url, Auth), id: &str) -> Option<bool> {
+        let mut walk = crate::pages::Walk::new(100, crate::pages::MAX_PAGES);
+        while let Some(page) = walk.next_page() {
+            let mut url = list.0.clone();
+            let query = crate::pages::Paging::Tfe.query(page, walk.size());
+            let joined = match url.query() {
+                Some(q) if !q.is_empty() => format!("{q}&{query}"),
+                _ => query,
+            };
+            url.set_query(Some(&joined));
+            let ex = self
+                .target
+                .send(Request::new(Method::GET, url, list.1))
+                .await;
+            let doc = ex.json().ok().filter(|_| ex.is_success())?;
+            doc.get("data")?.as_array()?;
+            if walk
+                .read(&doc)
+                .iter()
+                .any(|item| item.get("id").and_then(|i| i.as_str()) == Some(id))
+            {
+                return Some(true);
+            }
+        }
+        Some(false)
     }
 
     /// GETs a show, again within the consistency window (`crate::patience`) while it still

@@ -9,6 +9,7 @@
 //! starts with the prefix, for runs whose ledger is lost. Each failure is reported and the
 //! sweep goes on; the exit code is 1 when something could not be deleted.
 
+use std::collections::HashSet;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -23,7 +24,7 @@ use crate::clock::{parse_duration, parse_rfc3339};
 use crate::exit::ExitCodes;
 use crate::ledger::{self, Entry, Event, Ledger};
 use crate::pages::{Paging, Walk};
-use crate::removal::{Lineage, Removed, Remover};
+use crate::removal::{Lineage, Reads, Removed, Remover};
 use crate::settings::{ConfigError, Settings};
 use crate::target::{Auth, Request, Target, TargetConfig};
 
@@ -148,7 +149,7 @@ async fn sweep_ledger(
     remover: &mut Remover<'_>,
     tally: &mut Tally,
 ) -> Result<(), ConfigError> {
-    let (outstanding, mut lineage, answering) = outstanding(args)?;
+    let (outstanding, mut lineage, answering, kept) = outstanding(args)?;
     remover.trust(answering);
     let journal =
         if args.dry_run {
@@ -158,57 +159,50 @@ async fn sweep_ledger(
                 ConfigError(format!("cannot append to {}: {e}", args.ledger.display()))
             })?)
         };
-    let mut sweeps = Vec::new();
-    for entry in outstanding.into_iter().rev() {
-        match Sweep::of(entry, target, remover.catalog()) {
-            Ok(Some(sweep)) => {
-                lineage.note(&sweep.entry.kind, &sweep.entry.id, &sweep.entry.parents);
-                sweeps.push(sweep);
-            }
-            Ok(None) => {}
-            Err(why) => tally.failed.push(why),
-        }
-    }
+    let sweeps = sweeps_of(outstanding, target, remover.catalog(), &mut lineage, tally);
     let seen = look_first(&sweeps, remover).await;
-    // what the sweep will delete: what lives in it goes along
-    let mut going = lineage.clone();
-    for (sweep, seen) in sweeps.iter().zip(&seen) {
-        if *seen != Some(false) {
-            going.mark_gone(&sweep.entry.kind, &sweep.entry.id);
-        }
-    }
+    let (going, absent) = prospects(&sweeps, &seen, &lineage, remover);
     let mut unconfirmed = Vec::new();
     let mut leftovers = Vec::new();
+    // what this sweep's own deletes removed (a read confirmed): what lived there went along
+    let mut swept = Lineage::default();
     for (sweep, seen) in sweeps.into_iter().zip(seen) {
-        let there = seen != Some(false);
-        let gone_already = !there
-            && (going.gone_parent(&sweep.entry.parents).is_some()
-                || sweep
-                    .show
-                    .as_ref()
-                    .is_some_and(|show| remover.route_answers(show)));
+        // not there by a read that proves it (a show route seen answering, a list that
+        // answered without it), or inside something that is gone or going
+        let own = [(sweep.entry.kind.clone(), sweep.entry.id.clone())];
+        let gone_already = match seen {
+            Some(true) => false,
+            Some(false) => {
+                going.gone_parent(&sweep.entry.parents).is_some()
+                    || absent.gone_parent(&own).is_some()
+            }
+            // no read sees it, but what it lives in was read gone
+            None => absent.gone_parent(&sweep.entry.parents).is_some(),
+        };
         let removed = if gone_already {
             Removed::Gone
         } else if args.dry_run {
-            would_delete(&sweep, there, tally);
+            let kept = kept.contains(&(sweep.entry.kind.clone(), sweep.entry.id.clone()));
+            would_delete(&sweep, seen, kept, tally);
             continue;
         } else {
             let parent_gone = lineage.gone_parent(&sweep.entry.parents).is_some();
             remover
-                .remove(
-                    &sweep.entry.kind,
-                    &sweep.delete,
-                    sweep.show.as_ref(),
-                    parent_gone,
-                )
+                .remove(&sweep.entry.kind, &sweep.delete, sweep.reads(), parent_gone)
                 .await
         };
         match removed {
             Removed::Unconfirmed(_) => unconfirmed.push((sweep, seen, removed)),
-            Removed::Left(why) => leftovers.push((sweep, why)),
+            Removed::Left(why) | Removed::Unseen(why) => leftovers.push((sweep, why)),
             removed => {
                 let removed = as_seen(removed, seen);
-                settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
+                settle(
+                    &sweep,
+                    removed,
+                    journal.as_ref(),
+                    tally,
+                    (&mut lineage, &mut swept),
+                );
             }
         }
     }
@@ -217,28 +211,94 @@ async fn sweep_ledger(
             Removed::Left(why) => leftovers.push((sweep, why)),
             removed => {
                 let removed = as_seen(removed, seen);
-                settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
+                settle(
+                    &sweep,
+                    removed,
+                    journal.as_ref(),
+                    tally,
+                    (&mut lineage, &mut swept),
+                );
             }
         }
     }
-    // what could not be deleted by itself, but lived in something this sweep deleted
+    // what could not be deleted by itself, but lived in something this sweep deleted (and
+    // a read no longer shows it), or in something found gone already
     for (sweep, why) in leftovers {
-        let parent = lineage.gone_parent(&sweep.entry.parents).cloned();
-        let removed = match parent {
-            Some((kind, id)) if remover.went_along(sweep.show.as_ref()).await => {
+        let removed = match swept.gone_parent(&sweep.entry.parents).cloned() {
+            Some((kind, id)) if remover.went_along(sweep.reads()).await => {
                 Removed::Deleted(format!("went with its {kind} {id}"))
             }
-            _ => Removed::Left(why),
+            Some(_) => Removed::Left(why),
+            None if lineage.gone_parent(&sweep.entry.parents).is_some() => Removed::Gone,
+            None => Removed::Left(why),
         };
-        settle(&sweep, removed, journal.as_ref(), tally, &mut lineage);
+        settle(
+            &sweep,
+            removed,
+            journal.as_ref(),
+            tally,
+            (&mut lineage, &mut swept),
+        );
     }
     Ok(())
+}
+
+/// The sweeps of the outstanding entries, newest first, each noted in the lineage; an entry
+/// that cannot be swept is a failed line.
+fn sweeps_of(
+    outstanding: Vec<Entry>,
+    target: &Target,
+    catalog: &Catalog,
+    lineage: &mut Lineage,
+    tally: &mut Tally,
+) -> Vec<Sweep> {
+    let mut sweeps = Vec::new();
+    for entry in outstanding.into_iter().rev() {
+        match Sweep::of(entry, target, catalog) {
+            Ok(Some(sweep)) => {
+                lineage.note(&sweep.entry.kind, &sweep.entry.id, &sweep.entry.parents);
+                sweeps.push(sweep);
+            }
+            Ok(None) => {}
+            Err(why) => tally.failed.push(why),
+        }
+    }
+    sweeps
+}
+
+/// From what the first look saw: what the sweep will delete (`going`: what lives in it goes
+/// along), and what a read proved not there (`absent`: a show route seen answering 404, a
+/// list without it, and what lives in those), in a dry run and a sweep alike.
+fn prospects(
+    sweeps: &[Sweep],
+    seen: &[Option<bool>],
+    lineage: &Lineage,
+    remover: &Remover<'_>,
+) -> (Lineage, Lineage) {
+    let (mut going, mut absent) = (lineage.clone(), lineage.clone());
+    for (sweep, seen) in sweeps.iter().zip(seen) {
+        let (kind, id) = (&sweep.entry.kind, &sweep.entry.id);
+        let proved = sweep.list.is_some()
+            || sweep
+                .show
+                .as_ref()
+                .is_some_and(|show| remover.route_answers(show));
+        match seen {
+            Some(false) if proved => absent.mark_gone(kind, id),
+            Some(false) => {}
+            _ => going.mark_gone(kind, id),
+        }
+    }
+    (going, absent)
 }
 
 /// The ledger's entries created and not deleted (under `--prefix`), said on the console,
 /// what the ledger says is gone, and the routes the runs saw answer (a 404 there means "not
 /// there"); a warning for lines that are not whole entries.
-fn outstanding(args: &SweepArgs) -> Result<(Vec<Entry>, Lineage, Vec<String>), ConfigError> {
+#[allow(clippy::type_complexity)]
+fn outstanding(
+    args: &SweepArgs,
+) -> Result<(Vec<Entry>, Lineage, Vec<String>, HashSet<(String, String)>), ConfigError> {
     let contents = ledger::read(&args.ledger)
         .map_err(|e| ConfigError(format!("cannot read {}: {e}", args.ledger.display())))?;
     if !contents.skipped.is_empty() {
@@ -267,12 +327,33 @@ fn outstanding(args: &SweepArgs) -> Result<(Vec<Entry>, Lineage, Vec<String>), C
     for (kind, id) in contents.gone() {
         lineage.mark_gone(&kind, &id);
     }
-    Ok((outstanding, lineage, contents.answering_routes()))
+    let kept = contents
+        .entries
+        .iter()
+        .filter(|e| e.event == Event::Kept)
+        .map(|e| (e.kind.clone(), e.id.clone()))
+        .collect();
+    Ok((outstanding, lineage, contents.answering_routes(), kept))
 }
 
-/// A dry run's line for one entry: what the sweep would delete, or why it cannot tell.
-fn would_delete(sweep: &Sweep, there: bool, tally: &mut Tally) {
-    if there {
+/// A dry run's line for one entry: what the sweep would delete, or why it would not be
+/// deleted, as the sweep would class it: no read can see it, or an earlier removal's delete
+/// left it (`kept` in the ledger), or its show's 404 proves nothing.
+fn would_delete(sweep: &Sweep, seen: Option<bool>, kept: bool, tally: &mut Tally) {
+    if seen.is_none() {
+        let by = match &sweep.list {
+            Some((list, _)) => format!("its list GET {} did not answer a list", list.path()),
+            None => format!("no read shows a {}", sweep.entry.kind),
+        };
+        tally
+            .failed
+            .push(format!("{}: {by}: not confirmed", sweep.what));
+    } else if kept {
+        tally.failed.push(format!(
+            "{}: an earlier removal's delete left it (the ledger says kept), and it is still there",
+            sweep.what
+        ));
+    } else if seen == Some(true) {
         println!(
             "would delete {}: {} {}",
             sweep.what, sweep.delete.0, sweep.delete.1
@@ -295,9 +376,10 @@ fn would_delete(sweep: &Sweep, there: bool, tally: &mut Tally) {
 async fn look_first(sweeps: &[Sweep], remover: &mut Remover<'_>) -> Vec<Option<bool>> {
     let mut seen = Vec::new();
     for sweep in sweeps {
-        let found = match &sweep.show {
-            Some(show) => Some(!matches!(remover.look(show).await, Some(404 | 410))),
-            None => None,
+        let found = match (&sweep.show, &sweep.list) {
+            (Some(show), _) => Some(!matches!(remover.look(show).await, Some(404 | 410))),
+            (None, Some(list)) => remover.listed(list, &sweep.entry.id).await,
+            (None, None) => None,
         };
         seen.push(found);
     }
@@ -327,6 +409,8 @@ struct Sweep {
     delete: (Method, Url, Auth),
     /// The request that shows it, where one is known.
     show: Option<(Url, Auth)>,
+    /// The list that holds it, for a kind without a show.
+    list: Option<(Url, Auth)>,
 }
 
 impl Sweep {
@@ -361,12 +445,24 @@ impl Sweep {
             .filter(|s| target.same_origin(s))
             .map(|s| (s, entry.auth()));
         let auth = entry.auth();
+        let list = entry
+            .list
+            .as_deref()
+            .and_then(|s| Url::parse(s).ok())
+            .filter(|l| show.is_none() && target.same_origin(l))
+            .map(|l| (l, auth));
         Ok(Some(Self {
             entry,
             what,
             delete: (method, url, auth),
             show,
+            list,
         }))
+    }
+
+    /// What tells whether it is there: its show, else its list.
+    fn reads(&self) -> Reads<'_> {
+        Reads::of(self.show.as_ref(), self.list.as_ref(), &self.entry.id)
     }
 }
 
@@ -377,8 +473,13 @@ fn settle(
     removed: Removed,
     journal: Option<&Ledger>,
     tally: &mut Tally,
-    lineage: &mut Lineage,
+    (lineage, swept): (&mut Lineage, &mut Lineage),
 ) {
+    lineage.note(&sweep.entry.kind, &sweep.entry.id, &sweep.entry.parents);
+    swept.note(&sweep.entry.kind, &sweep.entry.id, &sweep.entry.parents);
+    if matches!(removed, Removed::Deleted(_)) {
+        swept.mark_gone(&sweep.entry.kind, &sweep.entry.id);
+    }
     if report(&sweep.what, removed, tally) {
         lineage.mark_gone(&sweep.entry.kind, &sweep.entry.id);
         if let Some(journal) = journal {
@@ -404,7 +505,7 @@ fn report(what: &str, removed: Removed, tally: &mut Tally) -> bool {
             tally.gone += 1;
             true
         }
-        Removed::Left(why) | Removed::Unconfirmed(why) => {
+        Removed::Left(why) | Removed::Unconfirmed(why) | Removed::Unseen(why) => {
             tally.failed.push(format!("{what}: {why}"));
             false
         }
@@ -524,8 +625,11 @@ async fn sweep_named(
         // listed a moment ago: a 404 to its delete is a missing route, not "gone"
         let show = (url.clone(), named.auth);
         let show = named.shown.then_some(&show);
+        // where it was listed: the read that tells whether it is gone, when it has no show
+        let listed = (target.url(&list), named.auth);
+        let reads = Reads::of(show, Some(&listed), &id);
         let removed = remover
-            .remove(named.kind, &(Method::DELETE, url, named.auth), show, false)
+            .remove(named.kind, &(Method::DELETE, url, named.auth), reads, false)
             .await;
         report(&what, remover.settle(show, removed), tally);
     }

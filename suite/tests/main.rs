@@ -17,6 +17,7 @@ mod diff;
 mod early_ends;
 mod elsewhere;
 mod hostile;
+mod observed;
 mod openapi;
 mod peer;
 mod proxy;
@@ -53,6 +54,7 @@ fn main() {
         early_ends,
         elsewhere,
         hostile,
+        observed,
         openapi,
         peer,
         proxy,

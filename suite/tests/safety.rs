@@ -1018,7 +1018,7 @@ fn debris_behind_a_missing_delete_route_is_reported_not_counted_deleted() {
     let leftovers = results["leftovers"].to_string();
     assert!(leftovers.contains("agent_pool"), "{leftovers}\n{said}");
     assert!(leftovers.contains("registry_module"), "{leftovers}");
-    assert!(leftovers.contains("still shows it"), "{leftovers}");
+    assert!(leftovers.contains("is still shown"), "{leftovers}");
     let outstanding = conform::ledger::read(&ledger)
         .expect("ledger")
         .outstanding();
@@ -1038,7 +1038,7 @@ fn debris_behind_a_missing_delete_route_is_reported_not_counted_deleted() {
     let swept = text(&out);
     assert_eq!(out.status.code(), Some(1), "{swept}");
     assert!(swept.contains("not deleted: agent_pool"), "{swept}");
-    assert!(swept.contains("still shows it"), "{swept}");
+    assert!(swept.contains("is still shown"), "{swept}");
 }
 
 /// A membership delete that does nothing (answered 204) and a membership show route that

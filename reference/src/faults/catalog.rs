@@ -554,6 +554,16 @@ static CATALOG: &[FaultInfo] = &[
         "POST /organizations/:organization_name/organization-memberships answers the membership without its user `included`",
     ),
     info(
+        "invite-stub",
+        None,
+        "an invitation (POST /organizations/:organization_name/organization-memberships) names a user that is never made: no read shows it",
+    ),
+    info(
+        "rename-on-update",
+        None,
+        "PATCH /oauth-clients/:oauth_client_id moves the client to a new id and answers it there (as otf does)",
+    ),
+    info(
         "grant-mocks-none",
         None,
         "a team's workspace access at `write` or `admin` answers `sentinel-mocks: none`, where TFE's levels read them",

@@ -126,6 +126,8 @@ pub(crate) enum Kind {
     TokenWithoutCreator,
     NestedAccessReplaced,
     InviteWithoutUser,
+    InviteStub,
+    RenameOnUpdate,
     GrantMocksNone,
 }
 
@@ -325,6 +327,8 @@ const PLAIN: &[(&str, Kind)] = &[
     ("token-without-creator", Kind::TokenWithoutCreator),
     ("nested-access-replaced", Kind::NestedAccessReplaced),
     ("invite-without-user", Kind::InviteWithoutUser),
+    ("invite-stub", Kind::InviteStub),
+    ("rename-on-update", Kind::RenameOnUpdate),
     ("grant-mocks-none", Kind::GrantMocksNone),
 ];
 

@@ -115,7 +115,15 @@ async fn update(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult
             c.attributes.insert(k, v);
         }
     }
-    ok(c.render())
+    // `rename-on-update`: the client answers, and lives on, under a new id (as otf's do)
+    let id = if ctx.state.fault(crate::faults::Kind::RenameOnUpdate) {
+        let new = store.new_id("oc-");
+        store.rekey("oauth-clients", &id, &new);
+        new
+    } else {
+        id
+    };
+    ok(store.find("oauth-clients", &id)?.render())
 }
 
 async fn destroy(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {

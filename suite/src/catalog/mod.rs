@@ -256,15 +256,30 @@ impl Catalog {
     }
 
     /// The path of the show of a `kind` resource, filled from the path of a request about it
-    /// (its delete): a GET of the delete's own path, where the catalog has one, shows what the delete
-    /// removes (an invited user's membership); else the kind's show.
+    /// (its delete): a GET of the delete's own path, where the catalog or a kind's own show
+    /// has one, shows what the delete removes (an invited user's membership, a workspace);
+    /// else the kind's show (the catalog's, else its own).
     pub fn show_path_for(&self, kind: &str, method: &str, path: &str) -> Option<String> {
-        if method != "GET" && self.api_endpoint("GET", path).is_some() {
+        // the GET of the delete's own path, where the catalog has one, or where some kind's
+        // own show (`show` in resources.toml: TFE's workspace and policy shows) is that route
+        let bare = path.strip_prefix(API_PREFIX).unwrap_or(path);
+        let own_show = |def: &ResourceDef| {
+            def.show.as_ref().is_some_and(|show| {
+                show.method.method() == reqwest::Method::GET && same_shape(&show.path, bare)
+            })
+        };
+        if method != "GET"
+            && (self.api_endpoint("GET", path).is_some()
+                || self.graph.resources.values().any(own_show))
+        {
             return Some(path.to_string());
         }
         let found = self.api_endpoint(method, path)?;
-        let (_, show) = self.show_of(kind)?;
-        let bare = found.fill(&show.path)?;
+        let template = match self.show_of(kind) {
+            Some((_, show)) => show.path.clone(),
+            None => self.existence_show(kind)?,
+        };
+        let bare = found.fill(&template)?;
         Some(if found.variant.has_prefix() {
             format!("{}{bare}", API_PREFIX)
         } else {
@@ -519,4 +534,14 @@ fn collect_dir(
         }
     }
     Ok(())
+}
+
+/// True when a path template (`/workspaces/:workspace_id`) has the shape of a path: as many
+/// segments, each a parameter or the same text.
+fn same_shape(template: &str, path: &str) -> bool {
+    let (t, p): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
+    t.len() == p.len()
+        && t.iter()
+            .zip(&p)
+            .all(|(t, p)| t.starts_with(':') && !p.is_empty() || t == p)
 }

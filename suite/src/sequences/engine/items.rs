@@ -155,6 +155,7 @@ impl<'a> Run<'a> {
                 id: self.model.items[item].id.clone(),
                 delete: Some(delete),
                 show,
+                list: None,
                 parents: self.lives_in(parent),
                 after: Vec::new(),
             });

@@ -160,6 +160,7 @@ impl<'a> Run<'a> {
             id: name,
             delete: Some((Method::DELETE, url.clone(), Auth::User)),
             show: Some((url, Auth::User)),
+            list: None,
             parents: Vec::new(),
             after: Vec::new(),
         });
