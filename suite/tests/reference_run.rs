@@ -83,7 +83,13 @@ fn a_bare_form_not_served_fails_only_the_bare_tests() {
                 vec!["endpoint.exists"]
             );
         } else {
-            assert_eq!(r.verdict, Verdict::Pass, "{}: {}", r.name, r.failure_text());
+            // a change only a TFE check observes is skipped at core as unobservable
+            assert!(
+                r.verdict == Verdict::Pass || r.unobservable(),
+                "{}: {}",
+                r.name,
+                r.failure_text()
+            );
         }
     }
 }
@@ -138,7 +144,10 @@ fn the_notification_verify_test_calls_only_a_destination_the_user_gives() {
             assert!(!body.contains("example.com"), "{}: {body}", r.name);
         }
     }
-    assert!(results.iter().all(|r| r.verdict == Verdict::Pass));
+    // verify's delivery is shown only by TFE's words: unobservable at core, never failed
+    assert!(results
+        .iter()
+        .all(|r| r.verdict == Verdict::Pass || r.unobservable()));
 }
 
 fn harmless_updates_send_the_current_values_back() {
@@ -187,7 +196,11 @@ fn a_given_organization_is_never_changed_and_most_tests_still_pass() {
             );
         }
     }
-    let passed = support::with_verdict(&results, Verdict::Pass).len();
+    // a change only a TFE check observes is skipped at core as unobservable: it counts here
+    let passed = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Pass || r.unobservable())
+        .count();
     assert!(
         passed * 10 >= results.len() * 9,
         "{passed} of {} passed",

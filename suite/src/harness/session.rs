@@ -81,8 +81,12 @@ impl Session {
             Some(url) => with_trailing_slash(url.clone()),
             None => runtime.block_on(discover_registry(&probe_target)),
         };
+        // asked as the run asks (a 429 waited out), so a rate limit leaves it calibrated
+        let calibrating = probe_target
+            .succeeded_by(target_config.clone())
+            .map_err(|e| ConfigError(e.to_string()))?;
         target_config.no_route = runtime.block_on(super::calibrate::no_route(
-            &probe_target,
+            &calibrating,
             &target_config.registry,
             settings.read_only,
         ));
