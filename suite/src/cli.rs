@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod libtest;
+
 /// Conformance suite and contract checker for the Infrastructure Automation Service API.
 #[derive(Debug, Parser)]
 #[command(name = "conform", version, args_conflicts_with_subcommands = true)]
@@ -255,7 +257,8 @@ pub struct DiffArgs {
     /// Which levels fail a test (the verdicts compared).
     #[arg(long, value_enum, value_name = "PROFILE", default_value = "tfe")]
     pub profile: ProfileArg,
-    /// Run only these groups (comma-separated).
+    /// Run only these groups (comma-separated): the catalog's, and `sequences` for the
+    /// sequence families.
     #[arg(long, value_name = "GROUPS", value_delimiter = ',')]
     pub group: Vec<String>,
     /// Run only the tests whose names contain this text.
@@ -408,20 +411,11 @@ Exit codes:
   130  interrupted by SIGINT (teardown ran, the reports say so); 143 by SIGTERM;
   141  stopped because the reader of standard output went away (`conform ... | head`)";
 
-/// Flags of libtest that a run takes and ignores (kept so that scripts written for cargo's
-/// test harness still parse), hidden from `--help`.
-const LIBTEST_NO_OPS: [&str; 5] = [
-    "test",
-    "bench",
-    "nocapture",
-    "show_output",
-    "unstable_flags",
-];
-
 impl Cli {
     /// The command line's definition: clap's, with what the flattened libtest options take
     /// away given back (the program name and purpose in `--help`, `--version`/`-V`), their
-    /// no-op flags hidden, and the exit codes after the options.
+    /// help in this tool's words and their meaningless flags hidden (`libtest`), and the exit
+    /// codes after the options.
     pub fn command() -> clap::Command {
         let mut command = <Self as clap::CommandFactory>::command()
             .help_template(
@@ -430,11 +424,9 @@ impl Cli {
             .disable_version_flag(false)
             .version(env!("CARGO_PKG_VERSION"))
             .after_help(EXIT_CODES);
-        for id in LIBTEST_NO_OPS {
-            command = command.mut_arg(id, |a| a.hide(true));
-        }
+        command = libtest::reworded(command);
         command.mut_arg("test_threads", |a| {
-            a.help(format!(
+            a.value_name("N").help(format!(
                 "Tests run at once [default: {}]",
                 DEFAULT_CONCURRENCY
             ))
@@ -448,7 +440,11 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         use clap::FromArgMatches;
-        let matches = Self::command().try_get_matches_from(argv)?;
+        let command = Self::command();
+        let matches = command
+            .clone()
+            .try_get_matches_from(argv)
+            .map_err(|e| libtest::suggest_visible(e, &command))?;
         Self::from_arg_matches(&matches)
     }
 }
@@ -469,7 +465,8 @@ pub struct RunArgs {
     /// Which levels fail the run.
     #[arg(long, value_enum, value_name = "PROFILE")]
     pub profile: Option<ProfileArg>,
-    /// Run only these groups (comma-separated).
+    /// Run only these groups (comma-separated): the catalog's (`conform --list` shows each
+    /// test's group before `::`), and `sequences` for the sequence families.
     #[arg(long, value_name = "GROUPS", value_delimiter = ',')]
     pub group: Vec<String>,
     /// Groups whose absence fails the run instead of being unsupported (or `all`).
@@ -557,7 +554,7 @@ pub struct RunArgs {
     /// Shapes of the embedded reference service (a partial server; for self-tests).
     #[arg(long, value_name = "SHAPE", hide = true)]
     pub reference_shape: Vec<String>,
-    /// libtest options: FILTER, --exact, --skip, --list, --ignored, --test-threads, ...
+    /// libtest options: FILTER, --exact, --skip, --list, --format, --test-threads, ...
     #[command(flatten)]
     pub libtest: libtest_mimic::Arguments,
 }

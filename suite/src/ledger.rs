@@ -364,9 +364,18 @@ pub struct Contents {
     pub entries: Vec<Entry>,
     /// Lines that did not parse (a half-written last line, or damage), with their numbers.
     pub skipped: Vec<usize>,
+    /// How many of the skipped lines do not even start as an entry does (`{`): no run wrote
+    /// them.
+    pub foreign: usize,
 }
 
 impl Contents {
+    /// True when the file is no ledger at all: not one whole entry, and what is there is
+    /// not one torn entry (a run killed while writing its first) but lines no run writes.
+    pub fn not_a_ledger(&self) -> bool {
+        self.entries.is_empty() && (self.foreign > 0 || self.skipped.len() > 1)
+    }
+
     /// Entries created but not (yet) recorded as deleted, that have a delete request,
     /// oldest first.
     pub fn outstanding(&self) -> Vec<Entry> {
@@ -420,7 +429,12 @@ pub fn parse(bytes: &[u8]) -> Contents {
         }
         match serde_json::from_slice::<Entry>(line) {
             Ok(e) => contents.entries.push(e),
-            Err(_) => contents.skipped.push(n + 1),
+            Err(_) => {
+                contents.skipped.push(n + 1);
+                if line.trim_ascii_start().first() != Some(&b'{') {
+                    contents.foreign += 1;
+                }
+            }
         }
     }
     contents
@@ -510,6 +524,19 @@ mod tests {
         assert_eq!(contents.skipped, vec![6, 7]);
         let ids: Vec<String> = contents.outstanding().into_iter().map(|e| e.id).collect();
         assert_eq!(ids, vec!["conform-t1-0000", "ws-2"]);
+        assert!(
+            !contents.not_a_ledger(),
+            "damage in a ledger is still a ledger"
+        );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn garbage_is_no_ledger_and_one_torn_first_entry_is_one() {
+        assert!(parse(b"hello world\nthis is not json\n").not_a_ledger());
+        assert!(parse(b"PK\x03\x04 a zip").not_a_ledger());
+        assert!(parse(b"{\"a\": 1}\n{\"b\": 2}\n").not_a_ledger());
+        assert!(!parse(b"{\"event\":\"created\",\"prefix\":\"conform-t1\",\"ki").not_a_ledger());
+        assert!(!parse(b"").not_a_ledger(), "an empty ledger is a ledger");
     }
 }

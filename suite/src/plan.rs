@@ -143,8 +143,9 @@ impl Plan {
             .find(|g| !known.contains(&g.as_str()) && g.as_str() != sequences::GROUP)
         {
             return Err(ConfigError(format!(
-                "--group `{g}` is not a group; choose from: {}",
-                known.join(", ")
+                "--group `{g}` is not a group; choose from: {}, {} (the sequence families)",
+                known.join(", "),
+                sequences::GROUP
             )));
         }
         if !groups.is_empty() {

@@ -301,6 +301,14 @@ fn outstanding(
 ) -> Result<(Vec<Entry>, Lineage, Vec<String>, HashSet<(String, String)>), ConfigError> {
     let contents = ledger::read(&args.ledger)
         .map_err(|e| ConfigError(format!("cannot read {}: {e}", args.ledger.display())))?;
+    if contents.not_a_ledger() {
+        return Err(ConfigError(format!(
+            "{} is not a ledger: none of its {} line(s) is an entry a run writes; name a run's \
+             ledger (REPORTS/ledger.jsonl, or the run's --ledger FILE) with --ledger",
+            args.ledger.display(),
+            contents.skipped.len()
+        )));
+    }
     if !contents.skipped.is_empty() {
         eprintln!(
             "warning: {}: skipped {} line(s) that are not whole entries (line {}); a run killed mid-write leaves one",

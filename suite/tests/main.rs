@@ -15,6 +15,7 @@ mod consent;
 mod depth;
 mod diff;
 mod early_ends;
+mod edges;
 mod elsewhere;
 mod hostile;
 mod observed;
@@ -52,6 +53,7 @@ fn main() {
         depth,
         diff,
         early_ends,
+        edges,
         elsewhere,
         hostile,
         observed,

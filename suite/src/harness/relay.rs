@@ -87,9 +87,10 @@ impl Relay {
     }
 }
 
-/// `--format json`: standard output carries libtest's JSON lines only; what the run says to a
-/// person (the configuration, the group table, the reports written) goes to standard error
-/// instead, around [`MachineOutput::machine`].
+/// `--format json`: standard output carries libtest's JSON lines only (a failed event's detail
+/// as plain text, not libtest-mimic's `Error: "…"`); what the run says to a person (the
+/// configuration, the group table, the reports written) goes to standard error instead,
+/// around [`MachineOutput::machine`].
 pub struct MachineOutput {
     saved: RawFd,
 }
@@ -113,18 +114,83 @@ impl MachineOutput {
         }
     }
 
-    /// Runs `f` with the real standard output (libtest's JSON lines), then sends standard
-    /// output to standard error again.
+    /// Runs `f` with the real standard output (libtest's JSON lines, each passed through
+    /// [`plain_failure`]), then sends standard output to standard error again.
     pub fn machine<T>(&self, f: impl FnOnce() -> T) -> T {
         let _ = std::io::stdout().flush();
-        // SAFETY: as in `human_to_stderr`.
-        unsafe { libc::dup2(self.saved, 1) };
+        let mut rewriter = None;
+        // SAFETY: as in `human_to_stderr`; when the pipe or its thread cannot be made, the
+        // lines go to the real standard output as libtest writes them.
+        unsafe {
+            let mut ends = [0 as RawFd; 2];
+            let out = libc::dup(self.saved);
+            if out >= 0 && libc::pipe(ends.as_mut_ptr()) == 0 {
+                let from = std::fs::File::from_raw_fd(ends[0]);
+                let to = std::fs::File::from_raw_fd(out);
+                rewriter = std::thread::Builder::new()
+                    .name("conform-json".into())
+                    .spawn(move || rewrite_lines(from, to))
+                    .ok();
+                libc::dup2(ends[1], 1);
+                libc::close(ends[1]);
+            } else if out >= 0 {
+                libc::close(out);
+            }
+            if rewriter.is_none() {
+                libc::dup2(self.saved, 1);
+            }
+        }
         let out = f();
         let _ = std::io::stdout().flush();
-        // SAFETY: as in `human_to_stderr`.
+        // SAFETY: as in `human_to_stderr`; this closes the pipe's last write end, so the
+        // rewriting thread reads to the end and stops.
         unsafe { libc::dup2(2, 1) };
+        if let Some(thread) = rewriter {
+            let _ = thread.join();
+        }
         out
     }
+}
+
+/// Copies libtest's JSON lines from `from` to `to`, each through [`plain_failure`].
+fn rewrite_lines(from: std::fs::File, mut to: std::fs::File) {
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(from);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match lines.read_line(&mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let written = match plain_failure(&line) {
+                    Some(plain) => to.write_all(plain.as_bytes()),
+                    None => to.write_all(line.as_bytes()),
+                };
+                // a reader gone (the relay saw it too): go on reading, so libtest never blocks
+                let _ = written;
+            }
+        }
+    }
+}
+
+/// A libtest `failed` event whose `stdout` libtest-mimic wraps as `Error: "DETAIL"\n`,
+/// written again with the detail as plain text (`DETAIL\n`); `None` for any other line.
+pub fn plain_failure(line: &str) -> Option<String> {
+    let event: serde_json::Value = serde_json::from_str(line.trim_end()).ok()?;
+    if event.get("type")?.as_str()? != "test" || event.get("event")?.as_str()? != "failed" {
+        return None;
+    }
+    let detail = event
+        .get("stdout")?
+        .as_str()?
+        .strip_prefix("Error: \"")?
+        .strip_suffix("\"\n")?;
+    // libtest's own layout, the other lines'
+    Some(format!(
+        "{{ \"type\": \"test\", \"name\": {}, \"event\": \"failed\", \"stdout\": {} }}\n",
+        event.get("name")?,
+        serde_json::Value::from(format!("{detail}\n"))
+    ))
 }
 
 impl Drop for MachineOutput {
@@ -135,5 +201,22 @@ impl Drop for MachineOutput {
             libc::dup2(self.saved, 1);
             libc::close(self.saved);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_failure;
+
+    #[test]
+    fn a_failed_events_detail_is_plain_text() {
+        let line = r#"{ "type": "test", "name": "runs::show::bare", "event": "failed", "stdout": "Error: \"fail:\nendpoint.exists: 404\"\n" }"#;
+        let plain = plain_failure(&format!("{line}\n")).expect("rewritten");
+        let event: serde_json::Value = serde_json::from_str(&plain).expect("JSON");
+        assert_eq!(event["stdout"], "fail:\nendpoint.exists: 404\n");
+        assert_eq!(event["name"], "runs::show::bare");
+        assert!(plain.ends_with('\n'));
+        let ok = r#"{ "type": "test", "name": "a", "event": "ok" }"#;
+        assert_eq!(plain_failure(ok), None);
     }
 }

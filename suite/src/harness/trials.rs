@@ -144,10 +144,12 @@ fn run_session(
     };
     let unwritten = write_all(&reports, &report, libtest.logfile.as_ref());
     if let Some(interrupt) = interrupted {
-        println!(
-            "{}",
-            interrupted_line(interrupt, &results, &leftovers, unwritten, sweep.as_deref())
-        );
+        let line = interrupted_line(interrupt, &results, &leftovers, unwritten, sweep.as_deref());
+        // with standard output gone, the way to sweep must reach the one stream left
+        match interrupt.signal {
+            cancel::Signal::ClosedOutput => eprintln!("{line}"),
+            _ => println!("{line}"),
+        }
         return Ok(ExitCode::from(interrupt.signal.exit_code()));
     }
     if unwritten > 0 {
@@ -382,15 +384,16 @@ fn interrupted_line(
 
 /// The tests a signal kept from running or finishing.
 fn not_run(results: &[TestResult]) -> usize {
-    results
-        .iter()
-        .filter(|r| {
-            r.verdict == Verdict::Skipped
-                && r.reason
-                    .as_deref()
-                    .is_some_and(|why| why.starts_with(cancel::INTERRUPTED))
-        })
-        .count()
+    results.iter().filter(|r| kept_from_running(r)).count()
+}
+
+/// True for a test a signal kept from running or finishing.
+fn kept_from_running(result: &TestResult) -> bool {
+    result.verdict == Verdict::Skipped
+        && result
+            .reason
+            .as_deref()
+            .is_some_and(|why| why.starts_with(cancel::INTERRUPTED))
 }
 
 /// What every trial does with its final result: the progress line, the run's list, and
@@ -405,7 +408,11 @@ struct Finisher {
 impl Finisher {
     fn finish(&self, result: TestResult) -> Result<Completion, Failed> {
         let outcome = completion(&result, &self.info);
-        self.progress.record(&result.name, result.verdict);
+        if kept_from_running(&result) {
+            self.progress.not_run(&result.name);
+        } else {
+            self.progress.record(&result.name, result.verdict);
+        }
         if let Ok(mut all) = self.results.lock() {
             all.push(result);
         }
@@ -455,8 +462,8 @@ fn progress_mode(libtest: &mut Arguments, reports: &Path) -> ProgressMode {
     mode
 }
 
-/// libtest's outcome of a final result: pass, ignored with the verdict and reason, or failed
-/// with the failure text.
+/// libtest's outcome of a final result: pass, ignored with the verdict and reason (a waived
+/// failure with its waiver), or failed with the failure text.
 fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed> {
     match result.verdict {
         verdict if verdict.fails_run() => Err(Failed::from(info.shown(&format!(
@@ -464,7 +471,18 @@ fn completion(result: &TestResult, info: &RunInfo) -> Result<Completion, Failed>
             verdict.as_str(),
             result.failure_text()
         )))),
-        Verdict::Pass | Verdict::Waived => Ok(Completion::Completed),
+        Verdict::Pass => Ok(Completion::Completed),
+        // a failure a waiver covers: not `ok`, and not counted failed (the run's exit is 0);
+        // libtest's `ignored` with the waiver's word (`waived by PATTERN until DATE: why`)
+        Verdict::Waived => Ok(Completion::ignored_with(
+            info.shown(
+                result
+                    .reason
+                    .as_deref()
+                    .and_then(|why| why.lines().next())
+                    .unwrap_or("waived"),
+            ),
+        )),
         verdict => Ok(Completion::ignored_with(format!(
             "{}: {}",
             verdict.as_str(),

@@ -52,7 +52,10 @@ mod tests {
         assert_eq!(waited.hopeless("k"), None);
         waited.in_vain("k", "teams::add_users::api-v2");
         waited.in_vain("k", "teams::add_users::bare");
-        assert_eq!(waited.hopeless("k").as_deref(), Some("teams::add_users::api-v2"));
+        assert_eq!(
+            waited.hopeless("k").as_deref(),
+            Some("teams::add_users::api-v2")
+        );
         waited.held("k");
         assert_eq!(waited.hopeless("k"), None);
     }

@@ -137,7 +137,7 @@ pub(super) fn timeout_of(
     let timeout = conn.timeout.or(file.timeout).unwrap_or(10.0);
     if !(timeout > 0.0 && timeout <= 3600.0) {
         return Err(ConfigError(format!(
-            "--timeout must be between 0 and 3600 seconds, not {timeout}"
+            "--timeout must be above 0 and at most 3600 seconds, not {timeout}"
         )));
     }
     Ok(timeout)

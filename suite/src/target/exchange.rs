@@ -61,7 +61,10 @@ impl std::fmt::Display for TransportError {
                     "the answer is not HTTP (the bytes that came back do not parse: {e})"
                 )
             }
-            TransportError::Connection(e) => write!(f, "connection failed: {e}"),
+            TransportError::Connection(e) => match untrusted_certificate(e) {
+                Some(why) => write!(f, "{why}"),
+                None => write!(f, "connection failed: {e}"),
+            },
             TransportError::Refused(e) => write!(f, "request refused by conform: {e}"),
         }
     }
@@ -78,6 +81,35 @@ fn not_http(message: &str) -> bool {
     ]
     .iter()
     .any(|m| message.contains(m))
+}
+
+/// A connection error that is rustls refusing the target's certificate, said in plain words
+/// with what to give (`--ca-cert FILE`, or `--insecure`); rustls' own word kept at the end.
+fn untrusted_certificate(message: &str) -> Option<String> {
+    const REFUSED: &str = "invalid peer certificate: ";
+    // rustls' word without its debug wrapping (`Other(OtherError(CaUsedAsEndEntity))`)
+    let word = message[message.find(REFUSED)? + REFUSED.len()..]
+        .replace("Other(", "")
+        .replace("OtherError(", "")
+        .replace(')', "");
+    let why = if word.contains("CaUsedAsEndEntity") {
+        "it is self-signed (its own authority), and this run was not told to trust it"
+    } else if word.contains("UnknownIssuer") {
+        "its issuer is not an authority this run trusts (a self-signed certificate, or a private authority's)"
+    } else if word.contains("NotValidForName") {
+        "it does not name the host of --target (use the host name it names)"
+    } else if word.contains("Expired") {
+        "it has expired"
+    } else if word.contains("NotValidYet") {
+        "it is not valid yet"
+    } else {
+        "rustls refused it"
+    };
+    Some(format!(
+        "the target's TLS certificate is not trusted: {why}; give --ca-cert FILE (the PEM of \
+         its authority, or of the certificate itself when it is self-signed), or --insecure to \
+         accept any certificate (rustls: {word})"
+    ))
 }
 
 /// A request with its answer or transport error.
