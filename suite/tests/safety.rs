@@ -1314,10 +1314,13 @@ fn a_scratch_workspace_is_run_on_and_given_back_and_a_given_one_is_not_touched()
     let before = workspace();
     assert_eq!(before["id"], "ws-cloudblockseeded", "{before}");
     let dir = scratch("scratch-workspace");
+    // at tfe: an apply's effect is observed there (the spec names no state after it)
     let run = |flag: &str, name: &str| {
         let reports = dir.join(name);
         let ledger = dir.join(format!("{name}.jsonl"));
         let (out, _) = run_conform(&[
+            "--profile",
+            "tfe",
             "--target",
             served.url.as_str(),
             "--token",

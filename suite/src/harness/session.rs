@@ -81,7 +81,9 @@ impl Session {
             Some(url) => with_trailing_slash(url.clone()),
             None => runtime.block_on(discover_registry(&probe_target)),
         };
-        // asked as the run asks (a 429 waited out), so a rate limit leaves it calibrated
+        // asked as the run asks (a 429 waited out, within the run's deadline), so a rate limit
+        // leaves it calibrated
+        probe_target.set_deadline(settings.deadline.map(|d| started + d));
         let calibrating = probe_target
             .succeeded_by(target_config.clone())
             .map_err(|e| ConfigError(e.to_string()))?;
