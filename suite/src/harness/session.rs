@@ -72,51 +72,22 @@ impl Session {
         .map_err(|e| ConfigError(e.to_string()))?;
         let learned = runtime.block_on(patient_preflight(&probe_target, &settings, plan))?;
         target_config.forms = learned.forms;
-        target_config.served_at_tfe_path = runtime.block_on(served_at_tfe_paths(
+        let deadline = settings.deadline.map(|d| started + d);
+        warnings.extend(runtime.block_on(learn_the_target(
             &probe_target,
-            &plan.catalog,
-            learned.forms,
-        ));
-        target_config.registry = match &settings.registry_url {
-            Some(url) => with_trailing_slash(url.clone()),
-            None => runtime.block_on(discover_registry(&probe_target)),
-        };
-        // asked as the run asks (a 429 waited out, within the run's deadline), so a rate limit
-        // leaves it calibrated
-        probe_target.set_deadline(settings.deadline.map(|d| started + d));
-        let calibrating = probe_target
-            .succeeded_by(target_config.clone())
-            .map_err(|e| ConfigError(e.to_string()))?;
-        target_config.no_route = runtime.block_on(super::calibrate::no_route(
-            &calibrating,
-            &target_config.registry,
-            settings.read_only,
-        ));
-        if let Some(module) = &settings.module {
-            let registry = &target_config.registry;
-            warnings.extend(runtime.block_on(module_listed(&probe_target, registry, module))?);
-        }
+            &settings,
+            plan,
+            &mut target_config,
+            deadline,
+        ))?);
         let target = Arc::new(
             probe_target
                 .succeeded_by(target_config.clone())
                 .map_err(|e| ConfigError(e.to_string()))?,
         );
-        let mut config = settings.describe(&root, &target_config.registry);
-        // the evidence every "route absent" rests on, for the reader of any report
-        config.extend(
-            target_config
-                .no_route
-                .describe()
-                .into_iter()
-                .map(|line| ("no-route answer".to_string(), line)),
-        );
-        let info = RunInfo {
-            config,
-            secrets: target.secrets().into_iter().cloned().collect(),
-        };
+        let info = run_info(&settings, &root, &target_config, &target);
         warn_of_short_secrets(&target_config);
         arm_guard(&target, &settings, plan);
-        let deadline = settings.deadline.map(|d| started + d);
         target.set_deadline(deadline);
         target.set_consistency_window(settings.consistency_window);
         let fixtures = fixtures(&settings, &target, plan, embedded.is_none())?;
@@ -305,6 +276,55 @@ fn embedded_root(
 }
 
 /// Preflight, saying every 3 s what the run waits for while a slow target says nothing.
+/// What the run learns of the target after preflight, into `config`: the groups served only at
+/// TFE's path, the registry's address, the no-route answer (asked as the run asks: a 429 waited
+/// out within the run's `deadline`, so a rate limit leaves it calibrated), and `--module` looked
+/// up in the registry (exit 2 when it is not listed). Warnings for the reports.
+async fn learn_the_target(
+    probe_target: &Target,
+    settings: &Settings,
+    plan: &Plan,
+    config: &mut TargetConfig,
+    deadline: Option<Instant>,
+) -> Result<Vec<String>, ConfigError> {
+    config.served_at_tfe_path =
+        served_at_tfe_paths(probe_target, &plan.catalog, config.forms).await;
+    config.registry = match &settings.registry_url {
+        Some(url) => with_trailing_slash(url.clone()),
+        None => discover_registry(probe_target).await,
+    };
+    probe_target.set_deadline(deadline);
+    let calibrating = probe_target
+        .succeeded_by(config.clone())
+        .map_err(|e| ConfigError(e.to_string()))?;
+    config.no_route =
+        super::calibrate::no_route(&calibrating, &config.registry, settings.read_only).await;
+    match &settings.module {
+        Some(module) => Ok(module_listed(probe_target, &config.registry, module)
+            .await?
+            .into_iter()
+            .collect()),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The run's configuration for every report (tokens redacted), with the no-route answer every
+/// "route absent" rests on, and the secrets to scrub.
+fn run_info(settings: &Settings, root: &Url, config: &TargetConfig, target: &Target) -> RunInfo {
+    let mut lines = settings.describe(root, &config.registry);
+    lines.extend(
+        config
+            .no_route
+            .describe()
+            .into_iter()
+            .map(|line| ("no-route answer".to_string(), line)),
+    );
+    RunInfo {
+        config: lines,
+        secrets: target.secrets().into_iter().cloned().collect(),
+    }
+}
+
 async fn patient_preflight(
     probe_target: &Target,
     settings: &Settings,

@@ -43,45 +43,20 @@ impl TestRun<'_> {
             None => state.show.clone(),
         };
         let wanted = match &state.value {
-            Value::String(s) => Value::String(
-                self.ctx
-                    .fixtures
-                    .fill_text(s, &self.scope)
-                    .unwrap_or_else(|_| s.clone()),
-            ),
+            Value::String(s) => Value::String(self.filled(s)),
             v => v.clone(),
         };
         for (name, value) in &state.query {
-            let value = self
-                .ctx
-                .fixtures
-                .fill_text(value, &self.scope)
-                .unwrap_or_else(|_| value.clone());
-            url.query_pairs_mut().append_pair(name, &value);
+            url.query_pairs_mut().append_pair(name, &self.filled(value));
         }
-        let item = state.item.as_ref().map(|i| {
-            self.ctx
-                .fixtures
-                .fill_text(i, &self.scope)
-                .unwrap_or_else(|_| i.clone())
-        });
-        // a read that waited the whole budget in vain earlier in the run, and never held, is
-        // read once (a state that depends on timing, a status or an action, is always waited)
-        let key = format!("{read} {}", state.pointer);
-        let timing = state.pointer.contains("status") || state.pointer.contains("/actions/");
-        let in_vain_before = (!timing && !once)
-            .then(|| self.ctx.waited.hopeless(&key))
-            .flatten();
-        let once = once || in_vain_before.is_some();
-        // a change the API makes at once (a member listed, a counter) is waited the
-        // consistency window at most; a state that takes time (a status) the poll budget
-        let budget = match timing {
-            true => self.ctx.poll_budget,
-            false => self
-                .ctx
-                .poll_budget
-                .min(self.ctx.target.consistency_window()),
-        };
+        let item = state.item.as_ref().map(|i| self.filled(i));
+        let Wait {
+            key,
+            timing,
+            in_vain_before,
+            once,
+            budget,
+        } = self.wait_for(state, &read, once);
         let started = Instant::now();
         let deadline = started + budget;
         let mut delay = Duration::from_millis(50);
@@ -89,18 +64,11 @@ impl TestRun<'_> {
             let index = self
                 .send(Request::new(Method::GET, url.clone(), auth_for(&filled)))
                 .await;
-            let seen = self.ex(index).json().ok().and_then(|d| match &item {
-                Some(id) => d
-                    .get("data")?
-                    .as_array()?
-                    .iter()
-                    .find(|i| {
-                        crate::fixtures::value_string(i.get("id")).as_deref() == Some(id.as_str())
-                    })?
-                    .pointer(&state.pointer)
-                    .cloned(),
-                None => d.pointer(&state.pointer).cloned(),
-            });
+            let seen = self
+                .ex(index)
+                .json()
+                .ok()
+                .and_then(|d| seen_at(&d, item.as_deref(), &state.pointer));
             let holds = c::lifecycle::state_holds(seen.as_ref(), &wanted, &state.or);
             let holds = if state.absent {
                 let gone = state.or_gone && self.ex(index).status() == Some(404);
@@ -157,6 +125,41 @@ impl TestRun<'_> {
             }
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    /// `text` with the test's placeholders filled, as it is where one cannot be.
+    fn filled(&self, text: &str) -> String {
+        self.ctx
+            .fixtures
+            .fill_text(text, &self.scope)
+            .unwrap_or_else(|_| text.to_string())
+    }
+
+    /// How long a state read is waited for. A read that waited the whole budget in vain
+    /// earlier in the run, and never held, is read once (a state that depends on timing, a
+    /// status or an action, is always waited); a change the API makes at once (a member
+    /// listed, a counter) is waited the consistency window at most, a state that takes time
+    /// the poll budget.
+    fn wait_for(&self, state: &crate::catalog::StateExpect, read: &str, once: bool) -> Wait {
+        let key = format!("{read} {}", state.pointer);
+        let timing = state.pointer.contains("status") || state.pointer.contains("/actions/");
+        let in_vain_before = (!timing && !once)
+            .then(|| self.ctx.waited.hopeless(&key))
+            .flatten();
+        let budget = match timing {
+            true => self.ctx.poll_budget,
+            false => self
+                .ctx
+                .poll_budget
+                .min(self.ctx.target.consistency_window()),
+        };
+        Wait {
+            once: once || in_vain_before.is_some(),
+            key,
+            timing,
+            in_vain_before,
+            budget,
         }
     }
 
@@ -404,5 +407,33 @@ impl TestRun<'_> {
                 refusal.source, state.show
             )),
         }
+    }
+}
+
+/// How a state read is waited for ([`TestRun::wait_for`]).
+struct Wait {
+    /// The read and its pointer, as [`super::waited::Waited`] knows it.
+    key: String,
+    /// The state depends on timing (a status, an action a run allows).
+    timing: bool,
+    /// The test that waited the whole budget in vain on this read earlier in the run.
+    in_vain_before: Option<String>,
+    /// Read once, not waited for.
+    once: bool,
+    /// How long it is waited for.
+    budget: Duration,
+}
+
+/// The value at `pointer` of a document, or of its `data` list's item `item` (by id).
+fn seen_at(doc: &Value, item: Option<&str>, pointer: &str) -> Option<Value> {
+    match item {
+        Some(id) => doc
+            .get("data")?
+            .as_array()?
+            .iter()
+            .find(|i| crate::fixtures::value_string(i.get("id")).as_deref() == Some(id))?
+            .pointer(pointer)
+            .cloned(),
+        None => doc.pointer(pointer).cloned(),
     }
 }

@@ -102,54 +102,45 @@ impl Context {
                 .fixtures
                 .kinds_in(&endpoint.path, &[], Some(endpoint), None)
                 .ok()?;
-            match self
+            // a read whose resources cannot be had is asked with ids nobody made
+            let own_absent = match self
                 .fixtures
                 .resolve_all(&kinds, &BTreeSet::new(), &mut scope)
                 .await
             {
-                Ok(()) => {}
+                Ok(()) => None,
                 // The read needs a resource of this group whose create route is absent too:
                 // more evidence that the group is absent, not a reason to call it present.
                 Err(FixtureError::Failed {
                     exchange: Some(ex), ..
                 }) if self.route_exists(&ex).is_err() && self.judged_in(group, &ex) => {
-                    match self.asked_with_unknown_ids(endpoint).await {
-                        Asked::Served => return None,
-                        Asked::Absent(unknown) => last = Some(unknown),
-                        Asked::Unproven if !self.parent_not_found(&scope, endpoint).await => {
-                            last = Some(*ex)
-                        }
-                        Asked::Unproven => {}
-                    }
-                    continue;
+                    Some(Some(ex))
                 }
                 // A read that needs another group's resource, whose create route is absent:
-                // no evidence from its fixtures (that group's own probe judges it); asked
-                // with ids nobody made, it may still answer as a served route.
+                // no evidence from its fixtures (that group's own probe judges it).
                 Err(FixtureError::Failed {
                     exchange: Some(ex), ..
-                }) if self.route_exists(&ex).is_err() => {
-                    match self.asked_with_unknown_ids(endpoint).await {
-                        Asked::Served => return None,
-                        Asked::Absent(unknown) => last = Some(unknown),
-                        Asked::Unproven => {}
-                    }
-                    continue;
-                }
+                }) if self.route_exists(&ex).is_err() => Some(None),
                 // A read of a resource only this group's create makes, which could not be
-                // made for another reason (a fixture of another group it needs): asked with
-                // ids nobody made, else the group's create decides, below.
-                Err(_) if kinds.iter().any(|k| own_kinds.contains(k.as_str())) => {
-                    match self.asked_with_unknown_ids(endpoint).await {
-                        Asked::Served => return None,
-                        Asked::Absent(unknown) => last = Some(unknown),
-                        Asked::Unproven => {}
-                    }
-                    continue;
-                }
+                // made for another reason (a fixture of another group it needs): else the
+                // group's create decides, below.
+                Err(_) if kinds.iter().any(|k| own_kinds.contains(k.as_str())) => Some(None),
                 // A read that cannot be tried for another reason leaves the group's absence
                 // unproven: it is there.
                 Err(_) => return None,
+            };
+            if let Some(own_absent) = own_absent {
+                match self.asked_with_unknown_ids(endpoint).await {
+                    Asked::Served => return None,
+                    Asked::Absent(unknown) => last = Some(unknown),
+                    Asked::Unproven => match own_absent {
+                        Some(ex) if !self.parent_not_found(&scope, endpoint).await => {
+                            last = Some(*ex)
+                        }
+                        _ => {}
+                    },
+                }
+                continue;
             }
             let variants: &[Variant] = if endpoint.path.starts_with(crate::catalog::REGISTRY) {
                 &[Variant::Registry]
