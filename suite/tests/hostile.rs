@@ -18,8 +18,9 @@ const HOSTILE: &str = "<p>\u{1b}]0;pwned\u{7}\u{1b}[2J\0\u{9b}31mred</p>";
 /// The body's first control sequence as the run shows it.
 const SHOWN: &str = "\\u{1b}]0;pwned\\u{7}";
 
-/// Serves, on a loopback port, a target that answers [`HOSTILE`] as HTML to every request,
-/// except (when `speaks`) an empty organization list, so that preflight lets the run go on.
+/// Serves, on a loopback port, a target that answers [`HOSTILE`] as HTML to every request of
+/// the organizations' paths, except (when `speaks`) an empty organization list, so that
+/// preflight lets the run go on; any other path is not found (its router's text 404).
 fn hostile_target(speaks: bool) -> String {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -40,6 +41,13 @@ fn hostile_target(speaks: bool) -> String {
 }
 
 async fn answer(speaks: bool, method: Method, uri: Uri) -> Response {
+    // a router that knows its routes: a path outside the organizations is not found
+    let routed = ["/api/v2/organizations", "/organizations"]
+        .iter()
+        .any(|p| uri.path().starts_with(p));
+    if !routed {
+        return (StatusCode::NOT_FOUND, "404 page not found\n").into_response();
+    }
     if speaks && method == Method::GET && uri.path() == "/api/v2/organizations" {
         let list = r#"{"data":[],"meta":{"pagination":{"current-page":1,"total-pages":1,"total-count":0}}}"#;
         return (
