@@ -183,7 +183,12 @@ async fn sweep_ledger(
             Removed::Gone
         } else if args.dry_run {
             let kept = kept.contains(&(sweep.entry.kind.clone(), sweep.entry.id.clone()));
-            would_delete(&sweep, seen, kept, tally);
+            // no read sees it, but it lives in something the sweep deletes: it goes along
+            let along = seen
+                .is_none()
+                .then(|| going.gone_parent(&sweep.entry.parents).cloned())
+                .flatten();
+            would_delete(&sweep, (seen, along), kept, tally);
             continue;
         } else {
             let parent_gone = lineage.gone_parent(&sweep.entry.parents).is_some();
@@ -344,11 +349,21 @@ fn outstanding(
     Ok((outstanding, lineage, contents.answering_routes(), kept))
 }
 
-/// A dry run's line for one entry: what the sweep would delete, or why it would not be
-/// deleted, as the sweep would class it: no read can see it, or an earlier removal's delete
-/// left it (`kept` in the ledger), or its show's 404 proves nothing.
-fn would_delete(sweep: &Sweep, seen: Option<bool>, kept: bool, tally: &mut Tally) {
-    if seen.is_none() {
+/// A dry run's line for one entry: what the sweep would delete (what no read sees goes with
+/// the thing it lives in that the sweep deletes, `along`), or why it would not be deleted, as
+/// the sweep would class it: no read can see it, or an earlier removal's delete left it
+/// (`kept` in the ledger), or its show's 404 proves nothing.
+fn would_delete(
+    sweep: &Sweep,
+    (seen, along): (Option<bool>, Option<(String, String)>),
+    kept: bool,
+    tally: &mut Tally,
+) {
+    if let Some((kind, id)) = along {
+        // as the sweep says it: what no read sees goes with what it lives in
+        println!("would delete {}: goes with its {kind} {id}", sweep.what);
+        tally.deleted += 1;
+    } else if seen.is_none() {
         let by = match &sweep.list {
             Some((list, _)) => format!("its list GET {} did not answer a list", list.path()),
             None => format!("no read shows a {}", sweep.entry.kind),
