@@ -7,6 +7,7 @@
 //! Data flows one way: nothing in `checks` sends requests, nothing in `report` knows HTTP.
 #![warn(missing_docs)]
 
+pub mod attribution;
 pub mod catalog;
 pub mod checks;
 pub mod cli;

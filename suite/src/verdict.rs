@@ -112,7 +112,8 @@ pub struct TestResult {
     pub requests: usize,
     /// Wall time of the test.
     pub duration: Duration,
-    /// What a `blocked` test could not have, and where that is judged.
+    /// The request that stopped a `blocked` test (or a `skipped` one, when no failing test
+    /// is behind it), and where that request is judged.
     pub blocked_by: Option<Blocker>,
     /// A failing sequence family: the minimal sequence it reports, as data.
     pub minimal: Option<Minimal>,
@@ -141,20 +142,36 @@ pub struct Blocker {
     pub request: String,
     /// What it answered: `404`, `409`, `last state seen: pending`, a transport error.
     pub answer: String,
-    /// The test that judges that request, where the root cause is reported.
+    /// The test that judges that request, where the root cause is reported: while the run
+    /// goes on, the test of the request's catalog endpoint; once it is over, a test that
+    /// failed on it ([`crate::attribution::settle`]).
     pub see: Option<String>,
+    /// What the user can do to have the test judged all the same ("give --module ...").
+    pub hint: Option<String>,
 }
 
 impl Blocker {
     /// One line: "needs the `workspace` fixture: POST /api/v2/organizations answered 404 (see organizations::create::api-v2)".
     pub fn line(&self) -> String {
-        let see = self
-            .see
+        let see = self.see.as_deref().map(|t| format!("see {t}"));
+        self.said(see.as_deref())
+    }
+
+    /// The line of a test no failing test is behind: the request, its answer and why
+    /// (`no failing test is behind it`), then the hint.
+    pub fn line_unjudged(&self, why: &str) -> String {
+        self.said(Some(why))
+    }
+
+    fn said(&self, aside: Option<&str>) -> String {
+        let aside = aside.map(|a| format!(" ({a})")).unwrap_or_default();
+        let hint = self
+            .hint
             .as_deref()
-            .map(|t| format!(" (see {t})"))
+            .map(|h| format!("; {h}"))
             .unwrap_or_default();
         format!(
-            "needs {}: {} answered {}{see}",
+            "needs {}: {} answered {}{aside}{hint}",
             self.needed, self.request, self.answer
         )
     }

@@ -403,6 +403,17 @@ impl Record {
         }
     }
 
+    /// `transport.no-5xx` on a probe only TFE documents (a `tfe.refuses-*` or
+    /// `tfe.accepts-input` case), counted at `tfe`: the spec sends no such request, so its 5xx
+    /// is no core failure of the endpoint whose test sent it ([`Record::server_errors`] then
+    /// leaves it).
+    pub fn tfe_probe_server_error(&mut self, exchange: &crate::target::Exchange, index: usize) {
+        if let Err(message) = no_server_error(exchange) {
+            let finding = Finding::new(&NO_SERVER_ERROR, message, Some(index)).at(Level::Tfe);
+            self.findings.push(finding);
+        }
+    }
+
     /// Whether a finding of `check` is recorded.
     pub fn failed(&self, check: &Check) -> bool {
         self.findings.iter().any(|f| f.check.id == check.id)

@@ -191,6 +191,7 @@ impl Session {
             items.iter().partition(|item| matches!(item, Item::Test(_)));
         let mut results = self.run_together(tests);
         results.extend(self.run_together(families));
+        self.settle(&mut results);
         results
     }
 
@@ -224,6 +225,13 @@ impl Session {
         });
         results.sort_by(|a, b| a.name.cmp(&b.name));
         results
+    }
+
+    /// Settles which failing test each stopped test points at, once every test is over
+    /// ([`crate::attribution::settle`]).
+    pub fn settle(&self, results: &mut [TestResult]) {
+        let root = self.ctx.target.config.root.path().to_string();
+        crate::attribution::settle(results, self.ctx.profile, &root);
     }
 
     /// Deletes what the run made and stops the embedded service; returns what could not be

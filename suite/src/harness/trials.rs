@@ -116,13 +116,14 @@ fn run_session(
     let sweep = session.sweep_command();
     let ledger_failure = session.ctx.fixtures.ledger_failure();
     let printed = [preflight_warnings, session.ctx.target.elsewhere_warnings()].concat();
-    let (leftovers, figures) = session.close();
     let mut results = finisher
         .results
         .lock()
         .map(|r| r.clone())
         .unwrap_or_default();
     results.sort_by(|a, b| a.name.cmp(&b.name));
+    session.settle(&mut results);
+    let (leftovers, figures) = session.close();
     if let Some(interrupt) = interrupted {
         info.config
             .push(("interrupted".into(), interrupted_how(interrupt, &results)));

@@ -145,6 +145,7 @@ mod tests {
                 request: "POST /api/v2/organizations".into(),
                 answer: answer.into(),
                 see: Some(see.into()),
+                hint: None,
             }),
             minimal: None,
         }

@@ -64,6 +64,7 @@ impl TestRun<'_> {
                 create.status().map(|s| s.to_string()).unwrap_or_default()
             ),
             see: Some(see),
+            hint: None,
         };
         self.exchanges.push(*create);
         Outcome::Blocked(blocker)
@@ -138,23 +139,15 @@ impl TestRun<'_> {
             }
         }
         // a registry read can be judged on a module the registry already has
-        let hint = if self.case.variant == Variant::Registry {
-            "; give --module NS/NAME/PROVIDER/VERSION to judge it on a module the registry has"
-        } else {
-            ""
-        };
-        if unjudged {
-            return Outcome::Skip(format!(
-                "{} (no failing test is behind it){hint}",
-                blocker.line()
-            ));
+        if self.case.variant == Variant::Registry {
+            blocker.hint = Some(
+                "give --module NS/NAME/PROVIDER/VERSION to judge it on a module the registry has"
+                    .into(),
+            );
         }
-        if blocker_absent {
-            return Outcome::Skip(format!(
-                "{}, a test that is unsupported: its group is absent{hint}",
-                blocker.line()
-            ));
-        }
+        // Which failing test is behind it (if any) is settled once the run is over
+        // (`attribution::settle`): the test named here may not fail, another may fail on
+        // this very request.
         Outcome::Blocked(blocker)
     }
 

@@ -192,10 +192,16 @@ impl<'a> TestRun<'a> {
         let (verdict, reason) = match outcome {
             Outcome::Skip(why) => (Verdict::Skipped, Some(why)),
             Outcome::Error(why) => (Verdict::Error, Some(why)),
+            // settled when the run is over (`attribution::settle`); until then, blocked
+            // where the request's own test is known
             Outcome::Blocked(blocker) => {
+                let verdict = match blocker.see {
+                    Some(_) => Verdict::Blocked,
+                    None => Verdict::Skipped,
+                };
                 let line = blocker.line();
                 blocked_by = Some(blocker);
-                (Verdict::Blocked, Some(line))
+                (verdict, Some(line))
             }
             Outcome::Unsupported(why) if !self.ctx.required(&self.case.group) => {
                 (Verdict::Unsupported, Some(why))
@@ -465,18 +471,14 @@ impl<'a> TestRun<'a> {
                 let needed = format!("the request sent before a `{kind}` is created");
                 let blocker = self.ctx.blocker(needed, &ex, None);
                 self.exchanges.push(ex);
-                if blocker.see.is_some() {
-                    return Err(Outcome::Blocked(blocker));
+                // a route outside the spec (TFE's workspace lock): no test of its own judges
+                // it; whether one failed on it is settled when the run is over
+                if blocker.see.is_none() {
+                    if let Some(outcome) = self.own_route_absent().await {
+                        return Err(outcome);
+                    }
                 }
-                // a route outside the spec (TFE's workspace lock): no test judges it, so no
-                // failing test is behind it, as for the kind's fixture
-                if let Some(outcome) = self.own_route_absent().await {
-                    return Err(outcome);
-                }
-                Err(Outcome::Skip(format!(
-                    "{} (no failing test is behind it)",
-                    blocker.line()
-                )))
+                Err(Outcome::Blocked(blocker))
             }
         }
     }

@@ -363,6 +363,7 @@ impl Context {
                 Err(e) => e.to_string(),
             },
             see,
+            hint: None,
         }
     }
 }

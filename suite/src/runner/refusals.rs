@@ -72,6 +72,8 @@ impl TestRun<'_> {
             self.notes.push(format!("{what}: not evaluated, {why}"));
             return;
         }
+        self.record
+            .tfe_probe_server_error(&self.exchanges[sent], sent);
         let answered = self
             .ex(sent)
             .json()
@@ -205,6 +207,8 @@ impl TestRun<'_> {
             self.notes.push(format!("{what}: not evaluated, {why}"));
             return;
         }
+        self.record
+            .tfe_probe_server_error(&self.exchanges[sent], sent);
         let statuses: Vec<u16> = if r.status.is_empty() {
             c::refusal_statuses(r.what).to_vec()
         } else {

@@ -54,6 +54,7 @@ impl TestRun<'_> {
                     request: request.unwrap_or_else(|| "the token's create".to_string()),
                     answer: format!("without a secret at {pointer}"),
                     see,
+                    hint: None,
                 }))
             }
             None => Ok(()),

@@ -150,12 +150,13 @@ impl<'a> Run<'a> {
         let item = self.model.items.len() - 1;
         if let Some(delete) = self.cleanup_request(item) {
             let show = self.show_request(item);
+            let list = self.search_request(item);
             self.ctx.fixtures.note_made(crate::ledger::Made {
                 kind: coll.kind.clone(),
                 id: self.model.items[item].id.clone(),
                 delete: Some(delete),
                 show,
-                list: None,
+                list,
                 parents: self.lives_in(parent),
                 after: Vec::new(),
             });

@@ -5,6 +5,7 @@ use reqwest::Method;
 use serde_json::json;
 
 use super::Run;
+use crate::removal::{Reads, Remover};
 use crate::target::{Auth, Body, Request, TransportError};
 
 impl<'a> Run<'a> {
@@ -81,6 +82,17 @@ impl<'a> Run<'a> {
         Some((self.ctx.target.api_url(&env.fill(template)), auth))
     }
 
+    /// The list search that shows one item of a collection whose `show` is a search
+    /// (`show_list`: an administrator's user search by email), for cleanup to look for it.
+    pub(super) fn search_request(&self, index: usize) -> Option<(url::Url, Auth)> {
+        let item = &self.model.items[index];
+        let coll = self.coll(item.coll);
+        let template = coll.show.as_ref().filter(|_| coll.show_list)?;
+        let env = self.env(Some(index), item.parent, None);
+        let auth = if coll.admin { Auth::Admin } else { Auth::User };
+        Some((self.ctx.target.api_url(&env.fill(template)), auth))
+    }
+
     /// Deletes what the sequence made: the items [`Run::cleanup_request`] names (each is in
     /// the run's ledger from its create on), whatever the model says of them (a deleted item
     /// answers 404, which counts as gone; a failed sequence's model may be wrong), then the
@@ -94,7 +106,10 @@ impl<'a> Run<'a> {
             };
             let ex = self.ctx.target.send(Request::new(method, url, auth)).await;
             let show = self.show_request(i);
-            if self.deleted(&ex, show.as_ref()).await {
+            let search = self.search_request(i);
+            let id = self.model.items[i].id.clone();
+            let reads = Reads::of(show.as_ref(), search.as_ref(), &id);
+            if self.deleted(&ex, reads).await {
                 let item = &self.model.items[i];
                 self.ctx
                     .fixtures
@@ -117,37 +132,36 @@ impl<'a> Run<'a> {
                 .send(Request::new(Method::DELETE, url.clone(), Auth::User))
                 .await;
             // what is not gone now, teardown deletes: it is in the run's ledger already
-            if self.deleted(&ex, Some(&(url, Auth::User))).await {
+            let show = (url, Auth::User);
+            if self.deleted(&ex, Reads::of(Some(&show), None, &name)).await {
                 self.ctx.fixtures.note_gone("organization", &name);
             }
         }
     }
 
-    /// Whether the delete answered by `ex` removed its item: a 404, or a success; a 202
-    /// (accepted, not yet done) only once `show` no longer finds it, read again within the
-    /// consistency window (`crate::patience`).
-    async fn deleted(&self, ex: &crate::target::Exchange, show: Option<&(url::Url, Auth)>) -> bool {
-        if ex.status() == Some(404) {
-            return true;
-        }
-        if !ex.is_success() {
+    /// Whether the delete answered by `ex` removed its item, by observation: after a 2xx or a
+    /// 404, its show no longer finds it (or its list search no longer holds it), read once. A
+    /// delete's word alone is not taken, and nothing is waited for here: what this read does
+    /// not show gone stays in the run's ledger, and teardown removes it, waiting out the
+    /// consistency window, and says what it saw ([`crate::removal`]).
+    async fn deleted(&self, ex: &crate::target::Exchange, reads: Reads<'_>) -> bool {
+        if !(ex.is_success() || ex.status() == Some(404)) {
             return false;
         }
-        let Some((url, auth)) = show.filter(|_| ex.status() == Some(202)) else {
-            return true;
-        };
-        let mut patience = self.ctx.target.patience();
-        loop {
-            let shown = self
-                .ctx
-                .target
-                .send(Request::new(Method::GET, url.clone(), *auth))
-                .await;
-            let gone = matches!(shown.status(), Some(404 | 410));
-            if gone || !patience.again().await {
-                patience.done(gone);
-                return gone;
+        match (reads.show, reads.list) {
+            (Some((url, auth)), _) => {
+                let shown = self
+                    .ctx
+                    .target
+                    .send(Request::new(Method::GET, url.clone(), *auth))
+                    .await;
+                matches!(shown.status(), Some(404 | 410))
             }
+            (None, Some((list, id))) => {
+                let remover = Remover::new(&self.ctx.target, &self.ctx.catalog);
+                remover.listed(list, id).await == Some(false)
+            }
+            (None, None) => false,
         }
     }
 
