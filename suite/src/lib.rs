@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod certify;
 pub mod checks;
 pub mod cli;
 pub mod clock;
