@@ -425,10 +425,11 @@ impl Cli {
     /// help in this tool's words and their meaningless flags hidden (`libtest`), and the exit
     /// codes after the options.
     pub fn command() -> clap::Command {
+        // libtest's own template (flattened in with its options) names no program
+        const HELP: &str =
+            "{about-with-newline}\n{usage-heading} {usage}\n\n{all-args}{after-help}";
         let mut command = <Self as clap::CommandFactory>::command()
-            .help_template(
-                "{about-with-newline}\n{usage-heading} {usage}\n\n{all-args}{after-help}",
-            )
+            .help_template(HELP)
             .disable_version_flag(false)
             .version(env!("CARGO_PKG_VERSION"))
             .after_help(EXIT_CODES);
@@ -440,7 +441,7 @@ impl Cli {
         };
         command = libtest::reworded(command).mut_arg("test_threads", threads);
         command.mut_subcommand("certify", |certify| {
-            libtest::reworded(certify).mut_arg("test_threads", threads)
+            libtest::reworded(certify.help_template(HELP)).mut_arg("test_threads", threads)
         })
     }
 
