@@ -7,7 +7,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod certify;
 mod libtest;
+
+pub use certify::{CertifyArgs, VerifyArgs};
 
 /// Conformance suite and contract checker for the Infrastructure Automation Service API.
 #[derive(Debug, Parser)]
@@ -46,6 +49,11 @@ pub enum Command {
     Manpage,
     /// What changed between two runs' results.json: new failures, fixed tests, moved verdicts.
     Compare(CompareArgs),
+    /// A run (or its shards' reports) made into a bundle anyone can check: reports, contract
+    /// hashes, waivers, the statement of conformance.
+    Certify(Box<CertifyArgs>),
+    /// Check a bundle of `conform certify` offline: its files, its statement, its contract.
+    Verify(VerifyArgs),
 }
 
 /// Options of `conform compare`.
@@ -417,19 +425,23 @@ impl Cli {
     /// help in this tool's words and their meaningless flags hidden (`libtest`), and the exit
     /// codes after the options.
     pub fn command() -> clap::Command {
+        // libtest's own template (flattened in with its options) names no program
+        const HELP: &str =
+            "{about-with-newline}\n{usage-heading} {usage}\n\n{all-args}{after-help}";
         let mut command = <Self as clap::CommandFactory>::command()
-            .help_template(
-                "{about-with-newline}\n{usage-heading} {usage}\n\n{all-args}{after-help}",
-            )
+            .help_template(HELP)
             .disable_version_flag(false)
             .version(env!("CARGO_PKG_VERSION"))
             .after_help(EXIT_CODES);
-        command = libtest::reworded(command);
-        command.mut_arg("test_threads", |a| {
+        let threads = |a: clap::Arg| {
             a.value_name("N").help(format!(
                 "Tests run at once [default: {}]",
                 DEFAULT_CONCURRENCY
             ))
+        };
+        command = libtest::reworded(command).mut_arg("test_threads", threads);
+        command.mut_subcommand("certify", |certify| {
+            libtest::reworded(certify.help_template(HELP)).mut_arg("test_threads", threads)
         })
     }
 

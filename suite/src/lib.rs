@@ -9,6 +9,7 @@
 
 pub mod attribution;
 pub mod catalog;
+pub mod certify;
 pub mod checks;
 pub mod cli;
 pub mod clock;

@@ -58,6 +58,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Compare(args)) => conform::compare::command(&args),
+        Some(Command::Certify(args)) => conform::certify::command(*args, &argv),
+        Some(Command::Verify(args)) => conform::certify::verify_command(&args),
         Some(Command::Manpage) => {
             match clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout()) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -10,6 +10,7 @@ mod support;
 
 mod bounded;
 mod catalog;
+mod certify;
 mod cli;
 mod consent;
 mod depth;
@@ -48,6 +49,7 @@ fn main() {
     harness::run(files![
         bounded,
         catalog,
+        certify,
         cli,
         consent,
         depth,

@@ -69,6 +69,12 @@ impl Catalog {
         Self::from_files(files, "embedded".to_string())
     }
 
+    /// Every file of the embedded `cases/` with its path, as built into the binary (what
+    /// `conform certify` hashes).
+    pub fn embedded_files() -> Vec<(String, &'static [u8])> {
+        every_file(&EMBEDDED)
+    }
+
     /// A catalog read from a folder laid out like `cases/`.
     pub fn from_dir(dir: &Path) -> Result<Self, CatalogError> {
         let mut files = Vec::new();
@@ -496,6 +502,25 @@ impl Catalog {
         }
         Ok(())
     }
+}
+
+/// Every file under an embedded folder, with its path inside it, sorted by path.
+pub fn every_file(dir: &'static Dir<'static>) -> Vec<(String, &'static [u8])> {
+    fn walk(dir: &'static Dir<'static>, out: &mut Vec<(String, &'static [u8])>) {
+        for file in dir.files() {
+            out.push((
+                file.path().to_string_lossy().replace('\\', "/"),
+                file.contents(),
+            ));
+        }
+        for sub in dir.dirs() {
+            walk(sub, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out.sort();
+    out
 }
 
 fn collect_embedded(dir: &Dir<'_>, out: &mut Vec<(String, String)>) {

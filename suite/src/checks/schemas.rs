@@ -45,6 +45,12 @@ impl Schemas {
         Self::from_files(files)
     }
 
+    /// Every file of the embedded `schemas/` with its path, as built into the binary (what
+    /// `conform certify` hashes).
+    pub fn embedded_files() -> Vec<(String, &'static [u8])> {
+        crate::catalog::every_file(&EMBEDDED)
+    }
+
     /// Schemas read from a folder laid out like `schemas/` (every `.json` under it).
     pub fn from_dir(dir: &Path) -> Result<Self, SchemaError> {
         let mut files = Vec::new();

@@ -22,10 +22,16 @@ use crate::verdict::TestResult;
 
 /// Runs the suite (`conform [OPTIONS]`); returns the process exit code.
 pub fn run(args: RunArgs) -> ExitCode {
+    ExitCode::from(run_code(args))
+}
+
+/// Runs the suite as [`run`] does; answers the exit code as a number ([`ExitCodes`]), for a
+/// caller that goes on after the run (`conform certify`).
+pub fn run_code(args: RunArgs) -> u8 {
     let outcome = Plan::from_args(&args).and_then(|plan| trials::run_trials(plan, args.libtest));
     outcome.unwrap_or_else(|e| {
         eprintln!("error: {e}");
-        ExitCode::from(ExitCodes::CONFIG)
+        ExitCodes::CONFIG
     })
 }
 

@@ -2,7 +2,6 @@
 //! console summary, the report files and the exit code.
 
 use std::path::Path;
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,7 +19,7 @@ use crate::verdict::{Profile, TestResult, Verdict};
 
 /// Runs the plan's items as libtest-mimic trials (`libtest`: its filters, `--list`, output
 /// format and log file); returns the exit code.
-pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, ConfigError> {
+pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<u8, ConfigError> {
     libtest.test_threads = Some(plan.concurrency);
     if libtest.list {
         let trials = plan
@@ -29,7 +28,7 @@ pub fn run_trials(plan: Plan, mut libtest: Arguments) -> Result<ExitCode, Config
             .map(|name| Trial::test(name, || Ok(())))
             .collect();
         let _ = libtest_mimic::run(&libtest, trials);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitCodes::OK);
     }
     // a reader of standard output that goes away cancels the run (see relay.rs)
     let closed = Arc::new(ClosedOutput::default());
@@ -78,7 +77,7 @@ fn run_session(
     mut libtest: Arguments,
     closed: &ClosedOutput,
     machine: Option<&super::relay::MachineOutput>,
-) -> Result<ExitCode, ConfigError> {
+) -> Result<u8, ConfigError> {
     let reports = plan.settings.reports.clone();
     writable_folder(&reports)?;
     crate::verdict::set_rerun_options(plan.settings.rerun_options());
@@ -151,20 +150,16 @@ fn run_session(
             cancel::Signal::ClosedOutput => eprintln!("{line}"),
             _ => println!("{line}"),
         }
-        return Ok(ExitCode::from(interrupt.signal.exit_code()));
+        return Ok(interrupt.signal.exit_code());
     }
     if unwritten > 0 {
         eprintln!(
             "error: {unwritten} of the reports could not be written (exit code {})",
             ExitCodes::REPORTS_UNWRITTEN
         );
-        return Ok(ExitCode::from(ExitCodes::REPORTS_UNWRITTEN));
+        return Ok(ExitCodes::REPORTS_UNWRITTEN);
     }
-    Ok(ExitCode::from(judged_code(
-        &plan,
-        &results,
-        changes.as_ref(),
-    )))
+    Ok(judged_code(&plan, &results, changes.as_ref()))
 }
 
 /// libtest opens `--logfile` itself and panics when it cannot: opened here first, a log that

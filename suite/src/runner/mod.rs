@@ -36,6 +36,10 @@ use judge::{observed_only_above, unjudgeable};
 // Pages a walk reads at most: the one cap of every walk.
 use crate::pages::MAX_PAGES;
 
+/// How the reason of a test of an absent group that `--require` names ends: it fails (what
+/// `conform certify` counts as a group not implemented).
+pub const GROUP_REQUIRED: &str = "(the group is required)";
+
 /// What every test shares.
 pub struct Context {
     /// The target.
@@ -208,7 +212,7 @@ impl<'a> TestRun<'a> {
             }
             Outcome::Unsupported(why) => (
                 Verdict::Fail,
-                Some(format!("{why} (the group is required)")),
+                Some(format!("{why} {GROUP_REQUIRED}")),
             ),
             Outcome::Done => match judge(
                 &self.record.findings,
