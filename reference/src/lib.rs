@@ -15,6 +15,7 @@
 
 #![warn(missing_docs)]
 
+mod compat;
 mod error;
 mod faults;
 mod gate;
@@ -22,6 +23,7 @@ mod jsonapi;
 mod paths;
 mod routes;
 mod shapes;
+mod state;
 mod store;
 mod tls;
 
@@ -33,13 +35,14 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+pub use compat::Compat;
 pub use faults::{fault_catalog, Fault, FaultInfo};
 pub use shapes::{seeded_archive, shape_catalog, Shape, ShapeInfo};
 pub use tls::{generate_certificate, GeneratedCertificate};
 
 use crate::faults::Faults;
-use crate::jsonapi::AppState;
 use crate::shapes::Shapes;
+use crate::state::AppState;
 use crate::store::Store;
 
 /// How the reference behaves: its tokens, password, faults, shapes and body limit.
@@ -70,29 +73,6 @@ pub struct Config {
     /// A workspace to make at start in `seed_organization`, in local execution mode (so that
     /// terraform runs plan and apply on the client, with state kept here).
     pub seed_workspace: Option<String>,
-}
-
-/// Whose words the service uses where the spec and TFE disagree (`conform serve --compat`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Compat {
-    /// The spec's (the default): an administrator's force-cancel leaves a run `cancelled`.
-    #[default]
-    Spec,
-    /// TFE's, for SDKs that parse TFE's words: `force_canceled`, 415 for a write without a
-    /// JSON content type, trailing slashes tolerated.
-    Tfe,
-}
-
-impl std::str::FromStr for Compat {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "spec" => Ok(Compat::Spec),
-            "tfe" => Ok(Compat::Tfe),
-            other => Err(format!("unknown compat {other:?}: spec or tfe")),
-        }
-    }
 }
 
 impl Default for Config {

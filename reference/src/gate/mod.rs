@@ -20,8 +20,8 @@ use axum::Router;
 use tower::Layer;
 
 use crate::error::ApiResult;
-use crate::jsonapi::AppState;
 use crate::routes;
+use crate::state::AppState;
 use prefix::Target;
 
 mod answer;
@@ -33,8 +33,6 @@ mod later;
 mod limits;
 mod prefix;
 mod pretend;
-
-pub(crate) use later::Lagging;
 
 /// The service: the gate in front of every route.
 pub(crate) fn app(state: AppState) -> Router {

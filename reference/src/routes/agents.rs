@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value};
 use super::org;
 use super::organizations::valid_name;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, merge, no_content, ok, paginate, resource, AppState, Body, Ctx};
+use crate::jsonapi::{created, merge, no_content, ok, paginate, resource, Body, Ctx};
+use crate::state::AppState;
 use crate::store::{now, Record};
 
 pub(crate) fn router() -> Router<AppState> {

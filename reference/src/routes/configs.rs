@@ -11,8 +11,9 @@ use serde_json::{json, Map, Value};
 use crate::error::{ApiError, ApiResult};
 use crate::faults::Kind;
 use crate::jsonapi::Body as JsonBody;
-use crate::jsonapi::{accepted, created, merge, ok, paginate, read_bytes, resource, AppState, Ctx};
+use crate::jsonapi::{accepted, created, merge, ok, paginate, read_bytes, resource, Ctx};
 use crate::paths::UPLOAD_LIMIT;
+use crate::state::AppState;
 use crate::store::{now, Store};
 
 pub(crate) fn router() -> Router<AppState> {

@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value};
 
 use super::org;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{answer, created, merge, ok, paginate, plain, resource, AppState, Body, Ctx};
+use crate::jsonapi::{answer, created, merge, ok, paginate, plain, resource, Body, Ctx};
+use crate::state::AppState;
 use crate::store::now;
 
 pub(crate) fn router() -> Router<AppState> {

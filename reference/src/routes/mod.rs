@@ -7,10 +7,10 @@ use axum::Router;
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::AppState;
 use crate::shapes::{
     seeded_archive, Shape, Shapes, SEEDED_MODULE, SEEDED_ORGANIZATION, SEEDED_WORKSPACE,
 };
+use crate::state::AppState;
 use crate::store::Store;
 
 mod admin;

@@ -13,8 +13,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::faults::Kind;
 use crate::jsonapi::Ty;
 use crate::jsonapi::{
-    answer, created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
+    answer, created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx,
 };
+use crate::state::AppState;
 use crate::store::{now, Store};
 
 pub(crate) fn router() -> Router<AppState> {

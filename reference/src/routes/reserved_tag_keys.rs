@@ -9,7 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::org;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, no_content, ok, paginate, resource, AppState, Body, Ctx, Ty};
+use crate::jsonapi::{created, no_content, ok, paginate, resource, Body, Ctx, Ty};
+use crate::state::AppState;
 use crate::store::{now, Store};
 
 /// The store kind (owned by the organization).

@@ -9,7 +9,8 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::faults::Kind;
-use crate::jsonapi::{accepted, created, merge, ok, paginate, resource, AppState, Body, Ctx};
+use crate::jsonapi::{accepted, created, merge, ok, paginate, resource, Body, Ctx};
+use crate::state::AppState;
 use crate::store::{now, Store, FINAL_RUN_STATES};
 
 pub(crate) fn router() -> Router<AppState> {

@@ -12,8 +12,9 @@ use super::organizations::valid_name;
 use crate::error::{ApiError, ApiResult};
 use crate::faults::Kind;
 use crate::jsonapi::{
-    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx, Doc,
+    created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx, Doc,
 };
+use crate::state::AppState;
 use crate::store::{now, Store};
 
 pub(crate) fn router() -> Router<AppState> {
@@ -450,7 +451,7 @@ fn grant_types(ctx: &Ctx, a: Access) -> Vec<&'static str> {
     } else {
         "team-workspace-access"
     };
-    if ctx.state.compat == crate::Compat::Tfe {
+    if ctx.state.compat == crate::compat::Compat::Tfe {
         vec![a.kind, singular]
     } else {
         vec![a.kind]

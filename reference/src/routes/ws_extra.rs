@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value};
 
 use super::workspaces::{render_ws, ws_by_name};
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{item_ids, no_content, ok, paginate, AppState, Body, Ctx};
+use crate::jsonapi::{item_ids, no_content, ok, paginate, Body, Ctx};
+use crate::state::AppState;
 use crate::store::Store;
 
 /// The store kind of one (producer workspace, consumer workspace) pair: owned by the producer,

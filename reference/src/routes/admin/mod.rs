@@ -15,9 +15,8 @@ use serde_json::{json, Map, Value};
 use super::runs::{is_final, set_status};
 use super::workspaces::render_ws;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{
-    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
-};
+use crate::jsonapi::{created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx};
+use crate::state::AppState;
 use crate::store::now;
 use scim::{
     create_scim_group, create_scim_token, delete_scim_group, list_scim_tokens, map_scim_group,

@@ -13,9 +13,8 @@ use serde_json::{json, Map, Value};
 
 use super::org;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{
-    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
-};
+use crate::jsonapi::{created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx};
+use crate::state::AppState;
 use crate::store::{now, Record, Store};
 use varsets::{
     apply_projects, apply_workspaces, create_varset, create_varset_var, destroy_varset,

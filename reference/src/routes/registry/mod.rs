@@ -4,7 +4,7 @@
 
 use axum::Router;
 
-use crate::jsonapi::AppState;
+use crate::state::AppState;
 
 mod archive;
 mod deprecated;

@@ -9,7 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::super::org;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, no_content, ok, paginate, resource, AppState, Body, Ctx, Doc};
+use crate::jsonapi::{created, no_content, ok, paginate, resource, Body, Ctx, Doc};
+use crate::state::AppState;
 use crate::store::{now, Record, Store};
 
 /// The organization-scoped management routes.

@@ -16,9 +16,8 @@ use super::org;
 use super::organizations::{tag_by_name, tag_names, tag_workspace, valid_name};
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::Ty;
-use crate::jsonapi::{
-    created, merge, no_content, ok, paginate, resource, AppState, Body, Ctx, Doc,
-};
+use crate::jsonapi::{created, merge, no_content, ok, paginate, resource, Body, Ctx, Doc};
+use crate::state::AppState;
 use crate::store::{now, Record, Store};
 use locks::{force_unlock, lock, unlock};
 use tags::{add_tags, list_tags, remove_tags};
