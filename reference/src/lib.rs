@@ -21,6 +21,7 @@ mod faults;
 mod gate;
 mod jsonapi;
 mod paths;
+mod render;
 mod routes;
 mod shapes;
 mod state;

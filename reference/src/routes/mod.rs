@@ -33,9 +33,7 @@ mod workspaces;
 mod ws_extra;
 
 use organizations::insert_organization;
-pub(crate) use projects::render_project;
 use registry::seed_module_version;
-pub(crate) use workspaces::render_ws;
 
 /// Every route, with the answers to an unknown route or method.
 pub(crate) fn router(state: AppState) -> Router {

@@ -13,9 +13,9 @@ use axum::Router;
 use serde_json::{json, Map, Value};
 
 use super::runs::{is_final, set_status};
-use super::workspaces::render_ws;
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx};
+use crate::render::render_ws;
 use crate::state::AppState;
 use crate::store::now;
 use scim::{

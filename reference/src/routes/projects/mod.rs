@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 use super::org;
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx};
+use crate::render::render_project;
 use crate::state::AppState;
 use crate::store::{now, Record, Store};
 use varsets::{
@@ -69,37 +70,6 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/projects/{id}/varsets", get(list_project_varsets))
         .route("/organizations/{org}/oauth-tokens", get(list_org_tokens))
         .route("/users/{id}", get(show_user))
-}
-
-/// A project with its organization relationship.
-pub(crate) fn render_project(store: &Store, p: &Record) -> Value {
-    let mut doc = p.render();
-    let org_name = p.owner.clone().unwrap_or_default();
-    doc["relationships"]["organization"] =
-        json!({"data": {"type": "organizations", "id": org_name}});
-    let count = store
-        .list("workspaces", Some(&org_name))
-        .iter()
-        .filter(|w| w.rel_id("project") == Some(p.id.as_str()))
-        .count();
-    doc["attributes"]["workspace-count"] = json!(count);
-    // The organization's default project, made before projects had execution settings.
-    if p.attributes.get("default-execution-mode").is_none() {
-        let mode = store
-            .get("organizations", &org_name)
-            .map(|o| o.str("default-execution-mode"))
-            .filter(|m| !m.is_empty())
-            .unwrap_or("remote");
-        doc["attributes"]["default-execution-mode"] = json!(mode);
-        doc["attributes"]["setting-overwrites"] =
-            json!({"default-execution-mode": false, "default-agent-pool": false});
-    }
-    if p.relationships.get("default-agent-pool").is_none() {
-        doc["relationships"]["default-agent-pool"] = json!({"data": null});
-    }
-    doc["attributes"]["permissions"] = json!({"can-read": true, "can-update": true,
-        "can-destroy": true, "can-create-workspace": true, "can-move-workspace": true});
-    doc
 }
 
 fn valid_project_name(name: &str) -> bool {

@@ -17,8 +17,9 @@ use super::organizations::{tag_by_name, tag_names, tag_workspace, valid_name};
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::Ty;
 use crate::jsonapi::{created, merge, no_content, ok, paginate, resource, Body, Ctx, Doc};
+use crate::render::render_ws;
 use crate::state::AppState;
-use crate::store::{now, Record, Store};
+use crate::store::{now, Store};
 use locks::{force_unlock, lock, unlock};
 use tags::{add_tags, list_tags, remove_tags};
 use vars::{
@@ -53,17 +54,6 @@ pub(crate) fn router() -> Router<AppState> {
             "/workspaces/{id}/vars/{var}",
             get(show_ws_var).patch(update_ws_var).delete(destroy_ws_var),
         )
-}
-
-/// A workspace as JSON:API, with TFE's links.
-pub(crate) fn render_ws(ws: &Record) -> Value {
-    let mut doc = ws.render();
-    let org_name = ws.owner.clone().unwrap_or_default();
-    doc["links"] = json!({
-        "self": format!("/api/v2/organizations/{org_name}/workspaces/{}", ws.str("name")),
-        "self-html": format!("/app/{org_name}/workspaces/{}", ws.str("name")),
-    });
-    doc
 }
 
 pub(super) fn ws_by_name(store: &Store, org_name: &str, name: &str) -> ApiResult<String> {
