@@ -24,6 +24,7 @@ mod paths;
 mod render;
 mod routes;
 mod shapes;
+mod shared;
 mod state;
 mod store;
 mod tls;

@@ -8,9 +8,9 @@ use axum::routing::{get, patch, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::org;
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{answer, created, merge, ok, paginate, plain, resource, Body, Ctx};
+use crate::shared::org;
 use crate::state::AppState;
 use crate::store::now;
 

@@ -70,11 +70,6 @@ async fn method_not_allowed() -> Response {
     ApiError::MethodNotAllowed.into_response()
 }
 
-/// 404 unless the organization exists.
-pub(crate) fn org(store: &Store, name: &str) -> Result<(), ApiError> {
-    store.find("organizations", name).map(|_| ())
-}
-
 /// Seeds what `conform serve` was asked for: an organization, and a workspace in it in local
 /// execution mode; records them in `store.seeded` (`organization`: its name, `workspace`:
 /// its id).

@@ -8,10 +8,10 @@ use axum::routing::{get, patch, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::workspaces::ws_by_name;
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{item_ids, no_content, ok, paginate, Body, Ctx};
 use crate::render::render_ws;
+use crate::shared::ws_by_name;
 use crate::state::AppState;
 use crate::store::Store;
 

@@ -12,10 +12,10 @@ use axum::routing::{get, patch, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::runs::{is_final, set_status};
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx};
 use crate::render::render_ws;
+use crate::shared::runs::{is_final, set_status};
 use crate::state::AppState;
 use crate::store::now;
 use scim::{
