@@ -20,7 +20,6 @@ use axum::Router;
 use tower::Layer;
 
 use crate::error::ApiResult;
-use crate::routes;
 use crate::state::AppState;
 use prefix::Target;
 
@@ -34,9 +33,9 @@ mod limits;
 mod prefix;
 mod pretend;
 
-/// The service: the gate in front of every route.
-pub(crate) fn app(state: AppState) -> Router {
-    let gated = from_fn_with_state(state.clone(), gate).layer(routes::router(state));
+/// `routes` with the gate in front of them.
+pub(crate) fn wrap(state: AppState, routes: Router) -> Router {
+    let gated = from_fn_with_state(state, gate).layer(routes);
     Router::new().fallback_service(gated)
 }
 
