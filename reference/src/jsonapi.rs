@@ -1,9 +1,6 @@
-//! JSON:API plumbing: the shared state, the request context and body extractors, answer
-//! helpers and paging.
+//! JSON:API plumbing: the request context and body extractors, answer helpers and paging.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Query, Request};
@@ -13,55 +10,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult, JSONAPI};
-use crate::faults::{Faults, Kind};
-use crate::shapes::{Shape, Shapes};
-use crate::store::Store;
-
-/// The state every handler shares.
-#[derive(Clone)]
-pub(crate) struct AppState {
-    pub store: Arc<RwLock<Store>>,
-    pub faults: Arc<Faults>,
-    pub shapes: Arc<Shapes>,
-    pub token: Arc<str>,
-    pub admin_token: Arc<str>,
-    pub body_limit: usize,
-    pub requests: Arc<AtomicU64>,
-    /// Requests seen, for the `unavailable-now-and-then` shape.
-    pub seen: Arc<AtomicU64>,
-    /// Arrival instants of the latest requests, for `rate-limit-per-second`.
-    pub arrivals: Arc<std::sync::Mutex<std::collections::VecDeque<std::time::Instant>>>,
-    /// Held for writing by a request whose fault restores the store afterwards, for reading
-    /// by every other request (only while such a fault is on).
-    pub exclusive: Arc<tokio::sync::RwLock<()>>,
-    /// The configured public URL (`--public-url`), without a trailing slash.
-    pub public_url: Option<Arc<str>>,
-    /// Whether the service is served over TLS (absolute URLs default to `https`).
-    pub tls: bool,
-    /// Whose words to use where the spec and TFE disagree.
-    pub compat: crate::Compat,
-    /// What the `generic-store` shape keeps.
-    pub kept: Arc<crate::store::Kept>,
-    /// What `list-lag` has seen created, and when.
-    pub lagging: Arc<crate::gate::Lagging>,
-}
-
-impl AppState {
-    /// Reads the store (a poisoned lock is still usable: handlers never leave it half-written).
-    pub fn read(&self) -> RwLockReadGuard<'_, Store> {
-        self.store.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Writes the store.
-    pub fn write(&self) -> RwLockWriteGuard<'_, Store> {
-        self.store.write().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Whether a fault without argument is on.
-    pub fn fault(&self, kind: Kind) -> bool {
-        self.faults.has(&kind)
-    }
-}
+use crate::faults::Kind;
+use crate::shapes::Shape;
+use crate::state::AppState;
 
 /// The original request path, kept by the gate before it strips `/api/v2`.
 #[derive(Clone)]

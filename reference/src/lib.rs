@@ -4,7 +4,7 @@
 //!
 //! - [`start`] binds a loopback ephemeral port and serves in the background ([`Running`]);
 //! - [`serve`] serves on a given listener until the process ends (`conform serve`);
-//! - [`app`] is the router itself, for tests that drive it with `tower::ServiceExt::oneshot`.
+//! - [`app()`] is the router itself, for tests that drive it with `tower::ServiceExt::oneshot`.
 //!
 //! [`Config::faults`] enables deliberate breakages ([`fault_catalog`]) so that the suite can
 //! prove that each of its checks notices the behaviour it is about. [`Config::shapes`] makes
@@ -15,104 +15,35 @@
 
 #![warn(missing_docs)]
 
+mod app;
+mod compat;
+mod config;
 mod error;
 mod faults;
 mod gate;
 mod jsonapi;
 mod paths;
+mod render;
 mod routes;
 mod shapes;
+mod shared;
+mod state;
 mod store;
 mod tls;
 
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, RwLock};
 
 use axum::Router;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+pub use compat::Compat;
+pub use config::Config;
 pub use faults::{fault_catalog, Fault, FaultInfo};
 pub use shapes::{seeded_archive, shape_catalog, Shape, ShapeInfo};
 pub use tls::{generate_certificate, GeneratedCertificate};
 
-use crate::faults::Faults;
-use crate::jsonapi::AppState;
-use crate::shapes::Shapes;
-use crate::store::Store;
-
-/// How the reference behaves: its tokens, password, faults, shapes and body limit.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// The user API token (`Authorization: Bearer <token>`).
-    pub token: String,
-    /// The administrator token, needed by the `/admin/...` routes.
-    pub admin_token: String,
-    /// The account password (`PATCH /account/password` checks `current_password` against it).
-    pub password: String,
-    /// The faults to inject.
-    pub faults: Vec<Fault>,
-    /// The shapes to take (several may be combined; see [`shape_catalog`] and the "Shapes"
-    /// section of `reference/README.md`). Empty: the whole service.
-    pub shapes: Vec<Shape>,
-    /// The largest JSON request body, in bytes (larger ones get 413).
-    pub body_limit: usize,
-    /// The scheme, host and port every absolute URL the service hands out starts with
-    /// (`https://tfe.example.test`). None: the scheme and host the client used (`Forwarded`,
-    /// `X-Forwarded-Proto`/`X-Forwarded-Host`, else `Host`).
-    pub public_url: Option<String>,
-    /// Whose words the service uses where the spec and TFE disagree.
-    pub compat: Compat,
-    /// An organization to make at start (`conform serve --seed-organization`), for clients
-    /// that expect one to exist (terraform's `cloud` block).
-    pub seed_organization: Option<String>,
-    /// A workspace to make at start in `seed_organization`, in local execution mode (so that
-    /// terraform runs plan and apply on the client, with state kept here).
-    pub seed_workspace: Option<String>,
-}
-
-/// Whose words the service uses where the spec and TFE disagree (`conform serve --compat`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Compat {
-    /// The spec's (the default): an administrator's force-cancel leaves a run `cancelled`.
-    #[default]
-    Spec,
-    /// TFE's, for SDKs that parse TFE's words: `force_canceled`, 415 for a write without a
-    /// JSON content type, trailing slashes tolerated.
-    Tfe,
-}
-
-impl std::str::FromStr for Compat {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "spec" => Ok(Compat::Spec),
-            "tfe" => Ok(Compat::Tfe),
-            other => Err(format!("unknown compat {other:?}: spec or tfe")),
-        }
-    }
-}
-
-impl Default for Config {
-    /// Token `reference-token`, admin token `reference-admin-token`, password
-    /// `reference-password`, no faults, no shapes, a 1 MiB body limit.
-    fn default() -> Self {
-        Config {
-            token: "reference-token".into(),
-            admin_token: "reference-admin-token".into(),
-            password: "reference-password".into(),
-            faults: Vec::new(),
-            shapes: Vec::new(),
-            body_limit: 1024 * 1024,
-            public_url: None,
-            compat: Compat::Spec,
-            seed_organization: None,
-            seed_workspace: None,
-        }
-    }
-}
+use crate::state::AppState;
 
 /// A reference started by [`start`], serving in the background until [`Running::shutdown`]
 /// or the end of the runtime (dropping it does not stop the server).
@@ -146,56 +77,19 @@ impl Running {
     }
 }
 
-fn state(config: Config, tls: bool) -> AppState {
-    let shapes = Shapes(config.shapes);
-    let mut store = Store::new(&config.password, &shapes);
-    let compat = if shapes.has(Shape::TfeWords) {
-        Compat::Tfe
-    } else {
-        config.compat
-    };
-    store.tfe = compat == Compat::Tfe;
-    routes::seed(&mut store, &shapes).expect("the shapes' seeds fit a fresh store");
-    routes::seed_given(
-        &mut store,
-        config.seed_organization.as_deref(),
-        config.seed_workspace.as_deref(),
-    )
-    .expect("the given seeds fit a fresh store (their names are checked first)");
-    AppState {
-        store: Arc::new(RwLock::new(store)),
-        faults: Arc::new(Faults(config.faults)),
-        shapes: Arc::new(shapes),
-        token: config.token.into(),
-        admin_token: config.admin_token.into(),
-        body_limit: config.body_limit,
-        requests: Arc::new(AtomicU64::new(0)),
-        seen: Arc::new(AtomicU64::new(0)),
-        arrivals: Default::default(),
-        exclusive: Arc::new(tokio::sync::RwLock::new(())),
-        public_url: config
-            .public_url
-            .map(|u| u.trim_end_matches('/').to_string().into()),
-        tls,
-        compat,
-        kept: Default::default(),
-        lagging: Default::default(),
-    }
-}
-
 /// The whole service as a router (both `/api/v2/...` and bare paths, the registry protocol,
 /// discovery and uploads).
 pub fn app(config: Config) -> Router {
-    gate::app(state(config, false))
+    app::service(app::state(config, false))
 }
 
 /// Binds `127.0.0.1:0` and serves there on the current tokio runtime.
 pub async fn start(config: Config) -> std::io::Result<Running> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    let state = state(config, false);
+    let state = app::state(config, false);
     let seeded = state.read().seeded.clone();
-    let router = gate::app(state);
+    let router = app::service(state);
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(async move {
         let _ = axum::serve(listener, router)
@@ -229,7 +123,7 @@ impl Prepared {
     /// Makes the service (its store seeded) without serving it.
     pub fn new(config: Config) -> Self {
         Prepared {
-            state: state(config, false),
+            state: app::state(config, false),
         }
     }
 
@@ -241,7 +135,7 @@ impl Prepared {
 
     /// Serves plain HTTP on `listener` until the process ends.
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, gate::app(self.state)).await
+        axum::serve(listener, app::service(self.state)).await
     }
 
     /// Checks a PEM certificate chain and PEM private key, then serves HTTPS on `listener`
@@ -255,7 +149,7 @@ impl Prepared {
     ) -> Result<(), String> {
         let tls = tls::server_config(chain_pem, key_pem)?;
         self.state.tls = true;
-        tls::serve_tls(listener, gate::app(self.state), tls)
+        tls::serve_tls(listener, app::service(self.state), tls)
             .await
             .map_err(|e| e.to_string())
     }

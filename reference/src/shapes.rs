@@ -8,7 +8,7 @@
 //! Where each shape acts:
 //! - routing (`api-v2-only`, `one-organization`, `registry-only`, `no-admin`, `tfe-paths`): [`Shapes::refuses`], asked
 //!   by the gate next to the routing faults;
-//! - seeding (`one-organization`, `registry-only`): `routes::seed`, when the state is made, from
+//! - seeding (`one-organization`, `registry-only`): `app::seed`, when the state is made, from
 //!   [`SEEDED_ORGANIZATION`], [`SEEDED_MODULE`] and [`seeded_archive`];
 //! - unavailable now and then: the gate's limits (`gate::limits`), before anything else;
 //! - opaque organization ids: the gate rewrites them in answers and bodies (`gate::ids`);
@@ -20,7 +20,7 @@
 //!   (`gate::pretend`), before any route;
 //! - eventually consistent (`list-lag`, `delete-202-later`): the gate around the route
 //!   (`gate::later`);
-//! - cloud block only: routing ([`Shapes::refuses`]) and seeding (`routes::seed`: the
+//! - cloud block only: routing ([`Shapes::refuses`]) and seeding (`app::seed`: the
 //!   organization and [`SEEDED_WORKSPACE`]);
 //! - unconfigured: the handlers of twilio verify and of configuration versions
 //!   (`routes::admin`, `routes::configs`);

@@ -158,7 +158,7 @@ pub const FINAL_RUN_STATES: &[&str] = &[
 impl Store {
     /// A store with the seeded user, VCS installation, assessment result and settings, shaped
     /// by the store-level shapes (`numeric-ids`, `no-runner`; the seeds of the others are
-    /// `routes::seed`'s).
+    /// `app::seed`'s).
     pub fn new(password: &str, shapes: &Shapes) -> Self {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -493,7 +493,7 @@ pub fn iso(t: time::OffsetDateTime) -> String {
 
 /// What the `generic-store` shape keeps (`gate::pretend` answers with it): documents by id,
 /// each with the collection it was posted to. Here, beside the store, so that the state
-/// (`jsonapi::AppState`) holds it without knowing the gate.
+/// (`state::AppState`) holds it without knowing the gate.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
     issued: AtomicU64,

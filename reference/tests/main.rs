@@ -5,6 +5,7 @@
 mod support;
 
 mod api;
+mod layers;
 mod local_tfe;
 mod shapes;
 mod tfe_workspaces;

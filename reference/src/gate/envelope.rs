@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 use super::answer::{content_type, is_json, REWRITE_LIMIT};
 use crate::error::{ApiError, JSONAPI};
 use crate::faults::{Faults, Kind};
-use crate::jsonapi::AppState;
+use crate::state::AppState;
 
 /// 1 GiB, the size of the `huge-body` answer.
 const HUGE: u64 = 1 << 30;

@@ -14,9 +14,9 @@ use serde_json::{json, Value};
 use super::answer::rewrite_jsonapi;
 use super::prefix::Target;
 use crate::error::ApiError;
-use crate::jsonapi::AppState;
 use crate::paths::is_upload_path;
 use crate::shapes::Shape;
+use crate::state::AppState;
 use crate::store::Store;
 
 /// The request with the numeric ids of its body as strings ([`ids_to_strings`]; uploads

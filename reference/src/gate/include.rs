@@ -10,8 +10,8 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use super::answer::rewrite_jsonapi;
-use crate::jsonapi::AppState;
-use crate::routes::{render_project, render_ws};
+use crate::render::{render_project, render_ws};
+use crate::state::AppState;
 use crate::store::Store;
 
 /// The `include` names of a GET, when it has any.

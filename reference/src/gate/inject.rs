@@ -17,8 +17,8 @@ use super::answer::rewrite_jsonapi;
 use super::prefix::Target;
 use crate::error::{ApiError, ApiResult};
 use crate::faults::Kind;
-use crate::jsonapi::AppState;
 use crate::paths::{is_bare_api, is_upload_path, RouteSpec};
+use crate::state::AppState;
 use crate::store::Store;
 
 /// Whether a request is a route written as text.

@@ -4,10 +4,6 @@
 //! takes effect [`LAG`] later, as a delete queued to a worker does). Both are correct servers:
 //! the spec promises neither when a list shows an item nor when a delete takes effect.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{Method, StatusCode};
@@ -17,30 +13,8 @@ use serde_json::Value;
 
 use super::answer::rewrite_jsonapi;
 use super::prefix::Target;
-use crate::jsonapi::AppState;
 use crate::shapes::Shape;
-
-/// How late a list shows a new item, and a delete answered 202 takes effect.
-pub(crate) const LAG: Duration = Duration::from_millis(1500);
-
-/// The ids `list-lag` has seen created, with when (forgotten once they are listed).
-#[derive(Debug, Default)]
-pub(crate) struct Lagging {
-    created: Mutex<HashMap<String, Instant>>,
-}
-
-impl Lagging {
-    fn note(&self, id: &str) {
-        let mut created = self.created.lock().unwrap_or_else(|p| p.into_inner());
-        created.retain(|_, at| at.elapsed() < LAG);
-        created.insert(id.to_string(), Instant::now());
-    }
-
-    fn hidden(&self, id: &str) -> bool {
-        let created = self.created.lock().unwrap_or_else(|p| p.into_inner());
-        created.get(id).is_some_and(|at| at.elapsed() < LAG)
-    }
-}
+use crate::state::{AppState, LAG};
 
 /// `list-lag`: notes the id a create answered, and leaves out of a list's answer the items
 /// created less than [`LAG`] ago (`meta.pagination.total-count` counts what it shows). Any

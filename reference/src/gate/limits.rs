@@ -11,12 +11,12 @@ use axum::http::{header, HeaderMap, HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
 
 use super::prefix::Target;
+use crate::compat::Compat;
 use crate::error::{ApiError, ApiResult, JSONAPI};
 use crate::faults::Kind;
-use crate::jsonapi::AppState;
 use crate::paths::{is_upload_path, UPLOAD_LIMIT};
 use crate::shapes::Shape;
-use crate::Compat;
+use crate::state::AppState;
 
 /// The `rate-limit-*` faults: a 429 for a request over the limit, before anything else.
 pub(super) fn rate_limited(state: &AppState) -> Option<Response> {

@@ -20,8 +20,7 @@ use axum::Router;
 use tower::Layer;
 
 use crate::error::ApiResult;
-use crate::jsonapi::AppState;
-use crate::routes;
+use crate::state::AppState;
 use prefix::Target;
 
 mod answer;
@@ -34,11 +33,9 @@ mod limits;
 mod prefix;
 mod pretend;
 
-pub(crate) use later::Lagging;
-
-/// The service: the gate in front of every route.
-pub(crate) fn app(state: AppState) -> Router {
-    let gated = from_fn_with_state(state.clone(), gate).layer(routes::router(state));
+/// `routes` with the gate in front of them.
+pub(crate) fn wrap(state: AppState, routes: Router) -> Router {
+    let gated = from_fn_with_state(state, gate).layer(routes);
     Router::new().fallback_service(gated)
 }
 

@@ -4,9 +4,10 @@
 use axum::extract::Request;
 use axum::http::{Method, Uri};
 
-use crate::jsonapi::{AppState, OriginalPath};
+use crate::compat::Compat;
+use crate::jsonapi::OriginalPath;
 use crate::paths::bare_path;
-use crate::Compat;
+use crate::state::AppState;
 
 /// What the other layers read of a request: its method and its path with and without the
 /// prefix.

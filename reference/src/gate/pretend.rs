@@ -22,8 +22,8 @@ use serde_json::{json, Map, Value};
 
 use super::prefix::Target;
 use crate::error::JSONAPI;
-use crate::jsonapi::AppState;
 use crate::shapes::Shape;
+use crate::state::AppState;
 use crate::store::Kept;
 
 /// The largest body these shapes read (everything the suite sends is far smaller).

@@ -7,10 +7,11 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::org;
-use super::organizations::valid_name;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, merge, no_content, ok, paginate, resource, AppState, Body, Ctx};
+use crate::jsonapi::{created, merge, no_content, ok, paginate, resource, Body, Ctx};
+use crate::shared::org;
+use crate::shared::valid_name;
+use crate::state::AppState;
 use crate::store::{now, Record};
 
 pub(crate) fn router() -> Router<AppState> {

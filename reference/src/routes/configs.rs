@@ -11,8 +11,9 @@ use serde_json::{json, Map, Value};
 use crate::error::{ApiError, ApiResult};
 use crate::faults::Kind;
 use crate::jsonapi::Body as JsonBody;
-use crate::jsonapi::{accepted, created, merge, ok, paginate, read_bytes, resource, AppState, Ctx};
+use crate::jsonapi::{accepted, created, merge, ok, paginate, read_bytes, resource, Ctx};
 use crate::paths::UPLOAD_LIMIT;
+use crate::state::AppState;
 use crate::store::{now, Store};
 
 pub(crate) fn router() -> Router<AppState> {
@@ -231,8 +232,10 @@ fn apply_upload(store: &mut Store, kind: &str, target: &str) {
                 }
             }
         }
-        "policy-set-versions" => super::policies::version_uploaded(store, target),
-        "registry-module-versions" => super::registry::version_uploaded(store, target),
+        "policy-set-versions" => crate::shared::uploads::policy_set_version_uploaded(store, target),
+        "registry-module-versions" => {
+            crate::shared::uploads::module_version_uploaded(store, target)
+        }
         "state-versions" => finalize_state(store, target),
         _ => {}
     }
@@ -279,7 +282,9 @@ async fn fetch_object(ctx: Ctx, Path(object): Path<String>) -> ApiResult<Respons
         .get(&object)
         .and_then(|o| Some((o.kind, o.bytes.clone()?)))
         .ok_or_else(|| ApiError::not_found("object", &object))?;
-    Ok(octets(super::registry::served_object(&ctx, kind, bytes)))
+    Ok(octets(crate::shared::archive::served_object(
+        &ctx, kind, bytes,
+    )))
 }
 
 /// Decodes standard base64 (padding optional); None when invalid.
@@ -557,7 +562,7 @@ async fn list_states(ctx: Ctx) -> ApiResult<Response> {
     let name = ctx.required("filter[workspace][name]")?.to_string();
     let org_name = ctx.required("filter[organization][name]")?.to_string();
     let store = ctx.state.read();
-    super::org(&store, &org_name)?;
+    crate::shared::org(&store, &org_name)?;
     let ws = store
         .list("workspaces", Some(&org_name))
         .iter()

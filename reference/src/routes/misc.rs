@@ -8,9 +8,10 @@ use axum::routing::{get, patch, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::org;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{answer, created, merge, ok, paginate, plain, resource, AppState, Body, Ctx};
+use crate::jsonapi::{answer, created, merge, ok, paginate, plain, resource, Body, Ctx};
+use crate::shared::org;
+use crate::state::AppState;
 use crate::store::now;
 
 pub(crate) fn router() -> Router<AppState> {

@@ -8,7 +8,8 @@ use axum::Router;
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, merge, no_content, ok, resource, unpaginated, AppState, Body, Ctx};
+use crate::jsonapi::{created, merge, no_content, ok, resource, unpaginated, Body, Ctx};
+use crate::state::AppState;
 use crate::store::{now, Record};
 
 pub(crate) fn router() -> Router<AppState> {

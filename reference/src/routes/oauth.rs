@@ -6,9 +6,10 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::org;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, merge, no_content, ok, paginate, resource, AppState, Body, Ctx};
+use crate::jsonapi::{created, merge, no_content, ok, paginate, resource, Body, Ctx};
+use crate::shared::org;
+use crate::state::AppState;
 use crate::store::now;
 
 pub(crate) fn router() -> Router<AppState> {

@@ -7,12 +7,11 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::org;
-use super::organizations::valid_name;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{
-    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
-};
+use crate::jsonapi::{created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx};
+use crate::shared::org;
+use crate::shared::valid_name;
+use crate::state::AppState;
 use crate::store::{now, Record, Store};
 
 pub(crate) fn router() -> Router<AppState> {
@@ -266,22 +265,6 @@ async fn create_version(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response>
 async fn show_version(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
     let store = ctx.state.read();
     ok(render_version(&ctx, &store, &id)?)
-}
-
-/// After the tarball PUT: the version is `ready` and current.
-pub(crate) fn version_uploaded(store: &mut Store, id: &str) {
-    let Some(v) = store.get_mut("policy-set-versions", id) else {
-        return;
-    };
-    v.attributes.insert("status".into(), json!("ready"));
-    v.attributes.insert("updated-at".into(), json!(now()));
-    if let Some(Value::Object(ts)) = v.attributes.get_mut("status-timestamps") {
-        ts.insert("ready-at".into(), json!(now()));
-    }
-    let set = v.owner.clone().unwrap_or_default();
-    if let Some(s) = store.get_mut("policy-sets", &set) {
-        s.set_rel("current-version", "policy-set-versions", id);
-    }
 }
 
 // POST /organizations/:organization_name/policies (TFE)

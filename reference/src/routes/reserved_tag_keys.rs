@@ -7,9 +7,10 @@ use axum::routing::{get, patch};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::org;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, no_content, ok, paginate, resource, AppState, Body, Ctx, Ty};
+use crate::jsonapi::{created, no_content, ok, paginate, resource, Body, Ctx, Ty};
+use crate::shared::org;
+use crate::state::AppState;
 use crate::store::{now, Store};
 
 /// The store kind (owned by the organization).

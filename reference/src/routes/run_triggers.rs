@@ -8,7 +8,8 @@ use axum::Router;
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, no_content, ok, paginate, resource, AppState, Body, Ctx};
+use crate::jsonapi::{created, no_content, ok, paginate, resource, Body, Ctx};
+use crate::state::AppState;
 use crate::store::now;
 
 pub(crate) fn router() -> Router<AppState> {

@@ -7,9 +7,10 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Map};
 
-use super::org;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, no_content, ok, paginate, resource, AppState, Body, Ctx, Ty};
+use crate::jsonapi::{created, no_content, ok, paginate, resource, Body, Ctx, Ty};
+use crate::shared::org;
+use crate::state::AppState;
 use crate::store::{now, Record};
 
 pub(crate) fn router() -> Router<AppState> {

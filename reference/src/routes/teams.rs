@@ -7,14 +7,16 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::org;
-use super::organizations::valid_name;
 use crate::error::{ApiError, ApiResult};
 use crate::faults::Kind;
 use crate::jsonapi::{
-    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx, Doc,
+    created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx, Doc,
 };
-use crate::store::{now, Store};
+use crate::shared::org;
+use crate::shared::team_defaults;
+use crate::shared::valid_name;
+use crate::state::AppState;
+use crate::store::Store;
 
 pub(crate) fn router() -> Router<AppState> {
     Router::new()
@@ -40,25 +42,6 @@ pub(crate) fn router() -> Router<AppState> {
             "/team-projects/{id}",
             get(show_tprj).patch(update_tprj).delete(destroy_tprj),
         )
-}
-
-/// The attributes of a new team.
-pub(crate) fn team_defaults(name: &str) -> Value {
-    json!({
-        "name": name, "visibility": "secret", "users-count": 0, "sso-team-id": null,
-        "allow-member-token-management": true, "created-at": now(),
-        "organization-access": {
-            "manage-policies": false, "manage-policy-overrides": false,
-            "manage-workspaces": false, "manage-vcs-settings": false,
-            "manage-providers": false, "manage-modules": false, "manage-run-tasks": false,
-            "manage-projects": false, "read-workspaces": false, "read-projects": false,
-            "manage-membership": false, "manage-teams": false, "manage-organization-access": false,
-            "access-secret-teams": false, "manage-agent-pools": false,
-        },
-        "permissions": {"can-update-membership": true, "can-destroy": true,
-            "can-update-organization-access": true, "can-update-api-token": true,
-            "can-update-visibility": true},
-    })
 }
 
 // GET /organizations/:organization_name/teams
@@ -450,7 +433,7 @@ fn grant_types(ctx: &Ctx, a: Access) -> Vec<&'static str> {
     } else {
         "team-workspace-access"
     };
-    if ctx.state.compat == crate::Compat::Tfe {
+    if ctx.state.compat == crate::compat::Compat::Tfe {
         vec![a.kind, singular]
     } else {
         vec![a.kind]

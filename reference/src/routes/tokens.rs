@@ -18,10 +18,11 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::org;
 use crate::error::{ApiError, ApiResult};
 use crate::faults::Kind;
-use crate::jsonapi::{answer, created, no_content, ok, paginate, AppState, Body, Ctx};
+use crate::jsonapi::{answer, created, no_content, ok, paginate, Body, Ctx};
+use crate::shared::org;
+use crate::state::AppState;
 use crate::store::{Record, Store};
 
 const KIND: &str = "authentication-tokens";

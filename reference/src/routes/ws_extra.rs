@@ -8,9 +8,11 @@ use axum::routing::{get, patch, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::workspaces::{render_ws, ws_by_name};
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{item_ids, no_content, ok, paginate, AppState, Body, Ctx};
+use crate::jsonapi::{item_ids, no_content, ok, paginate, Body, Ctx};
+use crate::render::render_ws;
+use crate::shared::ws_by_name;
+use crate::state::AppState;
 use crate::store::Store;
 
 /// The store kind of one (producer workspace, consumer workspace) pair: owned by the producer,

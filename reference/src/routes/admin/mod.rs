@@ -12,12 +12,11 @@ use axum::routing::{get, patch, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::runs::{is_final, set_status};
-use super::workspaces::render_ws;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{
-    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
-};
+use crate::jsonapi::{created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx};
+use crate::render::render_ws;
+use crate::shared::runs::{is_final, set_status};
+use crate::state::AppState;
 use crate::store::now;
 use scim::{
     create_scim_group, create_scim_token, delete_scim_group, list_scim_tokens, map_scim_group,

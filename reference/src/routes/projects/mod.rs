@@ -3,6 +3,7 @@
 //! organization's OAuth tokens, user reads and the organization token read. Source: the TFE
 //! facts (`tfe-api-facts.md` 2.12, 2.13, fact 12) and the public TFE API.
 
+mod named;
 mod varsets;
 
 use axum::extract::Path;
@@ -11,12 +12,13 @@ use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::org;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{
-    created, item_ids, merge, no_content, ok, paginate, resource, AppState, Body, Ctx,
-};
+use crate::jsonapi::{created, item_ids, no_content, ok, paginate, resource, Body, Ctx};
+use crate::render::render_project;
+use crate::shared::org;
+use crate::state::AppState;
 use crate::store::{now, Record, Store};
+use named::{insert_named, list_in_org, name_free};
 use varsets::{
     apply_projects, apply_workspaces, create_varset, create_varset_var, destroy_varset,
     destroy_varset_var, list_project_varsets, list_varset_vars, list_varsets, list_ws_varsets,
@@ -72,96 +74,11 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/users/{id}", get(show_user))
 }
 
-/// A project with its organization relationship.
-pub(crate) fn render_project(store: &Store, p: &Record) -> Value {
-    let mut doc = p.render();
-    let org_name = p.owner.clone().unwrap_or_default();
-    doc["relationships"]["organization"] =
-        json!({"data": {"type": "organizations", "id": org_name}});
-    let count = store
-        .list("workspaces", Some(&org_name))
-        .iter()
-        .filter(|w| w.rel_id("project") == Some(p.id.as_str()))
-        .count();
-    doc["attributes"]["workspace-count"] = json!(count);
-    // The organization's default project, made before projects had execution settings.
-    if p.attributes.get("default-execution-mode").is_none() {
-        let mode = store
-            .get("organizations", &org_name)
-            .map(|o| o.str("default-execution-mode"))
-            .filter(|m| !m.is_empty())
-            .unwrap_or("remote");
-        doc["attributes"]["default-execution-mode"] = json!(mode);
-        doc["attributes"]["setting-overwrites"] =
-            json!({"default-execution-mode": false, "default-agent-pool": false});
-    }
-    if p.relationships.get("default-agent-pool").is_none() {
-        doc["relationships"]["default-agent-pool"] = json!({"data": null});
-    }
-    doc["attributes"]["permissions"] = json!({"can-read": true, "can-update": true,
-        "can-destroy": true, "can-create-workspace": true, "can-move-workspace": true});
-    doc
-}
-
 fn valid_project_name(name: &str) -> bool {
     (3..=40).contains(&name.chars().count())
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ' '))
-}
-
-/// A page of an organization's projects or variable sets, those `keep` keeps.
-fn list_in_org(
-    ctx: &Ctx,
-    o: &str,
-    kind: &'static str,
-    keep: impl Fn(&Record) -> bool,
-    render: fn(&Store, &Record) -> Value,
-) -> ApiResult<Response> {
-    let store = ctx.state.read();
-    org(&store, o)?;
-    let items: Vec<Value> = store
-        .list(kind, Some(o))
-        .into_iter()
-        .filter(|r| keep(r))
-        .map(|r| render(&store, r))
-        .collect();
-    drop(store);
-    paginate(ctx, items)
-}
-
-/// 422 when another of the organization's projects or variable sets (not `except`) has the
-/// name.
-fn name_free(
-    store: &Store,
-    kind: &'static str,
-    o: &str,
-    name: &str,
-    except: &str,
-) -> ApiResult<()> {
-    if store
-        .list(kind, Some(o))
-        .iter()
-        .any(|r| r.str("name") == name && r.id != except)
-    {
-        return Err(ApiError::attribute("name", "Name has already been taken"));
-    }
-    Ok(())
-}
-
-/// Creates an organization's project or variable set: `defaults` under the sent attributes,
-/// 422 when the name is taken. Answers its id.
-fn insert_named(
-    store: &mut Store,
-    (kind, prefix): (&'static str, &str),
-    o: &str,
-    defaults: Value,
-    sent: &Map<String, Value>,
-) -> ApiResult<String> {
-    org(store, o)?;
-    name_free(store, kind, o, defaults["name"].as_str().unwrap_or(""), "")?;
-    let attrs = merge(defaults, sent, &[]);
-    Ok(store.insert(kind, prefix, Some(o), attrs, Map::new()))
 }
 
 // GET /organizations/:org/projects

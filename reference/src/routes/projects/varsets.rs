@@ -6,7 +6,7 @@ use axum::extract::Path;
 use axum::response::Response;
 use serde_json::{json, Map, Value};
 
-use super::{insert_named, list_in_org};
+use super::named::{insert_named, list_in_org};
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx};
 use crate::store::{now, Record, Store};

@@ -11,7 +11,8 @@ use super::modules::{
     created_from_vcs, from_vcs, module_id, new_version, remove_name, remove_version, render_module,
 };
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, no_content, ok, resource, AppState, Body, Ctx};
+use crate::jsonapi::{created, no_content, ok, resource, Body, Ctx};
+use crate::state::AppState;
 
 /// The deprecated forms (Versioning 3), on the same store.
 pub(super) fn router() -> Router<AppState> {

@@ -4,15 +4,13 @@
 
 use axum::Router;
 
-use crate::jsonapi::AppState;
+use crate::state::AppState;
 
-mod archive;
 mod deprecated;
 mod modules;
 mod protocol;
 
-pub(crate) use archive::served_object;
-pub(crate) use modules::{seed_module_version, version_uploaded};
+pub(crate) use modules::seed_module_version;
 
 /// Every registry route.
 pub(crate) fn router() -> Router<AppState> {

@@ -7,9 +7,11 @@ use axum::routing::{delete, get, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::super::org;
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, no_content, ok, paginate, resource, AppState, Body, Ctx, Doc};
+use crate::jsonapi::{created, no_content, ok, paginate, resource, Body, Ctx, Doc};
+use crate::shared::org;
+use crate::shared::uploads::module_version_uploaded;
+use crate::state::AppState;
 use crate::store::{now, Record, Store};
 
 /// The organization-scoped management routes.
@@ -361,7 +363,7 @@ pub(crate) fn seed_module_version(
     if let Some(o) = store.objects.get_mut(&object) {
         o.bytes = Some(archive);
     }
-    version_uploaded(store, &id);
+    module_version_uploaded(store, &id);
     Ok(())
 }
 
@@ -373,21 +375,6 @@ async fn create_version(
     let mut store = ctx.state.write();
     let id = module_id(&store, &o, &reg, &ns, &name, &provider)?;
     created(new_version(&ctx, &mut store, &id, &body)?)
-}
-
-/// After the tarball PUT: the version is `ok` and the module set up.
-pub(crate) fn version_uploaded(store: &mut Store, id: &str) {
-    let Some(v) = store.get_mut("registry-module-versions", id) else {
-        return;
-    };
-    v.attributes.insert("status".into(), json!("ok"));
-    v.attributes.insert("updated-at".into(), json!(now()));
-    let module = v.owner.clone().unwrap_or_default();
-    if let Some(m) = store.get_mut("registry-modules", &module) {
-        m.attributes
-            .insert("status".into(), json!("setup_complete"));
-        m.attributes.insert("updated-at".into(), json!(now()));
-    }
 }
 
 /// A version of a module, published or not.

@@ -9,8 +9,9 @@ use axum::Router;
 use serde_json::{json, Value};
 
 use crate::faults::Kind;
-use crate::jsonapi::{plain, AppState, Ctx};
+use crate::jsonapi::{plain, Ctx};
 use crate::shapes::Shape;
+use crate::state::AppState;
 use crate::store::{Record, Store};
 
 /// The read protocol and service discovery.

@@ -5,9 +5,9 @@ use axum::extract::Path;
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use super::render_ws;
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{ok, Body, Ctx};
+use crate::render::render_ws;
 
 // POST /workspaces/:id/actions/lock
 pub(super) async fn lock(

@@ -12,14 +12,15 @@ use axum::routing::{get, patch, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::org;
-use super::organizations::{tag_by_name, tag_names, tag_workspace, valid_name};
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::Ty;
-use crate::jsonapi::{
-    created, merge, no_content, ok, paginate, resource, AppState, Body, Ctx, Doc,
-};
-use crate::store::{now, Record, Store};
+use crate::jsonapi::{created, merge, no_content, ok, paginate, resource, Body, Ctx, Doc};
+use crate::render::render_ws;
+use crate::shared::org;
+use crate::shared::tags::{tag_by_name, tag_names, tag_workspace};
+use crate::shared::{valid_name, ws_by_name};
+use crate::state::AppState;
+use crate::store::{now, Store};
 use locks::{force_unlock, lock, unlock};
 use tags::{add_tags, list_tags, remove_tags};
 use vars::{
@@ -54,27 +55,6 @@ pub(crate) fn router() -> Router<AppState> {
             "/workspaces/{id}/vars/{var}",
             get(show_ws_var).patch(update_ws_var).delete(destroy_ws_var),
         )
-}
-
-/// A workspace as JSON:API, with TFE's links.
-pub(crate) fn render_ws(ws: &Record) -> Value {
-    let mut doc = ws.render();
-    let org_name = ws.owner.clone().unwrap_or_default();
-    doc["links"] = json!({
-        "self": format!("/api/v2/organizations/{org_name}/workspaces/{}", ws.str("name")),
-        "self-html": format!("/app/{org_name}/workspaces/{}", ws.str("name")),
-    });
-    doc
-}
-
-pub(super) fn ws_by_name(store: &Store, org_name: &str, name: &str) -> ApiResult<String> {
-    org(store, org_name)?;
-    store
-        .list("workspaces", Some(org_name))
-        .iter()
-        .find(|w| w.str("name") == name)
-        .map(|w| w.id.clone())
-        .ok_or_else(|| ApiError::not_found("workspace", name))
 }
 
 // GET /organizations/:organization_name/workspaces

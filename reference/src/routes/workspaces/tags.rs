@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{items, no_content, paginate, Body, Ctx};
-use crate::routes::organizations::{recount, tag_by_name, tag_names, tag_workspace};
+use crate::shared::tags::{recount, tag_by_name, tag_names, tag_workspace};
 
 // GET /workspaces/:id/relationships/tags
 pub(super) async fn list_tags(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {

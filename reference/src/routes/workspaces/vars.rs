@@ -5,10 +5,10 @@ use axum::extract::Path;
 use axum::response::Response;
 use serde_json::{json, Map, Value};
 
-use super::ws_by_name;
 use crate::error::{ApiError, ApiResult};
 use crate::jsonapi::{created, merge, no_content, ok, paginate, resource, Body, Ctx, Doc};
-use crate::routes::org;
+use crate::shared::org;
+use crate::shared::ws_by_name;
 use crate::store::{now, Record, Store};
 
 /// A variable as JSON:API (sensitive values are write-only).
