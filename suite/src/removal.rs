@@ -423,6 +423,14 @@ impl Lineage {
         all
     }
 
+    /// Whether these parents, or what they live in, hold anything the run made (and so
+    /// will take along what lives in them when it goes).
+    pub fn within_made(&self, parents: &[Lineal]) -> bool {
+        self.ancestors(parents)
+            .iter()
+            .any(|a| self.parents.contains_key(a))
+    }
+
     /// The first of these parents (or theirs, ...) known gone.
     pub fn gone_parent(&self, parents: &[Lineal]) -> Option<&Lineal> {
         let mut next = parents.to_vec();

@@ -417,12 +417,87 @@ fn teardown_removes_what_an_update_renamed() {
     assert!(renamed.is_empty(), "{renamed:?}");
 }
 
+/// A sequence's own cleanup takes no delete's word either: against delete-noop, the agent
+/// pools a sequence made in `given` and "deleted" are still there, so they are leftovers and
+/// the ledger never says `deleted` of one.
+fn a_sequence_cleanup_takes_no_deletes_word() {
+    let tokens = ("seq-user", "seq-admin");
+    let served = Served::with_args(&[
+        "--token",
+        tokens.0,
+        "--admin-token",
+        tokens.1,
+        "--fault",
+        "delete-noop",
+        "--seed-organization",
+        "given",
+    ]);
+    let dir = processes::scratch("observed", "sequence-cleanup");
+    let out = Command::new(BIN)
+        .args(["--target", &served.url, "--token", tokens.0])
+        .args(["--admin-token", tokens.1, "--organization", "given"])
+        .args(["--group", "sequences", "--cases", "6", "--reports"])
+        .arg(&dir)
+        .args(["--exact", "sequences::agents"])
+        .output()
+        .expect("a run");
+    let said = text(&out);
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).expect("results.json"),
+    )
+    .expect("results.json parses");
+    let left = results["leftovers"].to_string();
+    assert!(
+        left.contains("agent pool apool-"),
+        "no agent pool left: {left}\n{said}"
+    );
+    let deleted = ledger_lines(&dir, "deleted");
+    assert!(
+        !deleted.iter().any(|(kind, _)| kind == "agent pool"),
+        "the ledger says deleted: {deleted:?}"
+    );
+}
+
+/// What the API cannot delete, made in a workspace the run was given (terraform's cloud
+/// block backend, `--scratch`), is listed with its count and place, not as a leftover.
+fn what_the_api_cannot_delete_is_listed_where_it_stays() {
+    let dir = processes::scratch("observed", "kept-in-place");
+    let out = Command::new(BIN)
+        .args([
+            "--reference-shape",
+            "cloud-block-only",
+            "--organization",
+            "acme",
+        ])
+        .args(["--scratch", "workspace=ws-cloudblockseeded"])
+        .args(["--group", "state_versions", "-q", "--reports"])
+        .arg(&dir)
+        .output()
+        .expect("a run");
+    let said = text(&out);
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).expect("results.json"),
+    )
+    .expect("results.json parses");
+    let kept = results["kept_in_place"].as_array().expect("kept_in_place");
+    assert!(
+        kept.iter().any(|l| l
+            .as_str()
+            .is_some_and(|l| l.contains("state_version(s) in workspace ws-cloudblockseeded"))),
+        "{kept:?}\n{said}"
+    );
+    assert!(leftovers(&dir).is_empty(), "{said}");
+    assert!(said.contains("not deletable through the API"), "{said}");
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
         a_delete_that_keeps_the_resource_is_a_leftover_in_teardown_ledger_and_sweep,
         after_a_reset_the_sweep_says_already_gone_only,
         a_stub_invitation_leaves_no_false_leftover_and_dry_run_agrees_with_sweep,
-        teardown_removes_what_an_update_renamed
+        teardown_removes_what_an_update_renamed,
+        a_sequence_cleanup_takes_no_deletes_word,
+        what_the_api_cannot_delete_is_listed_where_it_stays
     ]
 }

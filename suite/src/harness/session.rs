@@ -254,6 +254,7 @@ impl Session {
             wall: self.started.elapsed(),
             throttle: self.ctx.target.throttle_stats(),
             lags: self.ctx.target.lag_stats(),
+            kept_in_place: self.ctx.fixtures.kept_in_place(),
         };
         if let Some(running) = self.embedded {
             running.shutdown();

@@ -20,6 +20,10 @@ pub struct Figures {
     pub throttle: ThrottleStats,
     /// The consistency window: what held only after waiting, what never held.
     pub lags: crate::patience::LagStats,
+    /// What the run made that no API request deletes, where it stays (a configuration
+    /// version in a given workspace), one line per kind and place
+    /// ([`crate::fixtures::Fixtures::kept_in_place`]).
+    pub kept_in_place: Vec<String>,
 }
 
 /// Prints the summary table, the unsupported groups, the TFE-level findings below the
@@ -89,6 +93,12 @@ pub fn print_summary(
             leftovers.len()
         );
         for l in leftovers {
+            println!("  {}", info.shown(l));
+        }
+    }
+    if !figures.kept_in_place.is_empty() {
+        println!("\nmade, and not deletable through the API (it stays where the run put it):");
+        for l in &figures.kept_in_place {
             println!("  {}", info.shown(l));
         }
     }

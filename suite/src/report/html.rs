@@ -391,6 +391,13 @@ fn closing(h: &mut String, report: &RunReport) {
         }
         h.push_str("</ul></details>\n");
     }
+    if !report.figures.kept_in_place.is_empty() {
+        h.push_str("<h2>Made, and not deletable through the API</h2><ul>");
+        for l in &report.figures.kept_in_place {
+            let _ = write!(h, "<li>{}</li>", safe(info, l));
+        }
+        h.push_str("</ul>\n");
+    }
 
     h.push_str("<h2>Configuration</h2><table>");
     for (k, v) in &info.config {

@@ -281,6 +281,7 @@ mod tests {
             wall: Default::default(),
             throttle: ThrottleStats::default(),
             lags: Default::default(),
+            kept_in_place: Vec::new(),
         };
         let results = [result];
         let report = RunReport {

@@ -242,6 +242,13 @@ fn closing(md: &mut String, report: &RunReport) {
         }
         md.push_str("\n</details>\n\n");
     }
+    if !report.figures.kept_in_place.is_empty() {
+        md.push_str("## Made, and not deletable through the API\n\n");
+        for l in &report.figures.kept_in_place {
+            let _ = writeln!(md, "- {}", prose(&info.scrub(l)));
+        }
+        md.push('\n');
+    }
     md.push_str("<details><summary>Configuration</summary>\n\n| key | value |\n|---|---|\n");
     for (k, v) in &info.config {
         let _ = writeln!(md, "| {} | {} |", cell(k), cell(&info.scrub(v)));
