@@ -18,6 +18,7 @@ mod early_ends;
 mod edges;
 mod elsewhere;
 mod hostile;
+mod learned_rate;
 mod observed;
 mod openapi;
 mod peer;
@@ -56,6 +57,7 @@ fn main() {
         edges,
         elsewhere,
         hostile,
+        learned_rate,
         observed,
         openapi,
         peer,

@@ -48,6 +48,11 @@ const GLOBAL_ROUTES: usize = 3;
 /// evidence of the whole client's pace.
 const OWN_QUOTA_WAIT: Duration = Duration::from_secs(5);
 
+/// Answers the target took in the last second, at least, for a first 429 to teach a rate:
+/// a server that refuses everything for a while (its first requests, a burst of other
+/// clients) shows no rate, only waits.
+const MIN_TAKEN: f64 = 3.0;
+
 /// The span over which answers are counted: a limit is measured as answers a second.
 const SPAN: Duration = Duration::from_secs(1);
 
@@ -347,15 +352,14 @@ impl Pacer {
         Some(at)
     }
 
-    /// An answer of `status` with `headers` to a request of `route` sent `sent_at`, which
-    /// asked to wait `wait` (a 429's) arrived `now` (`wall` on the wall clock).
+    /// An answer of `status` with `headers` to a request of `route` sent `sent_at` arrived
+    /// `now` (`wall` on the wall clock).
     pub fn answered(
         &self,
         route: &str,
         status: u16,
         headers: &[(String, String)],
         sent_at: Instant,
-        wait: Option<Duration>,
         now: Instant,
         wall: SystemTime,
     ) {
@@ -376,7 +380,8 @@ impl Pacer {
             learned.heed(route, &stated, now);
         }
         if status == 429 {
-            learned.refused(route, sent_at, wait.unwrap_or_default(), now);
+            let wait = super::requested_wait(headers, wall).unwrap_or_default();
+            learned.refused(route, sent_at, wait, now);
         } else {
             learned.answers.push(now, route.to_string());
         }
@@ -458,7 +463,7 @@ impl Learned {
         let accepted = self.answers.count(now) as f64;
         if let Some(pace) = &mut self.global {
             pace.decrease(sent_at, accepted, wait, now);
-        } else if self.whole_client_refused(now) {
+        } else if accepted >= MIN_TAKEN && self.whole_client_refused(now) {
             self.global = Some(Pace::learned(accepted, wait, now));
         }
     }

@@ -118,17 +118,18 @@ fn simulate(limit: Limit, workers: usize, routes: usize, latency: Duration, secs
                 push(&mut queue, t + latency, Event::Answer(w, refused));
             }
             Event::Answer(w, refused) => {
-                let policy = match limit {
+                let mut headers = match limit {
                     Limit::Stated(n) => h(&[("RateLimit-Policy", &format!("{n};w=1"))]),
                     _ => Vec::new(),
                 };
-                let (status, wait) = if refused {
+                let status = if refused {
                     paused.insert(route_of[w].clone(), t + Duration::from_secs(1));
-                    (429, Some(Duration::from_secs(1)))
+                    headers.extend(h(&[("Retry-After", "1")]));
+                    429
                 } else {
-                    (200, None)
+                    200
                 };
-                pacer.answered(&route_of[w], status, &policy, sent[w], wait, t, wall);
+                pacer.answered(&route_of[w], status, &headers, sent[w], t, wall);
                 if !refused {
                     route_of[w].clear();
                 }
@@ -179,7 +180,7 @@ fn a_target_that_never_refuses_is_never_paced() {
     for i in 0..1000 {
         let route = format!("GET /r{}", i % 7);
         assert_eq!(pacer.slot(&route, now), None);
-        pacer.answered(&route, 200, &[], now, None, now, SystemTime::now());
+        pacer.answered(&route, 200, &[], now, now, SystemTime::now());
     }
     let seen = simulate(Limit::Unlimited, 16, 40, Duration::from_millis(1), 2.0);
     assert!(seen.arrivals.len() > 30_000, "{}", seen.arrivals.len());
@@ -192,7 +193,7 @@ fn learning_off_learns_nothing() {
     let now = Instant::now();
     let stated = h(&[("RateLimit-Policy", "5;w=1")]);
     for route in ["GET /a", "GET /b", "GET /c", "GET /d", "GET /e", "GET /f"] {
-        pacer.answered(route, 429, &stated, now, None, now, SystemTime::now());
+        pacer.answered(route, 429, &stated, now, now, SystemTime::now());
     }
     assert_eq!(pacer.slot("GET /a", now), None);
 }
@@ -204,16 +205,31 @@ fn a_routes_own_429s_pace_nothing_else() {
     let pacer = Pacer::new(true, None);
     let now = Instant::now();
     let wall = SystemTime::now();
-    let second = Some(Duration::from_secs(1));
-    for _ in 0..10 {
-        pacer.answered("GET /teams", 429, &[], now, second, now, wall);
+    let second = h(&[("Retry-After", "1")]);
+    for route in ["GET /x", "GET /y", "GET /z"] {
+        pacer.answered(route, 200, &[], now, now, wall);
     }
-    let minute = Some(Duration::from_secs(60));
-    for route in ["POST /tokens", "POST /a", "POST /b", "POST /c", "POST /d"] {
-        pacer.answered(route, 429, &[], now, minute, now, wall);
+    for _ in 0..10 {
+        pacer.answered("GET /teams", 429, &second, now, now, wall);
+    }
+    let minute = h(&[("Retry-After", "60")]);
+    for route in ["POST /tokens", "POST /e", "POST /f", "POST /g", "POST /h"] {
+        pacer.answered(route, 429, &minute, now, now, wall);
     }
     assert_eq!(pacer.slot("GET /other", now), None);
     assert_eq!(pacer.limit(), None);
+}
+
+/// A server that refuses everything for a moment (its first requests) shows no rate.
+#[test]
+fn refusals_with_nothing_taken_teach_no_rate() {
+    let pacer = Pacer::new(true, None);
+    let now = Instant::now();
+    let second = h(&[("Retry-After", "1")]);
+    for route in ["GET /a", "GET /b", "GET /c", "GET /d", "GET /e"] {
+        pacer.answered(route, 429, &second, now, now, SystemTime::now());
+    }
+    assert_eq!(pacer.slot("GET /a", now), None);
 }
 
 /// A header stated on one route paces that route; seen on a second route, it is the whole
@@ -224,7 +240,7 @@ fn stated_headers_pace_their_route_then_the_whole_client() {
     let now = Instant::now();
     let wall = SystemTime::now();
     let policy = h(&[("RateLimit-Limit", "10, 10;w=1")]);
-    pacer.answered("GET /a", 200, &policy, now, None, now, wall);
+    pacer.answered("GET /a", 200, &policy, now, now, wall);
     assert_eq!(
         pacer.slot("GET /b", now),
         None,
@@ -234,7 +250,7 @@ fn stated_headers_pace_their_route_then_the_whole_client() {
     let next = pacer.slot("GET /a", now).unwrap();
     assert!(next > now + Duration::from_millis(100), "{:?}", next - now);
     assert_eq!(pacer.limit(), None);
-    pacer.answered("GET /b", 200, &policy, now, None, now, wall);
+    pacer.answered("GET /b", 200, &policy, now, now, wall);
     assert_eq!(pacer.limit(), Some(10.0));
     assert!(
         pacer.slot("GET /c", now).unwrap() > now,
@@ -248,7 +264,7 @@ fn nothing_remaining_holds_until_the_reset() {
     let now = Instant::now();
     let wall = SystemTime::now();
     let empty = h(&[("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "0.5")]);
-    pacer.answered("GET /a", 200, &empty, now, None, now, wall);
+    pacer.answered("GET /a", 200, &empty, now, now, wall);
     assert_eq!(
         pacer.slot("GET /a", now),
         Some(now + Duration::from_millis(500))
@@ -289,9 +305,11 @@ fn the_pace_never_grows_past_the_ceiling() {
     let pacer = Pacer::new(true, Some(12.0));
     let start = Instant::now();
     let wall = SystemTime::now();
-    pacer.answered("GET /a", 200, &[], start, None, start, wall);
+    for route in ["GET /x", "GET /y", "GET /z"] {
+        pacer.answered(route, 200, &[], start, start, wall);
+    }
     for route in ["GET /a", "GET /b", "GET /c", "GET /d", "GET /e"] {
-        pacer.answered(route, 429, &[], start, None, start, wall);
+        pacer.answered(route, 429, &[], start, start, wall);
     }
     // a minute of being the bottleneck
     let mut t = start;

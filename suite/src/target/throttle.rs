@@ -407,12 +407,9 @@ impl Throttle {
         headers: &[(String, String)],
         sent_at: Instant,
     ) {
-        let wall = SystemTime::now();
-        let wait = (status == 429)
-            .then(|| requested_wait(headers, wall))
-            .flatten();
+        let (now, wall) = (Instant::now(), SystemTime::now());
         self.pace
-            .answered(route, status, headers, sent_at, wait, Instant::now(), wall);
+            .answered(route, status, headers, sent_at, now, wall);
     }
 
     /// A 429 arrived on `route`: that route's requests hold back for `wait`.
