@@ -546,9 +546,14 @@ pub struct RunArgs {
     /// already do not.
     #[arg(long, requires = "baseline")]
     pub only_regressions_fail: bool,
-    /// Client-side rate limit shared by all requests (`30/s`, `600/m`).
+    /// Client-side rate limit shared by all requests (`30/s`, `600/m`): a ceiling the run
+    /// never exceeds, also while it paces at the limit it learns of the target.
     #[arg(long, value_name = "N/s")]
     pub rate: Option<String>,
+    /// Learn nothing of the target's rate limit: no pace from its 429s or its `RateLimit`
+    /// headers, only each 429's wait (to compare, as bench/rate-limit.sh does).
+    #[arg(long)]
+    pub no_rate_learning: bool,
     /// Time limit of the whole run (`90s`, `10m`); unfinished tests end as errors, teardown still runs.
     #[arg(long, value_name = "DURATION")]
     pub deadline: Option<String>,
@@ -628,6 +633,7 @@ impl Default for RunArgs {
             baseline: None,
             only_regressions_fail: false,
             rate: None,
+            no_rate_learning: false,
             deadline: None,
             test_timeout: None,
             consistency_window: None,

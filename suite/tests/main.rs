@@ -19,6 +19,7 @@ mod early_ends;
 mod edges;
 mod elsewhere;
 mod hostile;
+mod learned_rate;
 mod observed;
 mod openapi;
 mod peer;
@@ -58,6 +59,7 @@ fn main() {
         edges,
         elsewhere,
         hostile,
+        learned_rate,
         observed,
         openapi,
         peer,

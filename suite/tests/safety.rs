@@ -669,6 +669,7 @@ fn a_redirect_never_carries_the_token_to_another_origin() {
         ca_cert: None,
         insecure: false,
         rate: None,
+        learn_rate: true,
         max_retries: 0,
         forms: Default::default(),
         served_at_tfe_path: Vec::new(),

@@ -21,15 +21,17 @@ use crate::state::AppState;
 /// The `rate-limit-*` faults: a 429 for a request over the limit, before anything else.
 pub(super) fn rate_limited(state: &AppState) -> Option<Response> {
     let faults = &state.faults;
+    let per_second = faults.rate_limit_per_second();
     let over = faults.has(&Kind::RateLimitForever)
-        || faults
-            .rate_limit_per_second()
-            .is_some_and(|n| !admitted_this_second(state, n))
+        || per_second.is_some_and(|n| !admitted_this_second(state, n))
         || faults
             .rate_limit_first()
             .is_some_and(|n| state.requests.fetch_add(1, Ordering::SeqCst) < n);
-    over.then(too_many)
+    over.then(|| too_many(per_second.unwrap_or(TFE_LIMIT)))
 }
+
+/// The limit TFE states (`X-RateLimit-Limit`) where the fault names none.
+const TFE_LIMIT: u64 = 30;
 
 /// The `unavailable-now-and-then` shape: every [`UNAVAILABLE_EVERY`]th request is answered
 /// by a load balancer's 503 (plain text, `Retry-After: 1`) before anything else.
@@ -72,12 +74,14 @@ fn admitted_this_second(state: &AppState, n: u64) -> bool {
     true
 }
 
-fn too_many() -> Response {
+/// A 429 as TFE answers it: `Retry-After`, and `X-RateLimit-Limit` (no window stated)
+/// with `X-RateLimit-Reset`.
+fn too_many(limit: u64) -> Response {
     let mut res = ApiError::RateLimited.into_response();
     let h = res.headers_mut();
     h.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     h.insert("x-ratelimit-reset", HeaderValue::from_static("0.2"));
-    h.insert("x-ratelimit-limit", HeaderValue::from_static("30"));
+    h.insert("x-ratelimit-limit", HeaderValue::from(limit));
     res
 }
 

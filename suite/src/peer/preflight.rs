@@ -40,6 +40,7 @@ pub async fn check(
         ca_cert,
         insecure,
         rate: None,
+        learn_rate: true,
         max_retries: 3,
         forms: PathForms::default(),
         served_at_tfe_path: Vec::new(),

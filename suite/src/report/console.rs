@@ -26,6 +26,67 @@ pub struct Figures {
     pub kept_in_place: Vec<String>,
 }
 
+/// The least a run can take at the rate limit it met: the requests the target took (those
+/// not answered 429) at the limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateBound {
+    /// The limit, requests per second: the one learned of the target, or `--rate` where
+    /// that is lower.
+    pub limit: f64,
+    /// The requests not answered 429.
+    pub taken: u64,
+    /// `taken` / `limit`.
+    pub seconds: f64,
+    /// True when the limit is `--rate`'s, false when the target's.
+    pub ceiling: bool,
+}
+
+impl RateBound {
+    /// `bound 107.6 s (3229 requests taken at the target's 30/s)`.
+    pub fn words(&self) -> String {
+        let whose = if self.ceiling {
+            "--rate's"
+        } else {
+            "the target's"
+        };
+        format!(
+            "bound {:.1} s ({} requests taken at {whose} {}/s)",
+            self.seconds,
+            self.taken,
+            rounded(self.limit)
+        )
+    }
+}
+
+/// A rate as said: whole when it is, else to one decimal.
+fn rounded(rate: f64) -> String {
+    if (rate - rate.round()).abs() < 0.05 {
+        format!("{:.0}", rate)
+    } else {
+        format!("{rate:.1}")
+    }
+}
+
+impl Figures {
+    /// The run's bound where it met a rate limit (learned of the target, or `--rate`).
+    pub fn rate_bound(&self) -> Option<RateBound> {
+        let t = &self.throttle;
+        let (limit, ceiling) = match (t.learned_limit, t.ceiling) {
+            (Some(learned), Some(ceiling)) if ceiling < learned => (ceiling, true),
+            (Some(learned), _) => (learned, false),
+            (None, Some(ceiling)) => (ceiling, true),
+            (None, None) => return None,
+        };
+        let taken = self.requests.saturating_sub(t.rate_limited);
+        (limit > 0.0).then(|| RateBound {
+            limit,
+            taken,
+            seconds: taken as f64 / limit,
+            ceiling,
+        })
+    }
+}
+
 /// Prints the summary table, the unsupported groups, the TFE-level findings below the
 /// profile, leftovers, and the figures; what quotes the target as `info` shows it
 /// ([`super::RunInfo::shown`]).
@@ -108,16 +169,26 @@ pub fn print_summary(
     } else {
         0.0
     };
+    let bound = figures
+        .rate_bound()
+        .map(|b| format!("  {}", b.words()))
+        .unwrap_or_default();
     println!(
-        "\nrequests: {}  wall time: {:.2} s  requests/s: {:.0}",
+        "\nrequests: {}  wall time: {:.2} s  requests/s: {:.0}{bound}",
         figures.requests, secs, rate
     );
     let t = &figures.throttle;
-    if t.rate_limited > 0 || t.paced > Duration::ZERO || t.retried > 0 || t.unavailable > 0 {
+    if t.rate_limited > 0
+        || t.paced > Duration::ZERO
+        || t.learned > Duration::ZERO
+        || t.retried > 0
+        || t.unavailable > 0
+    {
         println!(
-            "throttled: {} answer(s) 429, {} waiting as the target asked, {} paced by --rate, {} connection retr{}, {} request(s) sent again after the target was unavailable (502/503/504)",
+            "throttled: {} answer(s) 429, {} waiting as the target asked, {} paced at its learned limit, {} paced by --rate, {} connection retr{}, {} request(s) sent again after the target was unavailable (502/503/504)",
             t.rate_limited,
             crate::clock::human(t.throttled),
+            crate::clock::human(t.learned),
             crate::clock::human(t.paced),
             t.retried,
             if t.retried == 1 { "y" } else { "ies" },

@@ -70,6 +70,9 @@ pub fn render(report: &RunReport) -> Value {
             "rate_limited_answers": report.figures.throttle.rate_limited,
             "throttled_seconds": report.figures.throttle.throttled.as_secs_f64(),
             "paced_seconds": report.figures.throttle.paced.as_secs_f64(),
+            "learned_limit_per_second": report.figures.throttle.learned_limit,
+            "learned_pace_seconds": report.figures.throttle.learned.as_secs_f64(),
+            "rate_bound_seconds": report.figures.rate_bound().map(|b| b.seconds),
             "connection_retries": report.figures.throttle.retried,
             "unavailable_retries": report.figures.throttle.unavailable,
             "throttled_routes": report.figures.throttle.routes.iter().map(|r| json!({

@@ -18,7 +18,7 @@ mod progress;
 mod summary_md;
 
 pub use causes::{cause_groups, CauseGroup};
-pub use console::{print_failures, print_summary, Figures};
+pub use console::{print_failures, print_summary, Figures, RateBound};
 pub use html::write_html;
 pub use json::write_json;
 pub use junit::write_junit;

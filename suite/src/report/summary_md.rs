@@ -55,9 +55,14 @@ fn headline(md: &mut String, report: &RunReport, failing: &[&TestResult], total:
         (None, false) => format!("❌ {} failing", failing.len()),
     };
     let _ = writeln!(md, "# conform: {headline}\n");
+    let bound = report
+        .figures
+        .rate_bound()
+        .map(|b| format!(" · {}", b.words()))
+        .unwrap_or_default();
     let _ = writeln!(
         md,
-        "Profile **{}** against `{}` · conform {} · {} tests · {} requests · {:.1} s · {:.0} requests/s\n",
+        "Profile **{}** against `{}` · conform {} · {} tests · {} requests · {:.1} s{bound} · {:.0} requests/s\n",
         report.profile.as_str(),
         info.get("target").unwrap_or_default(),
         env!("CARGO_PKG_VERSION"),
@@ -74,12 +79,13 @@ fn headline(md: &mut String, report: &RunReport, failing: &[&TestResult], total:
         let _ = writeln!(md, "{}", changes.render_at(baseline, Some(2)));
     }
     let t = &report.figures.throttle;
-    if t.rate_limited > 0 || !t.paced.is_zero() {
+    if t.rate_limited > 0 || !t.paced.is_zero() || !t.learned.is_zero() {
         let _ = writeln!(
             md,
-            "Throttled: {} answer(s) 429, {} waiting for the target's rate limit, {} paced by `--rate`.\n",
+            "Throttled: {} answer(s) 429, {} waiting for the target's rate limit, {} paced at its learned limit, {} paced by `--rate`.\n",
             t.rate_limited,
             crate::clock::human(t.throttled),
+            crate::clock::human(t.learned),
             crate::clock::human(t.paced),
         );
         if let Some(line) = super::route_waits_line(t) {

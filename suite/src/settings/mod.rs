@@ -180,6 +180,8 @@ pub struct Settings {
     pub read_only: bool,
     /// Client-side rate limit, requests per second (`--rate`).
     pub rate: Option<f64>,
+    /// Whether the target's rate limit is learned (not `--no-rate-learning`).
+    pub rate_learning: bool,
     /// Time limit of the whole run (`--deadline`).
     pub deadline: Option<Duration>,
     /// Time limit of one test (`--test-timeout`).
@@ -399,6 +401,7 @@ impl Settings {
             config_file,
             read_only: args.read_only || file.read_only.unwrap_or(false),
             rate,
+            rate_learning: !args.no_rate_learning,
             deadline,
             test_timeout,
             consistency_window,
@@ -461,6 +464,7 @@ impl Settings {
             ca_cert: self.ca_cert.clone(),
             insecure: self.insecure,
             rate: self.rate,
+            learn_rate: self.rate_learning,
             max_retries: crate::target::MAX_RETRIES,
             forms: PathForms::default(),
             served_at_tfe_path: Vec::new(),

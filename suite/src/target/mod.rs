@@ -5,6 +5,7 @@ mod elsewhere;
 mod exchange;
 mod guard;
 pub mod noroute;
+mod pace;
 mod route;
 mod secret;
 mod send;
@@ -136,6 +137,9 @@ pub struct TargetConfig {
     pub insecure: bool,
     /// Client-side rate limit in requests per second (`--rate`), shared by every request.
     pub rate: Option<f64>,
+    /// Whether the target's rate is learned from its 429s and headers (`pace`; off with
+    /// `--no-rate-learning`).
+    pub learn_rate: bool,
     /// How often a 429 is waited out and the request sent again ([`MAX_RETRIES`]; at most
     /// [`throttle::MAX_WAIT`] in all).
     pub max_retries: u32,
@@ -244,7 +248,7 @@ impl Target {
         Ok(Self {
             client,
             auth_header,
-            throttle: Arc::new(Throttle::new(config.rate)),
+            throttle: Arc::new(Throttle::new(config.rate, config.learn_rate)),
             consistency: Arc::default(),
             config,
             requests: Arc::new(AtomicU64::new(0)),

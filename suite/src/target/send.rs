@@ -165,6 +165,9 @@ impl Target {
             }
             sent_at = Instant::now();
             let response = self.send_once(sending, place).await;
+            if let Ok(r) = &response {
+                self.throttle.answered(route, r.status, &r.headers, sent_at);
+            }
             match &response {
                 Ok(r) if r.status == 429 => {
                     let wait = requested_wait(&r.headers, std::time::SystemTime::now())

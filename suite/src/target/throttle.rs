@@ -1,13 +1,15 @@
 //! Politeness: a client-side rate limit shared by every request (`--rate`), held as the
 //! server counts (a request holds its place in the window until its answer began), the pause
 //! a 429 imposes on its route, the wait a 429 asks for (`Retry-After`, `X-RateLimit-Reset`),
-//! and a request sent again after a moment of unavailability (502, 503, 504). Time spent held
-//! back is measured as wall time (periods in which at least one request waited), so it can be
+//! and a request sent again after a moment of unavailability (502, 503, 504); the pace learned
+//! from 429s and rate-limit headers is `super::pace`'s. Time spent held back is measured as wall time (periods in which at least one request waited), so it can be
 //! set against the run's wall time.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
+
+use super::pace::Pacer;
 
 /// Longest a request waits out 429s in all; a longer wait gives up and keeps the 429.
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
@@ -162,6 +164,13 @@ pub struct ThrottleStats {
     pub throttled: Duration,
     /// Wall time in which requests waited for the client-side rate limit (`--rate`).
     pub paced: Duration,
+    /// The target's limit on the whole client, requests per second, where one was learned
+    /// from its 429s or stated by its headers (`super::pace`).
+    pub learned_limit: Option<f64>,
+    /// Wall time in which requests waited for the pace learned of the target.
+    pub learned: Duration,
+    /// The client-side rate limit (`--rate`), requests per second.
+    pub ceiling: Option<f64>,
     /// Requests sent again after a transient connection error.
     pub retried: u64,
     /// Requests sent again after the target answered it was unavailable (502, 503, 504).
@@ -188,9 +197,12 @@ pub struct Throttle {
     window: Option<Window>,
     /// Each route's pause, by route key.
     routes: Mutex<std::collections::HashMap<String, RouteHold>>,
+    /// The pace learned of the target.
+    pace: Pacer,
     deadline: Mutex<Option<Instant>>,
     held: Meter,
     paced: Meter,
+    learned: Meter,
     rate_limited: AtomicU64,
     retried: AtomicU64,
     unavailable: AtomicU64,
@@ -240,6 +252,11 @@ impl Window {
             places: Mutex::default(),
             answered: tokio::sync::Notify::new(),
         }
+    }
+
+    /// The requests a second it admits at most.
+    fn rate(&self) -> f64 {
+        self.capacity as f64 / self.span.as_secs_f64()
     }
 
     /// Takes a place now and answers its id, or answers when the next place frees (`None`
@@ -316,14 +333,17 @@ impl Drop for Place<'_> {
 }
 
 impl Throttle {
-    /// A throttle; `rate` in requests per second (at most that many in any second).
-    pub fn new(rate: Option<f64>) -> Self {
+    /// A throttle; `rate` in requests per second (at most that many in any second); whether
+    /// it learns the target's pace (`--no-rate-learning` turns that off).
+    pub fn new(rate: Option<f64>, learning: bool) -> Self {
         Self {
             window: rate.map(Window::new),
             routes: Mutex::new(std::collections::HashMap::new()),
+            pace: Pacer::new(learning, rate),
             deadline: Mutex::new(None),
             held: Meter::default(),
             paced: Meter::default(),
+            learned: Meter::default(),
             rate_limited: AtomicU64::new(0),
             retried: AtomicU64::new(0),
             unavailable: AtomicU64::new(0),
@@ -349,7 +369,7 @@ impl Throttle {
     }
 
     /// Waits until a request of `route` may be sent: the pause a 429 imposed on its route,
-    /// then a place in the rate window, held until the request's answer begins (every send
+    /// then the pace learned of the target, then a place in the rate window, held until the request's answer begins (every send
     /// of a request, a retry's too, is admitted so).
     pub async fn admit(&self, route: &str) -> Place<'_> {
         loop {
@@ -368,10 +388,28 @@ impl Throttle {
                 _ => break,
             }
         }
+        let now = Instant::now();
+        if let Some(at) = self.pace.slot(route, now).filter(|at| *at > now) {
+            let _waiting = self.learned.enter();
+            tokio::time::sleep_until(at.into()).await;
+        }
         match &self.window {
             Some(window) => Place(Some((window, window.admit(&self.paced).await))),
             None => Place(None),
         }
+    }
+
+    /// An answer to a request of `route` sent `sent_at`: what the pace learns of it.
+    pub fn answered(
+        &self,
+        route: &str,
+        status: u16,
+        headers: &[(String, String)],
+        sent_at: Instant,
+    ) {
+        let (now, wall) = (Instant::now(), SystemTime::now());
+        self.pace
+            .answered(route, status, headers, sent_at, now, wall);
     }
 
     /// A 429 arrived on `route`: that route's requests hold back for `wait`.
@@ -435,6 +473,9 @@ impl Throttle {
             routes: self.route_waits(),
             throttled: self.held.total(),
             paced: self.paced.total(),
+            learned_limit: self.pace.limit(),
+            learned: self.learned.total(),
+            ceiling: self.window.as_ref().map(Window::rate),
             retried: self.retried.load(Ordering::Relaxed),
             unavailable: self.unavailable.load(Ordering::Relaxed),
         }
@@ -497,7 +538,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_rate_limit_never_admits_more_than_n_in_any_second() {
-        let throttle = std::sync::Arc::new(Throttle::new(Some(20.0)));
+        let throttle = std::sync::Arc::new(Throttle::new(Some(20.0), true));
         let start = Instant::now();
         let mut tasks = Vec::new();
         for _ in 0..50 {
@@ -570,7 +611,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_pause_holds_its_route_only_and_is_measured() {
-        let throttle = Throttle::new(None);
+        let throttle = Throttle::new(None, true);
         throttle.pause("POST /tokens", Duration::from_millis(200));
         let start = Instant::now();
         throttle.admit("GET /teams").await;
@@ -596,7 +637,7 @@ mod tests {
     /// told from several routes' own limits.
     #[tokio::test]
     async fn rate_limits_on_several_routes_hold_each_its_own_route() {
-        let throttle = Throttle::new(None);
+        let throttle = Throttle::new(None, true);
         for route in ["GET /a", "GET /b", "GET /a", "GET /c"] {
             throttle.pause(route, Duration::from_millis(200));
         }
