@@ -249,10 +249,21 @@ impl Guard {
             .collect();
         if foreign.is_empty() {
             return match Self::acted_on(&s, method, &segs).filter(|id| s.given.contains(id)) {
-                Some(id) => Err(format!(
-                    "blast-radius guard: {method} {path} would change `{id}`, which was given \
-                     (--organization or --fixture) and is read-only to the run"
-                )),
+                Some(id) => {
+                    // a given workspace: say how to let the run use it as terraform does
+                    let scratch = if path.contains(&format!("workspaces/{id}")) {
+                        format!(
+                            "; to let the run lock it and push state, configuration versions \
+                             and runs to it (never delete it), give it as --scratch workspace={id}"
+                        )
+                    } else {
+                        String::new()
+                    };
+                    Err(format!(
+                        "blast-radius guard: {method} {path} would change `{id}`, which was given \
+                         (--organization or --fixture) and is read-only to the run{scratch}"
+                    ))
+                }
                 None => Ok(()),
             };
         }
@@ -373,6 +384,21 @@ mod tests {
         assert!(g
             .check(&Method::POST, "/workspaces/ws-theirs/actions/lock")
             .is_err());
+        // a given workspace's refusal says how to let the run use it
+        let ws = Guard::default();
+        ws.arm(
+            ["/workspaces/:id/actions/lock".to_string()],
+            Vec::<String>::new(),
+            ["ws-given1".to_string()],
+            false,
+        );
+        let refused = ws
+            .check(&Method::POST, "/api/v2/workspaces/ws-given1/actions/lock")
+            .unwrap_err();
+        assert!(
+            refused.contains("--scratch workspace=ws-given1"),
+            "{refused}"
+        );
         // a given resource is read-only: it may parent a create, never be changed itself
         let e = g
             .check(&Method::DELETE, "/organizations/given-org")
