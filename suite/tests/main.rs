@@ -18,6 +18,7 @@ mod diff;
 mod early_ends;
 mod edges;
 mod elsewhere;
+mod examples;
 mod hostile;
 mod observed;
 mod openapi;
@@ -57,6 +58,7 @@ fn main() {
         early_ends,
         edges,
         elsewhere,
+        examples,
         hostile,
         observed,
         openapi,
