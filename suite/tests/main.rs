@@ -18,6 +18,7 @@ mod diff;
 mod early_ends;
 mod edges;
 mod elsewhere;
+mod examples;
 mod hostile;
 mod learned_rate;
 mod observed;
@@ -58,6 +59,7 @@ fn main() {
         early_ends,
         edges,
         elsewhere,
+        examples,
         hostile,
         learned_rate,
         observed,

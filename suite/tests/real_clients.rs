@@ -87,14 +87,15 @@ fn random_token(prefix: &str) -> String {
     format!("{prefix}-{:x}-{}", nanos, std::process::id())
 }
 
-/// The arguments of `conform serve` in the README's "Use it as a local TFE" steps, with its
+/// The arguments of `conform serve` in the guide's local TFE steps (`docs/guide/local-tfe.md`), with its
 /// port made 0 (a free one): the terraform scenario starts the service as a reader would.
-fn readme_serve_args() -> Vec<String> {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
-    let line = readme
+fn guide_serve_args() -> Vec<String> {
+    let guide = std::fs::read_to_string(root().join("docs/guide/local-tfe.md"))
+        .expect("docs/guide/local-tfe.md");
+    let line = guide
         .lines()
         .find(|l| l.starts_with("cargo run --release -- serve "))
-        .expect("the README's local TFE steps start conform serve");
+        .expect("the guide's local TFE steps start conform serve");
     let command = line.split('#').next().unwrap_or_default();
     let mut args: Vec<String> = command
         .split_whitespace()
@@ -196,14 +197,14 @@ fn run_client(python: PathBuf, script: &str, limit: Duration, serve_args: &[Stri
     }
 }
 
-fn terraform_engine_runs_the_readme_steps_and_a_remote_plan(python: PathBuf) {
-    // started as the README says (seed flags included): init, plan and apply in the seeded
-    // workspace are the README's steps
-    let args = readme_serve_args();
+fn terraform_engine_runs_the_guide_steps_and_a_remote_plan(python: PathBuf) {
+    // started as the guide says (seed flags included): init, plan and apply in the seeded
+    // workspace are the guide's steps
+    let args = guide_serve_args();
     for flag in ["--tls", "--seed-organization", "--seed-workspace"] {
         assert!(
             args.iter().any(|a| a == flag),
-            "the README's serve lacks {flag}: {args:?}"
+            "the guide's serve lacks {flag}: {args:?}"
         );
     }
     let out = run_client(
@@ -264,9 +265,9 @@ fn terrasnek_calls_pass(python: PathBuf) {
 pub fn tests() -> Vec<harness::Test> {
     vec![
         harness::needing(
-            "terraform_engine_runs_the_readme_steps_and_a_remote_plan",
+            "terraform_engine_runs_the_guide_steps_and_a_remote_plan",
             python,
-            terraform_engine_runs_the_readme_steps_and_a_remote_plan,
+            terraform_engine_runs_the_guide_steps_and_a_remote_plan,
         ),
         harness::needing("pytfe_calls_pass", python, pytfe_calls_pass),
         harness::needing("terrasnek_calls_pass", python, terrasnek_calls_pass),

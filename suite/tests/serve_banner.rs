@@ -83,7 +83,7 @@ fn seed_flags_make_an_organization_and_a_local_workspace_the_banner_names() {
     let banner = served.banner.join("\n");
     assert!(banner.contains("seeded organization: example"), "{banner}");
     assert!(banner.contains("seeded workspace: ws-"), "{banner}");
-    // the host README's steps and their credentials block use (the certificate's name too)
+    // the guide's local TFE steps and their credentials block use (the certificate's name too)
     assert!(
         banner.contains(&format!(
             r#"cloud {{ hostname = "localhost:{}" organization = "example" workspaces {{ name = "app" }} }}"#,

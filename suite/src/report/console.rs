@@ -203,29 +203,81 @@ pub fn print_summary(
     }
 }
 
-/// The failing tests, one block each: the name, the reason and the failed checks (the
-/// transcripts are in the reports). Printed when the live progress line replaced libtest's
-/// own output.
+/// The failing tests, one block each: the name, the reason, the failed checks (the
+/// transcripts are in the reports) and the command that reruns the test. Printed when the
+/// live progress line replaced libtest's own output.
 pub fn print_failures(results: &[TestResult], info: &super::RunInfo) {
+    print!("{}", failures_text(results, info));
+}
+
+/// What [`print_failures`] prints: nothing when no test fails the run.
+fn failures_text(results: &[TestResult], info: &super::RunInfo) -> String {
     let failing: Vec<&TestResult> = results.iter().filter(|r| r.verdict.fails_run()).collect();
     if failing.is_empty() {
-        return;
+        return String::new();
     }
-    println!("\nfailures:");
+    let mut out = String::from("\nfailures:\n");
     for r in failing {
-        println!("  {} ({})", r.name, r.verdict.as_str());
+        out.push_str(&format!("  {} ({})\n", r.name, r.verdict.as_str()));
         if let Some(reason) = &r.reason {
             for line in info.shown(reason).lines() {
-                println!("    {line}");
+                out.push_str(&format!("    {line}\n"));
             }
         }
         for f in &r.findings {
-            println!(
-                "    [{}] {}: {}",
+            out.push_str(&format!(
+                "    [{}] {}: {}\n",
                 f.level,
                 f.check.id,
                 info.shown(&f.message)
-            );
+            ));
         }
+        // where the person looks, not only in reports/libtest.log
+        let rerun = crate::verdict::rerun_command(&r.name);
+        out.push_str(&format!("    rerun: {}\n", info.shown(&rerun)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{Finding, NO_SERVER_ERROR};
+    use crate::report::RunInfo;
+
+    fn result(name: &str, verdict: Verdict) -> TestResult {
+        TestResult {
+            name: name.into(),
+            group: "runs".into(),
+            verdict,
+            reason: None,
+            findings: vec![Finding::new(&NO_SERVER_ERROR, "500".into(), None)],
+            passed: Vec::new(),
+            exchanges: Vec::new(),
+            requests: 1,
+            duration: Default::default(),
+            blocked_by: None,
+            minimal: None,
+        }
+    }
+
+    /// On a terminal libtest's lines (and their rerun line) go to reports/libtest.log: the
+    /// failures printed on screen name the command that reruns each failing test.
+    #[test]
+    fn each_failing_test_printed_names_its_rerun_command() {
+        let info = RunInfo {
+            config: Vec::new(),
+            secrets: Vec::new(),
+        };
+        let results = [
+            result("runs::show::api-v2", Verdict::Fail),
+            result("runs::list::api-v2", Verdict::Pass),
+        ];
+        let text = failures_text(&results, &info);
+        let rerun = crate::verdict::rerun_command("runs::show::api-v2");
+        assert!(text.contains("  runs::show::api-v2 (fail)\n"), "{text}");
+        assert!(text.contains(&format!("    rerun: {rerun}\n")), "{text}");
+        assert!(!text.contains("runs::list"), "{text}");
+        assert_eq!(failures_text(&results[1..], &info), "");
     }
 }

@@ -561,25 +561,6 @@ impl Settings {
 mod tests {
     use super::*;
 
-    /// The config file README shows is one `conform` accepts.
-    #[test]
-    fn readme_config_example_parses() {
-        let readme = include_str!("../../../README.md");
-        let section = readme
-            .split("## The config file")
-            .nth(1)
-            .expect("README has the section");
-        let example = section
-            .split("```toml")
-            .nth(1)
-            .and_then(|rest| rest.split("```").next())
-            .expect("the section has a toml block");
-        let file: FileConfig = toml::from_str(example).expect("the example parses");
-        assert!(file.target.is_some() && file.rate.is_some() && file.deadline.is_some());
-        assert!(file.test_timeout.is_some());
-        assert!(file.require.iter().all(|g| !g.is_empty()));
-    }
-
     /// A short token in a command-line error is redacted where it is quoted, and the flags
     /// that merely hold its letters stay whole.
     #[test]
