@@ -164,8 +164,12 @@ async fn sweep_ledger(
     let (going, absent) = prospects(&sweeps, &seen, &lineage, remover);
     let mut unconfirmed = Vec::new();
     let mut leftovers = Vec::new();
-    // what this sweep's own deletes removed (a read confirmed): what lived there went along
-    let mut swept = Lineage::default();
+    let mut books = Books {
+        journal: journal.as_ref(),
+        tally,
+        lineage,
+        swept: Lineage::default(),
+    };
     for (sweep, seen) in sweeps.into_iter().zip(seen) {
         // not there by a read that proves it (a show route seen answering, a list that
         // answered without it), or inside something that is gone or going
@@ -188,10 +192,10 @@ async fn sweep_ledger(
                 .is_none()
                 .then(|| going.gone_parent(&sweep.entry.parents).cloned())
                 .flatten();
-            would_delete(&sweep, (seen, along), kept, tally);
+            would_delete(&sweep, (seen, along), kept, books.tally);
             continue;
         } else {
-            let parent_gone = lineage.gone_parent(&sweep.entry.parents).is_some();
+            let parent_gone = books.lineage.gone_parent(&sweep.entry.parents).is_some();
             remover
                 .remove(&sweep.entry.kind, &sweep.delete, sweep.reads(), parent_gone)
                 .await
@@ -201,13 +205,7 @@ async fn sweep_ledger(
             Removed::Left(why) | Removed::Unseen(why) => leftovers.push((sweep, why)),
             removed => {
                 let removed = as_seen(removed, seen);
-                settle(
-                    &sweep,
-                    removed,
-                    journal.as_ref(),
-                    tally,
-                    (&mut lineage, &mut swept),
-                );
+                books.settle(&sweep, removed);
             }
         }
     }
@@ -216,34 +214,22 @@ async fn sweep_ledger(
             Removed::Left(why) => leftovers.push((sweep, why)),
             removed => {
                 let removed = as_seen(removed, seen);
-                settle(
-                    &sweep,
-                    removed,
-                    journal.as_ref(),
-                    tally,
-                    (&mut lineage, &mut swept),
-                );
+                books.settle(&sweep, removed);
             }
         }
     }
     // what could not be deleted by itself, but lived in something this sweep deleted (and
     // a read no longer shows it), or in something found gone already
     for (sweep, why) in leftovers {
-        let removed = match swept.gone_parent(&sweep.entry.parents).cloned() {
+        let removed = match books.swept.gone_parent(&sweep.entry.parents).cloned() {
             Some((kind, id)) if remover.went_along(sweep.reads()).await => {
                 Removed::Deleted(format!("went with its {kind} {id}"))
             }
             Some(_) => Removed::Left(why),
-            None if lineage.gone_parent(&sweep.entry.parents).is_some() => Removed::Gone,
+            None if books.lineage.gone_parent(&sweep.entry.parents).is_some() => Removed::Gone,
             None => Removed::Left(why),
         };
-        settle(
-            &sweep,
-            removed,
-            journal.as_ref(),
-            tally,
-            (&mut lineage, &mut swept),
-        );
+        books.settle(&sweep, removed);
     }
     Ok(())
 }
@@ -491,26 +477,33 @@ impl Sweep {
 
 /// Counts one removal of the ledger's, records in the ledger what is gone, and notes it
 /// gone in the lineage (what lives in it went along).
-fn settle(
-    sweep: &Sweep,
-    removed: Removed,
-    journal: Option<&Ledger>,
-    tally: &mut Tally,
-    (lineage, swept): (&mut Lineage, &mut Lineage),
-) {
-    lineage.note(&sweep.entry.kind, &sweep.entry.id, &sweep.entry.parents);
-    swept.note(&sweep.entry.kind, &sweep.entry.id, &sweep.entry.parents);
-    if matches!(removed, Removed::Deleted(_)) {
-        swept.mark_gone(&sweep.entry.kind, &sweep.entry.id);
-    }
-    if report(&sweep.what, removed, tally) {
-        lineage.mark_gone(&sweep.entry.kind, &sweep.entry.id);
-        if let Some(journal) = journal {
-            journal.append(&Entry {
-                event: Event::Deleted,
-                time: crate::clock::rfc3339(SystemTime::now()),
-                ..sweep.entry.clone()
-            });
+/// What a sweep keeps while it goes: the ledger it appends to, its counts, what it knows
+/// gone, and what its own deletes removed (a read confirmed: what lived there went along).
+struct Books<'a> {
+    journal: Option<&'a Ledger>,
+    tally: &'a mut Tally,
+    lineage: Lineage,
+    swept: Lineage,
+}
+
+impl Books<'_> {
+    /// Prints, counts and records one removal.
+    fn settle(&mut self, sweep: &Sweep, removed: Removed) {
+        let (kind, id, parents) = (&sweep.entry.kind, &sweep.entry.id, &sweep.entry.parents);
+        self.lineage.note(kind, id, parents);
+        self.swept.note(kind, id, parents);
+        if matches!(removed, Removed::Deleted(_)) {
+            self.swept.mark_gone(kind, id);
+        }
+        if report(&sweep.what, removed, self.tally) {
+            self.lineage.mark_gone(kind, id);
+            if let Some(journal) = self.journal {
+                journal.append(&Entry {
+                    event: Event::Deleted,
+                    time: crate::clock::rfc3339(SystemTime::now()),
+                    ..sweep.entry.clone()
+                });
+            }
         }
     }
 }

@@ -20,6 +20,7 @@ mod edges;
 mod elsewhere;
 mod examples;
 mod hostile;
+mod house;
 mod learned_rate;
 mod observed;
 mod openapi;
@@ -61,6 +62,7 @@ fn main() {
         elsewhere,
         examples,
         hostile,
+        house,
         learned_rate,
         observed,
         openapi,

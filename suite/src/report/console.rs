@@ -148,6 +148,12 @@ pub fn print_summary(
     if below > 0 && profile == Profile::Core {
         println!("\n{below} TFE-convention finding(s) in passing tests (reported, not failing under --profile core; see the reports)");
     }
+    print_left(leftovers, &figures.kept_in_place, info);
+    print_figures(figures);
+}
+
+/// What the run made and could not delete, and what the API cannot delete where it stays.
+fn print_left(leftovers: &[String], kept_in_place: &[String], info: &super::RunInfo) {
     if !leftovers.is_empty() {
         println!(
             "\ncould not delete {} resource(s) this run made:",
@@ -157,12 +163,16 @@ pub fn print_summary(
             println!("  {}", info.shown(l));
         }
     }
-    if !figures.kept_in_place.is_empty() {
+    if !kept_in_place.is_empty() {
         println!("\nmade, and not deletable through the API (it stays where the run put it):");
-        for l in &figures.kept_in_place {
+        for l in kept_in_place {
             println!("  {}", info.shown(l));
         }
     }
+}
+
+/// The run's figures: requests, wall time and its bound, what held it back, the lags.
+fn print_figures(figures: &Figures) {
     let secs = figures.wall.as_secs_f64();
     let rate = if secs > 0.0 {
         figures.requests as f64 / secs

@@ -64,16 +64,13 @@ impl TestRun<'_> {
             ));
             return;
         };
-        let method = Method::from_bytes(self.endpoint.method.as_bytes()).unwrap_or(Method::POST);
-        let request = Request::new(method, self.url_for(&path), auth_for(&path))
-            .with_body(Body::Raw(JSONAPI.to_string(), body.into_bytes()));
-        let sent = self.send(request).await;
-        if let Err(TransportError::Refused(why)) = &self.ex(sent).response {
-            self.notes.push(format!("{what}: not evaluated, {why}"));
+        let method = self.endpoint.method.clone();
+        let Some(sent) = self
+            .send_probe(&what, &method, JSONAPI.to_string(), &path, body)
+            .await
+        else {
             return;
-        }
-        self.record
-            .tfe_probe_server_error(&self.exchanges[sent], sent);
+        };
         let answered = self
             .ex(sent)
             .json()
@@ -194,21 +191,14 @@ impl TestRun<'_> {
                 }
             }
         }
-        let method = r.method.as_deref().unwrap_or(&self.endpoint.method);
-        let method = Method::from_bytes(method.as_bytes()).unwrap_or(Method::POST);
-        let content_type = r
-            .content_type
-            .clone()
-            .unwrap_or_else(|| JSONAPI.to_string());
-        let request = Request::new(method, self.url_for(&path), auth_for(&path))
-            .with_body(Body::Raw(content_type, body.into_bytes()));
-        let sent = self.send(request).await;
-        if let Err(TransportError::Refused(why)) = &self.ex(sent).response {
-            self.notes.push(format!("{what}: not evaluated, {why}"));
+        let method = r.method.clone().unwrap_or(self.endpoint.method.clone());
+        let content_type = r.content_type.clone().unwrap_or(JSONAPI.to_string());
+        let Some(sent) = self
+            .send_probe(&what, &method, content_type, &path, body)
+            .await
+        else {
             return;
-        }
-        self.record
-            .tfe_probe_server_error(&self.exchanges[sent], sent);
+        };
         let statuses: Vec<u16> = if r.status.is_empty() {
             c::refusal_statuses(r.what).to_vec()
         } else {
@@ -240,6 +230,30 @@ impl TestRun<'_> {
         let evidence = if answer.is_err() { sent } else { shown };
         let result = c::refusal(answer, stored, r.note.as_deref());
         self.check(check, Some(evidence), result);
+    }
+
+    /// Sends a case only TFE documents (a refuse or accept case) and answers its exchange;
+    /// `None`, with a note, when conform itself refused to send it. Its 5xx counts at tfe
+    /// ([`c::Record::tfe_probe_server_error`]).
+    async fn send_probe(
+        &mut self,
+        what: &str,
+        method: &str,
+        content_type: String,
+        path: &str,
+        body: String,
+    ) -> Option<usize> {
+        let method = Method::from_bytes(method.as_bytes()).unwrap_or(Method::POST);
+        let request = Request::new(method, self.url_for(path), auth_for(path))
+            .with_body(Body::Raw(content_type, body.into_bytes()));
+        let sent = self.send(request).await;
+        if let Err(TransportError::Refused(why)) = &self.ex(sent).response {
+            self.notes.push(format!("{what}: not evaluated, {why}"));
+            return None;
+        }
+        self.record
+            .tfe_probe_server_error(&self.exchanges[sent], sent);
+        Some(sent)
     }
 
     /// A create that should have been refused made something: it goes in the ledger, so
