@@ -379,7 +379,9 @@ impl<'a> TestRun<'a> {
         }
         if let (Some(refusal), Some(holds)) = (e.expect.refused_unless.as_ref(), holds) {
             if holds != Some(true) && refusal.refuses(self.ex(main).status()) {
-                return self.documented_refusal(main, refusal, holds);
+                if let Some(outcome) = self.documented_or_absent(main, refusal, holds).await {
+                    return outcome;
+                }
             }
         }
         let main = match self.route_judged(main).await {
