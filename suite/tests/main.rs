@@ -19,6 +19,7 @@ mod early_ends;
 mod edges;
 mod elsewhere;
 mod examples;
+mod given;
 mod hostile;
 mod house;
 mod learned_rate;
@@ -61,6 +62,7 @@ fn main() {
         edges,
         elsewhere,
         examples,
+        given,
         hostile,
         house,
         learned_rate,
