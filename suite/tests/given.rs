@@ -41,7 +41,63 @@ fn a_given_workspace_is_read_with_its_own_show_before_the_administrators() {
     assert_eq!(out.status.code(), Some(0), "{said}");
 }
 
+/// The verdicts of the `assessment_results` tests against a served reference with `faults`,
+/// run without `--fixture assessment_result=ID` (a kind only a fixture gives).
+fn assessment_verdicts(faults: &[&str]) -> Vec<(String, String)> {
+    let tokens = [
+        "--token",
+        "absent-user-token",
+        "--admin-token",
+        "absent-admin-token",
+    ];
+    let mut args: Vec<&str> = tokens.to_vec();
+    for fault in faults {
+        args.extend(["--fault", fault]);
+    }
+    let served = Served::with_args(&args);
+    let dir = processes::scratch("given", "fixture-only");
+    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["--target", &served.url])
+        .args(&tokens)
+        .args(["--group", "assessment_results", "-q", "--reports"])
+        .arg(&dir)
+        .output()
+        .expect("a run");
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).unwrap_or_default(),
+    )
+    .unwrap_or_else(|_| panic!("results.json\n{}", text(&out)));
+    results["tests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| (t["name"].to_string(), t["verdict"].to_string()))
+        .collect()
+}
+
+/// A group only `--fixture` can give resources of (assessment results) is still asked with
+/// ids nobody made (issue 41, otf's triage): where its routes answer the target's no-route
+/// answer and its handlers answer an unknown id otherwise, the group is unsupported; where
+/// they are served, its tests are skipped for want of the fixture.
+fn a_group_only_fixtures_give_is_asked_with_made_up_ids() {
+    let served = assessment_verdicts(&[]);
+    assert_eq!(served.len(), 4, "{served:?}");
+    assert!(served.iter().all(|(_, v)| v == "\"skipped\""), "{served:?}");
+    let absent = assessment_verdicts(&[
+        "drop-route=GET /api/v2/assessment-results/:assessment_result_id",
+        "drop-route=GET /api/v2/assessment-results/:assessment_result_id/json-output",
+    ]);
+    assert_eq!(absent.len(), 4, "{absent:?}");
+    assert!(
+        absent.iter().all(|(_, v)| v == "\"unsupported\""),
+        "{absent:?}"
+    );
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
-    crate::harness::tests![a_given_workspace_is_read_with_its_own_show_before_the_administrators]
+    crate::harness::tests![
+        a_given_workspace_is_read_with_its_own_show_before_the_administrators,
+        a_group_only_fixtures_give_is_asked_with_made_up_ids
+    ]
 }

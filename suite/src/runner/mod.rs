@@ -60,6 +60,9 @@ pub struct Context {
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// What the state reads learned about waiting.
     waited: waited::Waited,
+    /// Whether the target's handlers answer an unknown id unlike its router
+    /// ([`Context::handlers_unlike_router`]), asked once.
+    handlers_unlike_router: OnceCell<bool>,
 }
 
 impl Context {
@@ -83,7 +86,31 @@ impl Context {
             probes: Mutex::new(HashMap::new()),
             locks: Mutex::new(HashMap::new()),
             waited: waited::Waited::default(),
+            handlers_unlike_router: OnceCell::new(),
         }
+    }
+
+    /// Whether the target's handlers answer "not found" unlike its router answers a path that
+    /// cannot exist, asked once of the organization show with a name nobody has: only then
+    /// does a route asked with made-up ids and answering the no-route answer prove itself
+    /// absent. TFE's are alike (then nothing is proven that way).
+    pub async fn handlers_unlike_router(&self) -> bool {
+        *self
+            .handlers_unlike_router
+            .get_or_init(|| async {
+                let path = "/organizations/conform-unknown-organization";
+                let url = self.target.api_url(path);
+                let ex = self
+                    .target
+                    .send(Request::new(Method::GET, url, auth_for(path)))
+                    .await;
+                ex.status() == Some(404)
+                    && matches!(
+                        self.target.config.no_route.likeness(&ex),
+                        crate::target::noroute::Likeness::Unlike(_)
+                    )
+            })
+            .await
     }
 
     /// Runs one test to its result. Never panics on target behaviour.

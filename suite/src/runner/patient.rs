@@ -22,7 +22,12 @@ impl TestRun<'_> {
         loop {
             let index = self.show_resource(kind).await?;
             let held = holds(self.ex(index));
-            if held || !patience.again().await {
+            // the target's no-route answer: the show is not there, waiting cannot change that
+            let absent = matches!(
+                self.ctx.fixtures.presence(self.ex(index)),
+                crate::checks::Presence::Absent(_)
+            );
+            if held || absent || !patience.again().await {
                 return Some((index, patience.done(held)));
             }
             // a read superseded by the next keeps only what a report shows

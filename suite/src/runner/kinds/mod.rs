@@ -110,7 +110,16 @@ impl TestRun<'_> {
         };
         // a list or an index may show the new item a moment late: read again within the window
         let shown = self.show_until(&kind, Exchange::is_success).await;
-        if let Some((index, waited)) = shown {
+        // a show route that answers the target's no-route answer is another endpoint's
+        // absence (its own test fails `endpoint.exists`), not this create's failure
+        let show_absent =
+            shown.and_then(
+                |(index, _)| match self.ctx.fixtures.presence(self.ex(index)) {
+                    c::Presence::Absent(why) => Some(why),
+                    _ => None,
+                },
+            );
+        if let Some((index, waited)) = shown.filter(|_| show_absent.is_none()) {
             let what = format!("the show of the created {kind}");
             let result = c::lifecycle::shows(self.ex(index), &id, &what);
             if self.check(check, Some(index), c::waited(result, waited)) {
@@ -137,6 +146,12 @@ impl TestRun<'_> {
                 let what = format!("the created {kind} as its list shows it");
                 self.read_back(index, &known, &doc, &shown, &what);
             }
+        }
+        if let Some(why) = show_absent.filter(|_| !self.record.passed.contains(c::LIST_CONTAINS.id))
+        {
+            self.unobserved.push(format!(
+                "the show of the created {kind} {why}, and no list showed it"
+            ));
         }
     }
 
