@@ -58,7 +58,7 @@ fn assessment_verdicts(faults: &[&str]) -> Vec<(String, String)> {
     let dir = processes::scratch("given", "fixture-only");
     let out = Command::new(env!("CARGO_BIN_EXE_conform"))
         .args(["--target", &served.url])
-        .args(&tokens)
+        .args(tokens)
         .args(["--group", "assessment_results", "-q", "--reports"])
         .arg(&dir)
         .output()

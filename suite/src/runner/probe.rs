@@ -152,47 +152,64 @@ impl Context {
                 }
                 continue;
             }
-            let variants: &[Variant] = if endpoint.path.starts_with(crate::catalog::REGISTRY) {
-                &[Variant::Registry]
-            } else {
-                &[Variant::Bare, Variant::ApiV2]
-            };
-            for variant in variants {
-                let template = match variant {
-                    Variant::Registry => endpoint
-                        .path
-                        .trim_start_matches(crate::catalog::REGISTRY)
-                        .to_string(),
-                    v => path_for(&endpoint.path, *v),
-                };
-                let path = self
-                    .fixtures
-                    .fill_path(&template, &scope, Some(endpoint), None)
-                    .ok()?;
-                let url = if *variant == Variant::Registry {
-                    self.target.registry_url(&path)
-                } else {
-                    self.target.url(&path)
-                };
-                let ex = self
-                    .target
-                    .send(Request::new(Method::GET, url, auth_for(&path)))
-                    .await;
-                if self.route_exists(&ex).is_ok() && ex.response.is_ok() {
-                    return None;
-                }
-                if self.parent_not_found(&scope, endpoint).await {
-                    // a 404 under a resource that is not found itself says nothing of the
-                    // route: the test that made that resource judges it
-                    break;
-                }
-                last = Some(ex);
+            match self.asked_with_fixtures(endpoint, &scope).await {
+                Err(()) => return None,
+                Ok(Some(ex)) => last = Some(ex),
+                Ok(None) => {}
             }
         }
         match self.create_probe(group).await {
             Err(()) => None,
             Ok(create) => last.or(create),
         }
+    }
+
+    /// A read asked in each of its path forms with the resources it names: `Err(())` when a
+    /// form is served (or its path cannot be filled: the absence is unproven), else the last
+    /// answer that shows it absent (`None` when a 404 is about a parent not found).
+    async fn asked_with_fixtures(
+        &self,
+        endpoint: &Endpoint,
+        scope: &Scope,
+    ) -> Result<Option<Exchange>, ()> {
+        let variants: &[Variant] = if endpoint.path.starts_with(crate::catalog::REGISTRY) {
+            &[Variant::Registry]
+        } else {
+            &[Variant::Bare, Variant::ApiV2]
+        };
+        let mut last = None;
+        for variant in variants {
+            let template = match variant {
+                Variant::Registry => endpoint
+                    .path
+                    .trim_start_matches(crate::catalog::REGISTRY)
+                    .to_string(),
+                v => path_for(&endpoint.path, *v),
+            };
+            let path = self
+                .fixtures
+                .fill_path(&template, scope, Some(endpoint), None)
+                .map_err(|_| ())?;
+            let url = if *variant == Variant::Registry {
+                self.target.registry_url(&path)
+            } else {
+                self.target.url(&path)
+            };
+            let ex = self
+                .target
+                .send(Request::new(Method::GET, url, auth_for(&path)))
+                .await;
+            if self.route_exists(&ex).is_ok() && ex.response.is_ok() {
+                return Err(());
+            }
+            if self.parent_not_found(scope, endpoint).await {
+                // a 404 under a resource that is not found itself says nothing of the
+                // route: the test that made that resource judges it
+                break;
+            }
+            last = Some(ex);
+        }
+        Ok(last)
     }
 
     /// A read whose resources could not be had, asked with ids nobody made: a handler's
