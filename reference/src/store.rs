@@ -235,7 +235,7 @@ impl Store {
             ),
             (
                 "saml",
-                json!({"enabled": false, "debug": false, "idp-cert": null, "old-idp-cert": "-----BEGIN CERTIFICATE-----old", "slo-endpoint-url": null, "sso-endpoint-url": null}),
+                json!({"enabled": false, "debug": false, "idp-cert": null, "old-idp-cert": "-----BEGIN CERTIFICATE-----old", "slo-endpoint-url": null, "sso-endpoint-url": null, "signature-signing-method": "SHA256", "signature-digest-method": "SHA256"}),
             ),
             (
                 "smtp",
