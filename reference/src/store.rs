@@ -144,6 +144,11 @@ pub struct Store {
     rng: u64,
 }
 
+/// The official engine versions an installation starts with: TFE lists Terraform's releases as
+/// official versions, which cannot be deleted (tfe-api-facts 5). Their binaries are named at the
+/// releases site's paths; the reference downloads nothing, so each sha is a placeholder.
+const OFFICIAL_ENGINE_VERSIONS: &[&str] = &["1.0.4", "1.5.7", "1.9.8"];
+
 /// Final run states: no action applies any more.
 pub const FINAL_RUN_STATES: &[&str] = &[
     "applied",
@@ -230,7 +235,7 @@ impl Store {
             ),
             (
                 "saml",
-                json!({"enabled": false, "debug": false, "idp-cert": null, "old-idp-cert": "-----BEGIN CERTIFICATE-----old", "slo-endpoint-url": null, "sso-endpoint-url": null}),
+                json!({"enabled": false, "debug": false, "idp-cert": null, "old-idp-cert": "-----BEGIN CERTIFICATE-----old", "slo-endpoint-url": null, "sso-endpoint-url": null, "signature-signing-method": "SHA256", "signature-digest-method": "SHA256"}),
             ),
             (
                 "smtp",
@@ -247,6 +252,18 @@ impl Store {
         ] {
             let attrs = extra.as_object().cloned().unwrap_or_default();
             store.settings.insert(id.to_string(), attrs);
+        }
+        for version in OFFICIAL_ENGINE_VERSIONS {
+            let url = format!(
+                "https://releases.hashicorp.com/terraform/{version}/terraform_{version}_linux_amd64.zip"
+            );
+            let sha = "0".repeat(64);
+            let attrs = json!({"version": version, "url": url, "sha": sha, "official": true,
+                "enabled": true, "beta": false, "deprecated": false, "deprecated-reason": null,
+                "usage": 0, "created-at": now(),
+                "archs": [{"url": url, "sha": sha, "os": "linux", "arch": "amd64"}]});
+            let attrs = attrs.as_object().cloned().unwrap_or_default();
+            store.insert("terraform-versions", "tfv-", None, attrs, Map::new());
         }
         store
     }

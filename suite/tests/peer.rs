@@ -30,7 +30,7 @@ case "$1 $2" in
     ev() { printf '{"Action":"%s","Test":"%s","Output":"%s"}\n' "$1" "$2" "$3"; }
     case "$name" in
       TestPass) ev output TestPass "token is $TFE_TOKEN\\n"; ev pass TestPass/a ""; ev pass TestPass "" ;;
-      TestFail) ev output TestFail/a "Error: expected 200, got 404\\n"; ev fail TestFail/a ""; ev fail TestFail "" ;;
+      TestFail) ev output TestFail/a "Error: expected 200, got 404 (beta: $ENABLE_BETA)\\n"; ev fail TestFail/a ""; ev fail TestFail "" ;;
       TestPanic) ev output TestPanic "panic: runtime error: index out of range\\n"; exit 2 ;;
       TestSkips) ev output TestSkips/a "needs ENABLE_BETA\\n"; ev skip TestSkips/a ""; ev pass TestSkips "" ;;
       TestSleep) sleep 31.7 ;;
@@ -41,7 +41,6 @@ esac
 
 const PEER_FILE: &str = r#"module = "example.com/peer"
 version = "v0.0.1"
-skip_subtests = "_RunDependent"
 [groups]
 TestPass = "organizations"
 [[exclude]]
@@ -56,6 +55,13 @@ tests = ["TestSkips"]
 [[gap]]
 reason = "not yet"
 tests = ["TestFail", "TestPanic"]
+[[skip_subtests]]
+reason = "needs a plan"
+subtests = ["_RunDependent"]
+[[env]]
+reason = "a beta feature"
+tests = ["TestFail"]
+vars = { ENABLE_BETA = "1" }
 "#;
 
 fn peer(dir: &Path, path_var: &str, extra: &[&str]) -> Output {
@@ -146,6 +152,8 @@ fn results_match_the_peer_file_and_are_reported_without_the_token() {
     assert!(junit.contains("organizations::TestPass"), "{junit}");
     let summary = std::fs::read_to_string(reports.join("summary.md")).unwrap();
     assert!(summary.contains("expected 200, got 404"), "{summary}");
+    // The `env` row's variable reached the test it names.
+    assert!(summary.contains("(beta: 1)"), "{summary}");
 }
 
 fn a_result_that_moves_either_way_fails_the_run() {

@@ -524,6 +524,11 @@ static CATALOG: &[FaultInfo] = &[
         "team workspace and project grants store any value of a custom permission (`runs: bogus`) instead of answering 422",
     ),
     info(
+        "saml-methods-unchecked",
+        None,
+        "PATCH /admin/saml-settings stores any signature signing or digest method (`SHA1234`) instead of answering 422 (TFE takes SHA1 or SHA256)",
+    ),
+    info(
         "always-paged",
         None,
         "the notification configurations list answers `meta.pagination` and `links` even without page parameters (TFE answers it whole)",

@@ -25,6 +25,28 @@ impl Rule {
     }
 }
 
+/// Subtests no process runs, with the reason they share.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubtestRule {
+    /// Why these subtests are not run.
+    pub reason: String,
+    /// Go `-test.skip` patterns, one level per `/` (`^TestA$/^sub$` is one subtest of TestA).
+    pub subtests: Vec<String>,
+}
+
+/// Environment variables some tests run with, beside the ones every test gets.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvRule {
+    /// Why these tests need them.
+    pub reason: String,
+    /// Globs on top-level test names (`crate::glob`).
+    pub tests: Vec<String>,
+    /// The variables.
+    pub vars: BTreeMap<String, String>,
+}
+
 /// The peer's data file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,8 +55,12 @@ pub struct PeerFile {
     pub module: String,
     /// The pinned version (`v1.111.2`).
     pub version: String,
-    /// The `-test.skip` pattern every process gets (subtests that need what the set excludes).
-    pub skip_subtests: String,
+    /// Subtests no process runs (`-test.skip`), each row with its reason.
+    #[serde(default)]
+    pub skip_subtests: Vec<SubtestRule>,
+    /// Variables some tests run with.
+    #[serde(default)]
+    pub env: Vec<EnvRule>,
     /// Test-name prefix -> the suite's group.
     pub groups: BTreeMap<String, String>,
     /// Tests not run, with the reason.
@@ -94,6 +120,25 @@ impl PeerFile {
             .map(|r| r.reason.as_str())
     }
 
+    /// The `-test.skip` pattern every process gets: every row's patterns, as alternatives.
+    pub fn skip_pattern(&self) -> String {
+        let patterns: Vec<&str> = self
+            .skip_subtests
+            .iter()
+            .flat_map(|r| r.subtests.iter().map(String::as_str))
+            .collect();
+        patterns.join("|")
+    }
+
+    /// The variables a test runs with beyond the common ones (every `env` row naming it).
+    pub fn env_of(&self, test: &str) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .filter(|r| r.tests.iter().any(|p| glob(p, test)))
+            .flat_map(|r| r.vars.iter().map(|(k, v)| (k.clone(), v.clone())))
+            .collect()
+    }
+
     /// Whether a test changes what the run did not make.
     pub fn changes_instance(&self, test: &str) -> bool {
         self.instance_changes.matches(test)
@@ -128,11 +173,26 @@ impl PeerFile {
             .chain(&self.gap)
             .chain(&self.skip)
             .chain(std::iter::once(&self.instance_changes));
-        rules
+        let env = self.env.iter().flat_map(|r| r.tests.iter());
+        let mut stale: Vec<String> = rules
             .flat_map(|r| r.tests.iter())
+            .chain(env)
             .filter(|p| !tests.iter().any(|t| glob(p, t)))
             .cloned()
-            .collect()
+            .collect();
+        // A subtest row anchored to one top-level test (`^TestA$/…`) names a test that exists.
+        let anchored = self.skip_subtests.iter().flat_map(|r| r.subtests.iter());
+        stale.extend(
+            anchored
+                .filter(|p| {
+                    let top = p.split('/').next().unwrap_or("");
+                    top.strip_prefix('^')
+                        .and_then(|t| t.strip_suffix('$'))
+                        .is_some_and(|name| !tests.iter().any(|t| t == name))
+                })
+                .cloned(),
+        );
+        stale
     }
 }
 
@@ -162,11 +222,17 @@ mod tests {
         let file = PeerFile::parse(
             r#"module = "m"
 version = "v1.0.0"
-skip_subtests = "_X"
 [groups]
 [instance_changes]
 reason = "r"
 tests = []
+[[skip_subtests]]
+reason = "needs a plan"
+subtests = ["_X", "^TestA$/^sub$", "^TestGoneToo$/^sub$"]
+[[env]]
+reason = "beta"
+tests = ["TestB"]
+vars = { ENABLE_BETA = "1" }
 [[exclude]]
 reason = "gone"
 tests = ["TestGone*"]
@@ -180,8 +246,14 @@ tests = ["TestB"]
         assert_eq!(file.expected("TestB"), Expected::Gap("not yet".into()));
         assert_eq!(
             file.stale_globs(&["TestA".into(), "TestB".into()]),
-            vec!["TestGone*".to_string()]
+            vec!["TestGone*".to_string(), "^TestGoneToo$/^sub$".to_string()]
         );
+        assert_eq!(file.skip_pattern(), "_X|^TestA$/^sub$|^TestGoneToo$/^sub$");
+        assert_eq!(
+            file.env_of("TestB"),
+            vec![("ENABLE_BETA".to_string(), "1".to_string())]
+        );
+        assert!(file.env_of("TestA").is_empty());
         assert!(PeerFile::parse("module = 1").is_err());
     }
 }

@@ -287,14 +287,15 @@ impl SetRun<'_> {
                 break;
             }
             let proxy = crate::proxy::start(&self.proxy_args()).await?;
-            let env: Vec<(String, String)> = vec![
+            let mut env: Vec<(String, String)> = vec![
                 ("TFE_ADDRESS".into(), proxy.url()),
                 ("TFE_TOKEN".into(), self.token.clone()),
                 ("ENABLE_TFE".into(), "1".into()),
                 ("TFC_RUN_TASK_URL".into(), notify.clone()),
             ];
+            env.extend(self.file.env_of(&name));
             let (binary, workdir) = (self.built.binary.clone(), self.built.workdir.clone());
-            let skip = self.file.skip_subtests.clone();
+            let skip = self.file.skip_pattern();
             let (token, timeout, verbose) = (self.token.clone(), self.timeout, self.verbose);
             let (done, failures) = (done.clone(), failures.clone());
             let instance = self.file.changes_instance(&name).then(|| instance.clone());
@@ -568,7 +569,6 @@ mod tests {
         let file = PeerFile::parse(
             r#"module = "m"
 version = "v1.0.0"
-skip_subtests = "_X"
 [groups]
 [instance_changes]
 reason = "r"

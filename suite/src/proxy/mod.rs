@@ -560,9 +560,15 @@ impl Proxy {
             .unwrap_or_default();
         let root = self.target.path().trim_end_matches('/');
         let relative = path.strip_prefix(root).unwrap_or(&path).to_string();
-        let matched =
-            self.catalog
-                .find_with_registry(&self.registry_path, &ex.request.method, &relative);
+        let method = &ex.request.method;
+        let matched = self
+            .catalog
+            .find_with_registry(&self.registry_path, method, &relative)
+            .or_else(|| {
+                let at_spec = self.at_spec_path(&relative)?;
+                self.catalog
+                    .find_with_registry(&self.registry_path, method, &at_spec)
+            });
         let Ok(mut observed) = self.observed.lock() else {
             return;
         };
@@ -573,6 +579,18 @@ impl Proxy {
             }
             None => observed.unmatched(&ex.request.method, &relative),
         }
+    }
+
+    /// A request at TFE's path of a group the spec places elsewhere (`tfe_path` in its
+    /// `cases/` file: `/api/v2/admin/terraform-versions/7`), at the spec's path
+    /// (`/api/v2/admin/engine-versions/7`), so that it is judged as that endpoint.
+    fn at_spec_path(&self, relative: &str) -> Option<String> {
+        self.catalog.groups.iter().find_map(|g| {
+            let moved = g.tfe_path.as_ref()?;
+            let rest = relative.strip_prefix(moved.tfe.as_str())?;
+            (rest.is_empty() || rest.starts_with('/'))
+                .then(|| format!("/api/v2{}{rest}", moved.spec))
+        })
     }
 
     /// A header value pointing at the target, pointed at the proxy instead.
@@ -652,5 +670,17 @@ mod tests {
             .contains("http://127.0.0.1:9000/v1/object/obj-2"));
         headers.insert("content-type", HeaderValue::from_static("application/gzip"));
         assert_eq!(p.rewrite_body(&headers, body.to_vec()), body.to_vec());
+    }
+
+    #[test]
+    fn a_request_at_tfes_path_of_a_moved_group_is_judged_as_the_spec_endpoint() {
+        let p = proxy();
+        assert_eq!(
+            p.at_spec_path("/api/v2/admin/terraform-versions/tfv-1")
+                .as_deref(),
+            Some("/api/v2/admin/engine-versions/tfv-1")
+        );
+        assert_eq!(p.at_spec_path("/api/v2/admin/terraform-versionsx"), None);
+        assert_eq!(p.at_spec_path("/api/v2/organizations"), None);
     }
 }

@@ -104,8 +104,12 @@ impl Observed {
                     self.organizations_made.insert(name);
                 }
             }
-            "organizations::delete" if (200..300).contains(&status) => {
-                if let Some((_, name)) = m.params.iter().find(|(p, _)| p == "organization_name") {
+            // go-tfe's administrator tests delete the organizations they made as an administrator.
+            "organizations::delete" | "admin_organizations::delete"
+                if (200..300).contains(&status) =>
+            {
+                let named = |p: &str| p == "organization_name" || p == "name";
+                if let Some((_, name)) = m.params.iter().find(|(p, _)| named(p)) {
                     self.organizations_made.remove(name);
                 }
             }

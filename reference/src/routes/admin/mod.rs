@@ -1,8 +1,9 @@
 //! Administrator endpoints: organizations, runs, workspaces, engine versions, users and
 //! instance settings. Spec: Endpoints > Administrator endpoints. The gate answers 404 to
 //! anything but the admin token. The router is here, whole; the instance settings are in
-//! `settings`, SCIM (tokens, group mappings, the SCIM protocol's groups) in `scim`.
+//! `settings`, the engine versions in `engines`, SCIM (tokens, group mappings, the SCIM protocol's groups) in `scim`.
 
+mod engines;
 mod scim;
 mod settings;
 
@@ -10,14 +11,15 @@ use axum::extract::Path;
 use axum::response::Response;
 use axum::routing::{get, patch, post};
 use axum::Router;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::jsonapi::{created, item_ids, merge, no_content, ok, paginate, resource, Body, Ctx};
+use crate::jsonapi::{item_ids, no_content, ok, paginate, resource, Body, Ctx};
 use crate::render::render_ws;
 use crate::shared::runs::{is_final, set_status};
 use crate::state::AppState;
-use crate::store::now;
+use crate::store::{Record, Store};
+use engines::{create_engine, delete_engine, list_engines, show_engine, update_engine};
 use scim::{
     create_scim_group, create_scim_token, delete_scim_group, list_scim_tokens, map_scim_group,
     show_scim_group, show_scim_token, unmap_scim_group, update_scim_mapping,
@@ -97,8 +99,18 @@ pub(crate) fn router() -> Router<AppState> {
         )
 }
 
-fn admin_org(o: &crate::store::Record) -> Value {
+/// An organization as the administrator API shows it: TFE's administrator attributes, and the
+/// `owners` relationship (the users of its owners team; `include=owners` adds them).
+fn admin_org(store: &Store, o: &Record) -> Value {
     let mut doc = o.render();
+    let owners: Vec<Value> = store
+        .list("teams", Some(&o.id))
+        .into_iter()
+        .filter(|t| t.str("name") == "owners")
+        .flat_map(|t| t.rel_ids("users"))
+        .map(|id| json!({"type": "users", "id": id}))
+        .collect();
+    doc["relationships"]["owners"] = json!({ "data": owners });
     let a = &mut doc["attributes"];
     for (k, v) in [
         ("access-beta-tools", json!(false)),
@@ -133,14 +145,15 @@ async fn list_orgs(ctx: Ctx) -> ApiResult<Response> {
                 o.id.to_lowercase().contains(q) || o.str("email").to_lowercase().contains(q)
             })
         })
-        .map(admin_org)
+        .map(|o| admin_org(&store, o))
         .collect();
     drop(store);
     paginate(&ctx, items)
 }
 
 async fn show_org(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
-    ok(admin_org(ctx.state.read().find("organizations", &name)?))
+    let store = ctx.state.read();
+    ok(admin_org(&store, store.find("organizations", &name)?))
 }
 
 async fn update_org(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> ApiResult<Response> {
@@ -152,7 +165,7 @@ async fn update_org(ctx: Ctx, Path(name): Path<String>, Body(body): Body) -> Api
             o.attributes.insert(k, v);
         }
     }
-    ok(admin_org(o))
+    ok(admin_org(&store, store.find("organizations", &name)?))
 }
 
 async fn delete_org(ctx: Ctx, Path(name): Path<String>) -> ApiResult<Response> {
@@ -187,7 +200,7 @@ async fn list_module_consumers(ctx: Ctx, Path(name): Path<String>) -> ApiResult<
     let items: Vec<Value> = ids
         .iter()
         .filter_map(|i| store.get("organizations", i))
-        .map(admin_org)
+        .map(|o| admin_org(&store, o))
         .collect();
     drop(store);
     paginate(&ctx, items)
@@ -263,86 +276,19 @@ async fn delete_workspace(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Respons
     no_content()
 }
 
-const ENGINE_TYPES: &[&str] = &[
-    "terraform-versions",
-    "engine-versions",
-    "admin-terraform-versions",
-];
-
-async fn list_engines(ctx: Ctx) -> ApiResult<Response> {
-    let store = ctx.state.read();
-    let version = ctx.q("filter[version]").or(ctx.q("search[version]"));
-    let items: Vec<Value> = store
-        .list("terraform-versions", None)
+/// A user as the administrator API shows it: with the `organizations` relationship, the
+/// organizations it is a member of (tfe-api-facts 5: `include=organizations` adds them).
+fn admin_user(store: &Store, u: &Record) -> Value {
+    let mut doc = u.render();
+    let organizations: Vec<Value> = store
+        .list("organization-memberships", None)
         .into_iter()
-        .filter(|e| version.is_none_or(|v| e.str("version").contains(v)))
-        .map(|e| e.render())
+        .filter(|m| m.rel_id("user") == Some(u.id.as_str()))
+        .filter_map(|m| m.rel_id("organization"))
+        .map(|id| json!({"type": "organizations", "id": id}))
         .collect();
-    drop(store);
-    paginate(&ctx, items)
-}
-
-async fn create_engine(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
-    let doc = resource(&body, ENGINE_TYPES)?;
-    let version = doc.required("version")?;
-    if doc.attributes.get("archs").is_none() {
-        doc.required("url")?;
-        doc.required("sha")?;
-    }
-    let mut store = ctx.state.write();
-    if store
-        .list("terraform-versions", None)
-        .iter()
-        .any(|e| e.str("version") == version)
-    {
-        return Err(ApiError::attribute(
-            "version",
-            "Version has already been taken",
-        ));
-    }
-    let attrs = merge(
-        json!({"version": version, "official": false, "enabled": true, "beta": false,
-            "deprecated": false, "deprecated-reason": null, "usage": 0, "created-at": now()}),
-        &doc.attributes,
-        &[],
-    );
-    let id = store.insert("terraform-versions", "tfv-", None, attrs, Map::new());
-    created(store.find("terraform-versions", &id)?.render())
-}
-
-async fn show_engine(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
-    ok(ctx.state.read().find("terraform-versions", &id)?.render())
-}
-
-async fn update_engine(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult<Response> {
-    let doc = resource(&body, ENGINE_TYPES)?;
-    let mut store = ctx.state.write();
-    if let Some(v) = doc.opt("version") {
-        if store
-            .list("terraform-versions", None)
-            .iter()
-            .any(|e| e.str("version") == v && e.id != id)
-        {
-            return Err(ApiError::attribute(
-                "version",
-                "Version has already been taken",
-            ));
-        }
-    }
-    let e = store.find_mut("terraform-versions", &id)?;
-    for (k, v) in doc.attributes {
-        e.attributes.insert(k, v);
-    }
-    ok(e.render())
-}
-
-async fn delete_engine(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
-    let mut store = ctx.state.write();
-    if store.find("terraform-versions", &id)?.flag("official") {
-        return Err(ApiError::invalid("an official version cannot be deleted"));
-    }
-    store.delete("terraform-versions", &id)?;
-    no_content()
+    doc["relationships"]["organizations"] = json!({ "data": organizations });
+    doc
 }
 
 async fn list_users(ctx: Ctx) -> ApiResult<Response> {
@@ -361,7 +307,7 @@ async fn list_users(ctx: Ctx) -> ApiResult<Response> {
         })
         .filter(|u| admin.is_none_or(|a| u.flag("is-admin") == a))
         .filter(|u| suspended.is_none_or(|s| u.flag("is-suspended") == s))
-        .map(|u| u.render())
+        .map(|u| admin_user(&store, u))
         .collect();
     drop(store);
     paginate(&ctx, items)
@@ -369,7 +315,8 @@ async fn list_users(ctx: Ctx) -> ApiResult<Response> {
 
 // GET /admin/users/:id (TFE)
 async fn show_user(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {
-    ok(ctx.state.read().find("users", &id)?.render())
+    let store = ctx.state.read();
+    ok(admin_user(&store, store.find("users", &id)?))
 }
 
 async fn delete_user(ctx: Ctx, Path(id): Path<String>) -> ApiResult<Response> {

@@ -74,6 +74,9 @@ pub(super) async fn update_settings(
     let id = settings_id(&group)?.to_string();
     let kind = format!("{id}-settings");
     let doc = resource(&body, &[kind.as_str(), "settings"])?;
+    if id == "saml" && !ctx.state.fault(crate::faults::Kind::SamlMethodsUnchecked) {
+        refuse_unknown_signature_methods(&doc.attributes)?;
+    }
     let mut store = ctx.state.write();
     let attrs = store.settings.entry(id.clone()).or_insert_with(|| {
         if id == "scim" {
@@ -87,6 +90,25 @@ pub(super) async fn update_settings(
     }
     let attrs = attrs.clone();
     ok(render_settings(&id, &attrs))
+}
+
+/// 422 for a SAML signature method TFE does not document (its SAML settings take `SHA1` or
+/// `SHA256` for `signature-signing-method` and `signature-digest-method`); nothing is stored.
+/// The `saml-methods-unchecked` fault skips it.
+fn refuse_unknown_signature_methods(attrs: &Map<String, Value>) -> ApiResult<()> {
+    for name in ["signature-signing-method", "signature-digest-method"] {
+        match attrs.get(name) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(m)) if m == "SHA1" || m == "SHA256" => {}
+            Some(_) => {
+                return Err(ApiError::attribute(
+                    name,
+                    format!("{name} must be SHA1 or SHA256"),
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 // POST /api/v2/admin/saml-settings/actions/revoke-old-certificate
