@@ -33,6 +33,10 @@ pub struct FaultCase {
     /// not counted as accidents.
     #[serde(default)]
     pub collateral: Vec<String>,
+    /// The target keeps what it answers deleted: the run must report what it made as left
+    /// (the safety part: a delete's word is never taken).
+    #[serde(default)]
+    pub left: bool,
     /// Why these tests and checks, in a sentence (optional).
     #[serde(default)]
     pub note: Option<String>,

@@ -128,7 +128,10 @@ impl Report {
         self.baseline
             .iter()
             .all(|b| b.error.is_none() && b.not_passed.is_empty())
-            && self.faults.iter().all(|f| f.catch == Catch::Caught)
+            && self
+                .faults
+                .iter()
+                .all(|f| f.catch == Catch::Caught && f.error.is_none())
             && self
                 .shapes
                 .iter()

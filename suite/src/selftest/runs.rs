@@ -91,16 +91,21 @@ pub fn run_fault(case: &FaultCase, timeout: f64) -> FaultOutcome {
         }
         plan
     });
-    match run_suite(plan) {
-        Ok(results) => {
+    match plan.and_then(|plan| run_plan(&plan)) {
+        Ok((results, left)) => {
             let (catch, failures, fired, silent) = judge(case, &results);
+            // a target that keeps what it deletes: what the run made is reported left
+            let error = (case.left && left.is_empty()).then(|| {
+                "the run reported nothing left, though this target keeps what it answers deleted"
+                    .to_string()
+            });
             FaultOutcome {
                 case: case.clone(),
                 catch,
                 failures,
                 fired,
                 silent,
-                error: None,
+                error,
                 wall: started.elapsed(),
             }
         }
