@@ -97,9 +97,20 @@ impl Context {
             Some(lock) => Some(lock.lock().await),
             None => None,
         };
+        if let Some(name) = &case.endpoint.lock {
+            let what = format!("its turn at the lock `{name}` (tests that change it take turns)");
+            if started.elapsed() >= waited::NOTED {
+                self.waited.note(&case.name, &what, started.elapsed());
+            }
+        }
         let mut run = TestRun::new(self, case);
         let outcome = run.execute().await;
         run.finish(outcome, started.elapsed())
+    }
+
+    /// What each test waited for, by test, longest first ([`waited::Waited::log`]).
+    pub fn wait_log(&self) -> std::collections::BTreeMap<String, Vec<String>> {
+        self.waited.log()
     }
 
     /// True when the `require`d set names the group (or `all`): its absence is a failure.
@@ -144,6 +155,9 @@ struct TestRun<'a> {
     show_before: Option<usize>,
     /// This test's turn inside a `--scratch` resource, held until it ends.
     scratch_turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+    /// When the main request was answered: the reads of what it changed at once share one
+    /// consistency window from then (`polling::wait_for`).
+    acted: Option<std::time::Instant>,
 }
 
 impl<'a> TestRun<'a> {
@@ -178,6 +192,7 @@ impl<'a> TestRun<'a> {
             at_tfe: false,
             show_before: None,
             scratch_turn: None,
+            acted: None,
         }
     }
 
@@ -367,6 +382,7 @@ impl<'a> TestRun<'a> {
             Err(e) => return self.fixture_outcome(e).await,
         };
         let mut main = self.send(request).await;
+        self.acted = Some(std::time::Instant::now());
         if !self.ex(main).is_success() {
             self.undo_set_up().await;
         }
