@@ -269,3 +269,62 @@ fn reread_of(reads: Reads<'_>) -> Option<Reread> {
         (None, None) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recheck(read: Reread, by: Option<&str>) -> Recheck {
+        Recheck {
+            kind: "workspace".into(),
+            by: by.map(str::to_string),
+            tried: "DELETE /api/v2/workspaces/ws-1 answered 500".into(),
+            read,
+            seen: Sight::Show(Some(200)),
+        }
+    }
+
+    fn url(path: &str) -> (Url, Auth) {
+        (
+            Url::parse(&format!("http://t.example{path}")).unwrap(),
+            Auth::User,
+        )
+    }
+
+    #[test]
+    fn a_recheck_is_judged_by_its_last_read_with_the_time_read_again() {
+        let shown = recheck(
+            Reread::Show(url("/api/v2/workspaces/ws-1")),
+            Some("DELETE /api/v2/workspaces/ws-1 answered 204"),
+        );
+        let waited = Some(Duration::from_secs(5));
+        assert_eq!(
+            shown.judged(Sight::Show(Some(200)), waited),
+            Removed::Left("DELETE /api/v2/workspaces/ws-1 answered 204, the workspace is still shown (GET /api/v2/workspaces/ws-1) after 5.0 s of reading again (--consistency-window)".into())
+        );
+        assert_eq!(
+            shown.judged(Sight::Show(Some(404)), waited),
+            Removed::Deleted("DELETE /api/v2/workspaces/ws-1 answered 204".into())
+        );
+        let Removed::Left(why) = shown.judged(Sight::Show(Some(500)), waited) else {
+            panic!("a 500 is no proof of gone");
+        };
+        assert!(why.ends_with("answered 500: not shown gone"), "{why}");
+        let listed = recheck(Reread::List(url("/api/v2/workspaces"), "ws-1".into()), None);
+        assert_eq!(
+            listed.judged(Sight::List(Some(false)), waited),
+            Removed::Gone
+        );
+        let Removed::Left(why) = listed.judged(Sight::List(Some(true)), None) else {
+            panic!("still listed is left");
+        };
+        assert!(
+            why.contains("answered 500, the workspace is still listed (GET /api/v2/workspaces)"),
+            "{why}"
+        );
+        assert!(matches!(
+            listed.judged(Sight::List(None), waited),
+            Removed::Unseen(_)
+        ));
+    }
+}

@@ -251,6 +251,47 @@ fn rate(figures: &Figures) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_slowest_tests_say_what_they_waited_for() {
+        let test = |name: &str, ms: u64| TestResult {
+            name: name.into(),
+            group: "teams".into(),
+            verdict: Verdict::Pass,
+            reason: None,
+            findings: Vec::new(),
+            passed: Vec::new(),
+            exchanges: Vec::new(),
+            requests: 1,
+            duration: std::time::Duration::from_millis(ms),
+            blocked_by: None,
+            minimal: None,
+        };
+        let results = [
+            test("t::quick", 200),
+            test("t::slow", 5100),
+            test("t::slower", 9000),
+        ];
+        let mut figures = Figures {
+            requests: 3,
+            wall: std::time::Duration::from_secs(10),
+            throttle: ThrottleStats::default(),
+            lags: Default::default(),
+            kept_in_place: Vec::new(),
+            waits: Default::default(),
+        };
+        figures.waits.insert(
+            "t::slow".into(),
+            vec!["5.0 s for teams::show /data (in vain)".into()],
+        );
+        assert_eq!(
+            slowest_tests(&results, &figures),
+            [
+                "t::slower 9.0 s: no wait noted (its own requests)",
+                "t::slow 5.1 s: 5.0 s for teams::show /data (in vain)",
+            ]
+        );
+    }
     use super::*;
     use crate::checks::{Finding, ENDPOINT_EXISTS};
     use crate::target::{Exchange, RequestRecord, ResponseRecord, ThrottleStats};

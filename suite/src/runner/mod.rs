@@ -158,6 +158,8 @@ struct TestRun<'a> {
     /// When the main request was answered: the reads of what it changed at once share one
     /// consistency window from then (`polling::wait_for`).
     acted: Option<std::time::Instant>,
+    /// A read of the main request's effect waited the whole window from `acted` in vain.
+    window_spent: bool,
 }
 
 impl<'a> TestRun<'a> {
@@ -193,6 +195,7 @@ impl<'a> TestRun<'a> {
             show_before: None,
             scratch_turn: None,
             acted: None,
+            window_spent: false,
         }
     }
 

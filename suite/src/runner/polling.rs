@@ -93,6 +93,7 @@ impl TestRun<'_> {
                 let timed_out = !(refused || once || tfes.is_some());
                 if timed_out && !timing {
                     self.ctx.waited.in_vain(&key, &self.case.name);
+                    self.window_spent |= !canonical;
                 }
                 // (a read once says how long since the window began, not the whole budget)
                 let polled = match timed_out {
@@ -174,8 +175,9 @@ impl TestRun<'_> {
     /// the poll budget.
     ///
     /// The reads of what the main request changed at once (not a precondition, `canonical`)
-    /// share one window from its answer: a second read of the same action's effect after
-    /// the first waited the window in vain reads once.
+    /// share one window from its answer once one of them waited it in vain: the next read
+    /// of the same action's effect reads once (one that held, late or not, leaves the next
+    /// its whole window).
     fn wait_for(
         &self,
         state: &crate::catalog::StateExpect,
@@ -195,7 +197,9 @@ impl TestRun<'_> {
                 .poll_budget
                 .min(self.ctx.target.consistency_window()),
         };
-        let since = self.acted.filter(|_| !timing && !canonical);
+        let since = self
+            .acted
+            .filter(|_| !timing && !canonical && self.window_spent);
         Wait {
             since,
             once: once || in_vain_before.is_some(),
