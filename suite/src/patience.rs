@@ -148,6 +148,12 @@ impl Patience {
     /// The observation is over: `held` or not. Meters a wait, and returns the time waited
     /// (for a finding to say), `None` when the first read decided.
     pub fn done(self, held: bool) -> Option<Duration> {
+        self.note(held)
+    }
+
+    /// One of several observations that share this patience (a batch read again within one
+    /// window) is over: meters it as [`Patience::done`] does, and returns the time waited.
+    pub fn note(&self, held: bool) -> Option<Duration> {
         let waited = self.waited()?;
         let ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
         if held {

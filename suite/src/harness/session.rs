@@ -255,6 +255,7 @@ impl Session {
             throttle: self.ctx.target.throttle_stats(),
             lags: self.ctx.target.lag_stats(),
             kept_in_place: self.ctx.fixtures.kept_in_place(),
+            waits: self.ctx.wait_log(),
         };
         if let Some(running) = self.embedded {
             running.shutdown();

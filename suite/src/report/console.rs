@@ -24,6 +24,9 @@ pub struct Figures {
     /// version in a given workspace), one line per kind and place
     /// ([`crate::fixtures::Fixtures::kept_in_place`]).
     pub kept_in_place: Vec<String>,
+    /// What each test waited for (a state, a list, its turn at a lock), by test, longest
+    /// first: the slowest tests say it ([`super::slowest_tests`]).
+    pub waits: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// The least a run can take at the rate limit it met: the requests the target took (those
@@ -187,6 +190,13 @@ fn print_figures(figures: &Figures) {
         "\nrequests: {}  wall time: {:.2} s  requests/s: {:.0}{bound}",
         figures.requests, secs, rate
     );
+    let slowest = super::slowest_tests(results, figures);
+    if !slowest.is_empty() {
+        println!("slowest tests (what each waited for):");
+        for line in &slowest {
+            println!("  {}", info.shown(line));
+        }
+    }
     let t = &figures.throttle;
     if t.rate_limited > 0
         || t.paced > Duration::ZERO

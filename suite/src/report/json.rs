@@ -92,6 +92,7 @@ pub fn render(report: &RunReport) -> Value {
         "counts": counts(&total),
         "groups": by_group,
         "leftovers": report.leftovers.iter().map(|l| info.scrub(l)).collect::<Vec<_>>(),
+        "slowest_tests": super::slowest_tests(report.results, report.figures).iter().map(|l| info.scrub(l)).collect::<Vec<_>>(),
         "kept_in_place": report.figures.kept_in_place.iter().map(|l| info.scrub(l)).collect::<Vec<_>>(),
         "warnings": report.warnings.iter().map(|w| info.scrub(w)).collect::<Vec<_>>(),
         "root_causes": super::cause_groups(report.results, report.profile)

@@ -216,6 +216,30 @@ pub fn route_waits_line(throttle: &crate::target::ThrottleStats) -> Option<Strin
 }
 
 /// Requests per second of the run.
+/// The slowest tests shown at most.
+const SLOWEST_SHOWN: usize = 5;
+
+/// The tests that took a second or more, slowest first (at most [`SLOWEST_SHOWN`]), each
+/// with what it waited for: `teams::add_users::api-v2 5.1 s: 5.0 s for teams::show
+/// /data/attributes/users-count (in vain)`.
+pub fn slowest_tests(results: &[TestResult], figures: &Figures) -> Vec<String> {
+    let mut slow: Vec<&TestResult> = results
+        .iter()
+        .filter(|r| r.duration >= std::time::Duration::from_secs(1))
+        .collect();
+    slow.sort_by_key(|r| std::cmp::Reverse(r.duration));
+    slow.iter()
+        .take(SLOWEST_SHOWN)
+        .map(|r| {
+            let waited = match figures.waits.get(&r.name) {
+                Some(waits) if !waits.is_empty() => waits.join("; "),
+                _ => "no wait noted (its own requests)".to_string(),
+            };
+            format!("{} {}: {waited}", r.name, crate::clock::human(r.duration))
+        })
+        .collect()
+}
+
 fn rate(figures: &Figures) -> f64 {
     let secs = figures.wall.as_secs_f64();
     if secs > 0.0 {
@@ -227,6 +251,47 @@ fn rate(figures: &Figures) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_slowest_tests_say_what_they_waited_for() {
+        let test = |name: &str, ms: u64| TestResult {
+            name: name.into(),
+            group: "teams".into(),
+            verdict: Verdict::Pass,
+            reason: None,
+            findings: Vec::new(),
+            passed: Vec::new(),
+            exchanges: Vec::new(),
+            requests: 1,
+            duration: std::time::Duration::from_millis(ms),
+            blocked_by: None,
+            minimal: None,
+        };
+        let results = [
+            test("t::quick", 200),
+            test("t::slow", 5100),
+            test("t::slower", 9000),
+        ];
+        let mut figures = Figures {
+            requests: 3,
+            wall: std::time::Duration::from_secs(10),
+            throttle: ThrottleStats::default(),
+            lags: Default::default(),
+            kept_in_place: Vec::new(),
+            waits: Default::default(),
+        };
+        figures.waits.insert(
+            "t::slow".into(),
+            vec!["5.0 s for teams::show /data (in vain)".into()],
+        );
+        assert_eq!(
+            slowest_tests(&results, &figures),
+            [
+                "t::slower 9.0 s: no wait noted (its own requests)",
+                "t::slow 5.1 s: 5.0 s for teams::show /data (in vain)",
+            ]
+        );
+    }
     use super::*;
     use crate::checks::{Finding, ENDPOINT_EXISTS};
     use crate::target::{Exchange, RequestRecord, ResponseRecord, ThrottleStats};
@@ -282,6 +347,7 @@ mod tests {
             throttle: ThrottleStats::default(),
             lags: Default::default(),
             kept_in_place: Vec::new(),
+            waits: Default::default(),
         };
         let results = [result];
         let report = RunReport {

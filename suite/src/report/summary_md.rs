@@ -255,6 +255,16 @@ fn closing(md: &mut String, report: &RunReport) {
         }
         md.push('\n');
     }
+    let slowest = super::slowest_tests(report.results, report.figures);
+    if !slowest.is_empty() {
+        md.push_str(
+            "## Slowest tests\n\nWhat each waited for (a state, a list, its turn at a lock):\n\n",
+        );
+        for l in &slowest {
+            let _ = writeln!(md, "- {}", prose(&info.scrub(l)));
+        }
+        md.push('\n');
+    }
     md.push_str("<details><summary>Configuration</summary>\n\n| key | value |\n|---|---|\n");
     for (k, v) in &info.config {
         let _ = writeln!(md, "| {} | {} |", cell(k), cell(&info.scrub(v)));

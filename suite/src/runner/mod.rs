@@ -124,9 +124,20 @@ impl Context {
             Some(lock) => Some(lock.lock().await),
             None => None,
         };
+        if let Some(name) = &case.endpoint.lock {
+            let what = format!("its turn at the lock `{name}` (tests that change it take turns)");
+            if started.elapsed() >= waited::NOTED {
+                self.waited.note(&case.name, &what, started.elapsed());
+            }
+        }
         let mut run = TestRun::new(self, case);
         let outcome = run.execute().await;
         run.finish(outcome, started.elapsed())
+    }
+
+    /// What each test waited for, by test, longest first ([`waited::Waited::log`]).
+    pub fn wait_log(&self) -> std::collections::BTreeMap<String, Vec<String>> {
+        self.waited.log()
     }
 
     /// True when the `require`d set names the group (or `all`): its absence is a failure.
@@ -171,6 +182,11 @@ struct TestRun<'a> {
     show_before: Option<usize>,
     /// This test's turn inside a `--scratch` resource, held until it ends.
     scratch_turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+    /// When the main request was answered: the reads of what it changed at once share one
+    /// consistency window from then (`polling::wait_for`).
+    acted: Option<std::time::Instant>,
+    /// A read of the main request's effect waited the whole window from `acted` in vain.
+    window_spent: bool,
 }
 
 impl<'a> TestRun<'a> {
@@ -205,6 +221,8 @@ impl<'a> TestRun<'a> {
             at_tfe: false,
             show_before: None,
             scratch_turn: None,
+            acted: None,
+            window_spent: false,
         }
     }
 
@@ -394,6 +412,7 @@ impl<'a> TestRun<'a> {
             Err(e) => return self.fixture_outcome(e).await,
         };
         let mut main = self.send(request).await;
+        self.acted = Some(std::time::Instant::now());
         if !self.ex(main).is_success() {
             self.undo_set_up().await;
         }
@@ -437,11 +456,20 @@ impl<'a> TestRun<'a> {
         }
     }
 
-    /// Everything before the main request, once the fixtures are made: the `before` steps,
+    /// Everything before the main request, once the fixtures are made (a test that waits
+    /// for a state first asks whether its group is there at all): the `before` steps,
     /// the precondition, the restore point, a removal's member listed first, what a delete
     /// removes seen first, and a create's own preconditions. `Err` ends the test there.
     async fn set_up(&mut self) -> Result<(), Outcome> {
         let e = self.endpoint;
+        let removal = e.expect.linked.as_ref().is_some_and(|l| l.absent);
+        if e.precondition.is_some() || removal {
+            // a state waited for before the request: only where the group is there at all
+            // (its probe is the run's one per group), or the wait is for nothing
+            if let Some(why) = self.group_absent().await {
+                return Err(Outcome::Unsupported(why));
+            }
+        }
         let mut set_up = None;
         for before in e.before.clone() {
             set_up = Some(self.before_step(&before).await?);

@@ -28,6 +28,9 @@ impl TestRun<'_> {
                 crate::checks::Presence::Absent(_)
             );
             if held || absent || !patience.again().await {
+                if let Some(waited) = patience.waited() {
+                    self.note_wait(&format!("the show of the {kind}"), waited, held);
+                }
                 return Some((index, patience.done(held)));
             }
             // a read superseded by the next keeps only what a report shows
@@ -49,6 +52,13 @@ impl TestRun<'_> {
             let listed = self.find_listed(kind, id, present).await?;
             let held = listed.1.is_some() == present;
             if held || !patience.again().await {
+                if let Some(waited) = patience.waited() {
+                    let what = format!(
+                        "the {kind} list to {} it",
+                        if present { "hold" } else { "drop" }
+                    );
+                    self.note_wait(&what, waited, held);
+                }
                 return Some((listed, patience.done(held)));
             }
             // the pages superseded by the next read keep only what a report shows

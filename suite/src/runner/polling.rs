@@ -56,28 +56,23 @@ impl TestRun<'_> {
             in_vain_before,
             once,
             budget,
-        } = self.wait_for(state, &read, once);
-        let started = Instant::now();
+            since,
+        } = self.wait_for(state, &read, once, canonical);
+        let polling = Instant::now();
+        let mut slept = false;
+        let started = since.unwrap_or(polling);
         let deadline = started + budget;
         let mut delay = Duration::from_millis(50);
         loop {
             let index = self
                 .send(Request::new(Method::GET, url.clone(), auth_for(&filled)))
                 .await;
-            let seen = self
-                .ex(index)
-                .json()
-                .ok()
-                .and_then(|d| seen_at(&d, item.as_deref(), &state.pointer));
-            let holds = c::lifecycle::state_holds(seen.as_ref(), &wanted, &state.or);
-            let holds = if state.absent {
-                let gone = state.or_gone && self.ex(index).status() == Some(404);
-                (self.ex(index).is_success() && !holds) || gone
-            } else {
-                holds
-            };
+            let (seen, holds) = self.state_seen(index, state, item.as_deref(), &wanted);
             if holds {
                 self.ctx.waited.held(&key);
+                if slept {
+                    self.note_wait(&key, polling.elapsed(), true);
+                }
                 return Ok(index);
             }
             // a refused request (the run's deadline) will not change by waiting
@@ -98,11 +93,16 @@ impl TestRun<'_> {
                 let timed_out = !(refused || once || tfes.is_some());
                 if timed_out && !timing {
                     self.ctx.waited.in_vain(&key, &self.case.name);
+                    self.window_spent |= !canonical;
                 }
-                let polled = match (tfes, &in_vain_before) {
-                    (None, None) => budget,
-                    _ => started.elapsed(),
+                // (a read once says how long since the window began, not the whole budget)
+                let polled = match timed_out {
+                    true => budget,
+                    false => started.elapsed(),
                 };
+                if slept {
+                    self.note_wait(&key, polling.elapsed(), false);
+                }
                 let mut message = c::lifecycle::state_not_reached(
                     &wanted,
                     state.absent,
@@ -124,7 +124,39 @@ impl TestRun<'_> {
                 });
             }
             tokio::time::sleep(delay).await;
+            slept = true;
             delay = (delay * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    /// What a state read (`index`) shows at the pointer, and whether the state holds (for
+    /// an `absent` state: the read succeeded without it, or answered 404 where that counts).
+    fn state_seen(
+        &self,
+        index: usize,
+        state: &crate::catalog::StateExpect,
+        item: Option<&str>,
+        wanted: &Value,
+    ) -> (Option<Value>, bool) {
+        let ex = self.ex(index);
+        let seen = ex
+            .json()
+            .ok()
+            .and_then(|d| seen_at(&d, item, &state.pointer));
+        let holds = c::lifecycle::state_holds(seen.as_ref(), wanted, &state.or);
+        let holds = match state.absent {
+            true => (ex.is_success() && !holds) || (state.or_gone && ex.status() == Some(404)),
+            false => holds,
+        };
+        (seen, holds)
+    }
+
+    /// Notes in the run's wait log what this test waited for, when it waited at all.
+    pub(super) fn note_wait(&self, what: &str, waited: Duration, held: bool) {
+        if waited >= super::waited::NOTED {
+            let how = if held { "held" } else { "in vain" };
+            let what = format!("{what} ({how})");
+            self.ctx.waited.note(&self.case.name, &what, waited);
         }
     }
 
@@ -141,7 +173,18 @@ impl TestRun<'_> {
     /// status or an action, is always waited); a change the API makes at once (a member
     /// listed, a counter) is waited the consistency window at most, a state that takes time
     /// the poll budget.
-    fn wait_for(&self, state: &crate::catalog::StateExpect, read: &str, once: bool) -> Wait {
+    ///
+    /// The reads of what the main request changed at once (not a precondition, `canonical`)
+    /// share one window from its answer once one of them waited it in vain: the next read
+    /// of the same action's effect reads once (one that held, late or not, leaves the next
+    /// its whole window).
+    fn wait_for(
+        &self,
+        state: &crate::catalog::StateExpect,
+        read: &str,
+        once: bool,
+        canonical: bool,
+    ) -> Wait {
         let key = format!("{read} {}", state.pointer);
         let timing = state.pointer.contains("status") || state.pointer.contains("/actions/");
         let in_vain_before = (!timing && !once)
@@ -154,7 +197,11 @@ impl TestRun<'_> {
                 .poll_budget
                 .min(self.ctx.target.consistency_window()),
         };
+        let since = self
+            .acted
+            .filter(|_| !timing && !canonical && self.window_spent);
         Wait {
+            since,
             once: once || in_vain_before.is_some(),
             key,
             timing,
@@ -455,6 +502,8 @@ struct Wait {
     once: bool,
     /// How long it is waited for.
     budget: Duration,
+    /// When the window began, where it is the action's (else at the first read).
+    since: Option<Instant>,
 }
 
 /// The value at `pointer` of a document, or of its `data` list's item `item` (by id).

@@ -2,9 +2,16 @@
 //! never showed the state it was polled for within the whole budget, and those that ever did.
 //! A later poll of a read that only ever waited in vain reads once: the same wait, shared by
 //! several tests (one member a team's list never shows), is waited once per run.
+//!
+//! It also logs what each test waited for (a state, a list, its turn at a lock), for the
+//! reports' slowest tests.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
+use std::time::Duration;
+
+/// The shortest wait the log notes.
+pub const NOTED: Duration = Duration::from_millis(100);
 
 /// The run's memory of state reads, keyed by the read and its pointer.
 #[derive(Debug, Default)]
@@ -13,6 +20,8 @@ pub struct Waited {
     in_vain: Mutex<HashMap<String, String>>,
     /// Reads that showed the state polled for at least once.
     held: Mutex<HashSet<String>>,
+    /// What each test waited for, and how long, by test.
+    log: Mutex<BTreeMap<String, Vec<(String, Duration)>>>,
 }
 
 impl Waited {
@@ -39,6 +48,35 @@ impl Waited {
                 .entry(key.to_string())
                 .or_insert_with(|| test.to_string());
         }
+    }
+}
+
+impl Waited {
+    /// Notes that `test` waited `waited` for `what`.
+    pub fn note(&self, test: &str, what: &str, waited: Duration) {
+        if let Ok(mut log) = self.log.lock() {
+            log.entry(test.to_string())
+                .or_default()
+                .push((what.to_string(), waited));
+        }
+    }
+
+    /// What each test waited for, longest first: `5.0 s for teams::show /data/… (in vain)`.
+    pub fn log(&self) -> BTreeMap<String, Vec<String>> {
+        let Ok(log) = self.log.lock() else {
+            return BTreeMap::new();
+        };
+        log.iter()
+            .map(|(test, waits)| {
+                let mut waits = waits.clone();
+                waits.sort_by_key(|w| std::cmp::Reverse(w.1));
+                let said = waits
+                    .iter()
+                    .map(|(what, d)| format!("{} for {what}", crate::clock::human(*d)))
+                    .collect();
+                (test.clone(), said)
+            })
+            .collect()
     }
 }
 

@@ -22,6 +22,11 @@ use url::Url;
 use crate::catalog::Catalog;
 use crate::target::{Auth, Exchange, Request, Target};
 
+mod batch;
+
+pub use batch::Recheck;
+use batch::{read_again, Deleted, Reread, Sight};
+
 /// What one removal came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Removed {
@@ -68,6 +73,9 @@ pub struct Remover<'a> {
     /// Routes (the catalog test that judges each) that answered 2xx at least once: their
     /// 404 means "not there".
     shown: Mutex<BTreeSet<String>>,
+    /// What reading again did in this pass: how many removals were shown gone only after
+    /// waiting, and how many waited the whole window in vain.
+    waits: batch::WaitTally,
 }
 
 impl<'a> Remover<'a> {
@@ -77,6 +85,7 @@ impl<'a> Remover<'a> {
             target,
             catalog,
             shown: Mutex::default(),
+            waits: batch::WaitTally::default(),
         }
     }
 
@@ -86,8 +95,9 @@ impl<'a> Remover<'a> {
     }
 
     /// Removes one resource of `kind`: shows it while its show route is not yet known to
-    /// answer, tries each delete form until one succeeds, and shows it again. `parent_gone`: what it
-    /// lives in is known gone, so a delete that does not find it means it went along.
+    /// answer, tries each delete form until one succeeds, and shows it again, within the
+    /// consistency window while it is still shown. `parent_gone`: what it lives in is known
+    /// gone, so a delete that does not find it means it went along.
     pub async fn remove(
         &self,
         kind: &str,
@@ -95,12 +105,58 @@ impl<'a> Remover<'a> {
         reads: Reads<'_>,
         parent_gone: bool,
     ) -> Removed {
+        self.remove_in_pass(kind, delete, reads, parent_gone, false)
+            .await
+            .0
+    }
+
+    /// [`Remover::remove`], where `defer` reads what a delete should have removed once: an
+    /// item still there is answered [`Removed::Left`] with a [`Recheck`], to be read again
+    /// with the rest of its pass within one shared window ([`Remover::recheck`]).
+    pub async fn remove_in_pass(
+        &self,
+        kind: &str,
+        delete: &(Method, Url, Auth),
+        reads: Reads<'_>,
+        parent_gone: bool,
+        defer: bool,
+    ) -> (Removed, Option<Recheck>) {
         let show = reads.show;
         // The show before the delete only proves its route answers: once one has, the
         // route's 404 means "not there", and no further show before a delete is needed.
         if let Some(show) = show.filter(|show| !self.proven(show)) {
             self.get(show).await;
         }
+        let deleted = self.delete_forms(delete).await;
+        // a delete may take effect a moment later (above all one answered 202 Accepted): a
+        // show (or list) that still finds it after a delete that succeeded is read again
+        // within the consistency window
+        let Some(show) = show else {
+            return self.judged_by_list(kind, reads.list, deleted, defer).await;
+        };
+        let done = deleted.done.clone();
+        let (after, waited) = match done {
+            Some(_) if !defer => self.get_until_gone(show).await,
+            _ => (self.get(show).await, None),
+        };
+        let shown = after.is_some_and(|s| (200..300).contains(&s));
+        // a delete that succeeded and a show that still finds it: read again with the pass
+        let recheck = (defer && shown && done.is_some()).then(|| Recheck {
+            kind: kind.to_string(),
+            by: done,
+            tried: deleted.tried.clone(),
+            read: Reread::Show(show.clone()),
+            seen: Sight::Show(after),
+        });
+        let removed = match &recheck {
+            Some(recheck) => recheck.judged(recheck.seen, None),
+            None => self.judged_by_show(kind, show, deleted, parent_gone, (after, waited)),
+        };
+        (removed, recheck)
+    }
+
+    /// Tries each delete form the catalog knows until one answers 2xx.
+    async fn delete_forms(&self, delete: &(Method, Url, Auth)) -> Deleted {
         let mut tried = Vec::new();
         let mut done = None;
         let mut not_found = true;
@@ -126,29 +182,37 @@ impl<'a> Remover<'a> {
                 }
             }
         }
-        // a delete may take effect a moment later (above all one answered 202 Accepted): a
-        // show (or list) that still finds it after a delete that succeeded is read again
-        // within the consistency window
-        let tried = tried.join("; ");
-        let Some(show) = show else {
-            return self
-                .judged_by_list(kind, reads.list, done, tried, absent_on_a_known_route)
-                .await;
-        };
-        let (after, waited) = match done {
-            Some(_) => self.get_until_gone(show).await,
-            None => (self.get(show).await, None),
-        };
+        Deleted {
+            done,
+            tried: tried.join("; "),
+            not_found,
+            absent_on_a_known_route,
+        }
+    }
+
+    /// A removal of a kind with a show, judged by what the show answered after the deletes
+    /// (and how long it was read again, when it was).
+    fn judged_by_show(
+        &self,
+        kind: &str,
+        show: &(Url, Auth),
+        deleted: Deleted,
+        parent_gone: bool,
+        (after, waited): (Option<u16>, Option<std::time::Duration>),
+    ) -> Removed {
+        let Deleted {
+            done,
+            tried,
+            not_found,
+            absent_on_a_known_route,
+        } = deleted;
         let proven = self.proven(show);
         let show_path = show.0.path();
         match (done, after) {
             (done, Some(s)) if (200..300).contains(&s) => Removed::Left(format!(
                 "{}, the {kind} is still shown (GET {show_path}){}",
                 done.unwrap_or(tried),
-                waited.map_or(String::new(), |w| format!(
-                    " after {} of reading again (--consistency-window)",
-                    crate::clock::human(w)
-                ))
+                read_again(waited)
             )),
             (Some(by), Some(404 | 410)) if proven => Removed::Deleted(by),
             (None, Some(404 | 410)) if parent_gone && not_found => Removed::Gone,
@@ -178,71 +242,44 @@ impl<'a> Remover<'a> {
         }
     }
 
-    /// After the pass, for a resource left behind whose container is known gone (a read
-    /// showed it gone): true when it went along, that is its own show now answers 404, its
-    /// list answers without it, or nothing reads it (what it lives in is gone, so it cannot be
-    /// reached either).
-    pub async fn went_along(&self, reads: Reads<'_>) -> bool {
-        match (reads.show, reads.list) {
-            (Some(show), _) => matches!(self.get_until_gone(show).await.0, Some(404 | 410)),
-            (None, Some((list, id))) => self.listed_until_gone(list, id).await.0 == Some(false),
-            // nothing reads it, but what it lives in was shown gone: it cannot be reached
-            (None, None) => true,
-        }
-    }
-
     /// A removal of a kind without a show, judged by its list: gone only where the list
-    /// answers and no longer holds it (read again within the consistency window), else left;
-    /// with no list that answers, not confirmed ([`Removed::Unseen`]).
+    /// answers and no longer holds it (read again within the consistency window, or later
+    /// with its pass when `defer`), else left; with no list that answers, not confirmed
+    /// ([`Removed::Unseen`]).
     async fn judged_by_list(
         &self,
         kind: &str,
         list: Option<(&(Url, Auth), &str)>,
-        done: Option<String>,
-        tried: String,
-        absent_on_a_known_route: bool,
-    ) -> Removed {
+        deleted: Deleted,
+        defer: bool,
+    ) -> (Removed, Option<Recheck>) {
+        let Deleted {
+            done,
+            tried,
+            absent_on_a_known_route,
+            ..
+        } = deleted;
         let Some((list, id)) = list else {
-            return match done {
+            let removed = match done {
                 None if absent_on_a_known_route => Removed::Gone,
                 Some(by) => Removed::Unseen(format!("{by}; no read shows a {kind}: not confirmed")),
                 None => Removed::Unseen(format!("{tried}; no read shows a {kind}: not confirmed")),
             };
+            return (removed, None);
         };
-        let (listed, waited) = self.listed_until_gone(list, id).await;
-        let path = list.0.path();
-        match (done, listed) {
-            (Some(by), Some(false)) => Removed::Deleted(by),
-            (None, Some(false)) => Removed::Gone,
-            (by, Some(true)) => Removed::Left(format!(
-                "{}, the {kind} is still listed (GET {path}){}",
-                by.unwrap_or(tried),
-                waited.map_or(String::new(), |w| format!(
-                    " after {} of reading again (--consistency-window)",
-                    crate::clock::human(w)
-                ))
-            )),
-            (by, None) => Removed::Unseen(format!(
-                "{}; its list GET {path} did not answer a list: no read shows it, not confirmed",
-                by.unwrap_or(tried)
-            )),
-        }
-    }
-
-    /// Whether the list holds `id` (`None`: it answered no list), read again within the
-    /// consistency window while it does; with how long it waited, when it did.
-    async fn listed_until_gone(
-        &self,
-        list: &(Url, Auth),
-        id: &str,
-    ) -> (Option<bool>, Option<std::time::Duration>) {
-        let mut patience = self.target.patience();
-        loop {
-            let listed = self.listed(list, id).await;
-            if listed != Some(true) || !patience.again().await {
-                return (listed, patience.done(listed != Some(true)));
-            }
-        }
+        let (listed, waited) = match defer {
+            true => (self.listed(list, id).await, None),
+            false => self.listed_until_gone(list, id).await,
+        };
+        let recheck = Recheck {
+            kind: kind.to_string(),
+            by: done,
+            tried,
+            read: Reread::List(list.clone(), id.to_string()),
+            seen: Sight::List(listed),
+        };
+        let removed = recheck.judged(Sight::List(listed), waited);
+        (removed, (defer && listed == Some(true)).then_some(recheck))
     }
 
     /// Whether the list holds `id`, its pages followed (`None`: a page answered no list).
@@ -271,23 +308,6 @@ impl<'a> Remover<'a> {
             }
         }
         Some(false)
-    }
-
-    /// GETs a show, again within the consistency window (`crate::patience`) while it still
-    /// answers 2xx: what was deleted may be shown a moment longer. Answers the last status and
-    /// how long it waited, when it did.
-    async fn get_until_gone(
-        &self,
-        show: &(Url, Auth),
-    ) -> (Option<u16>, Option<std::time::Duration>) {
-        let mut patience = self.target.patience();
-        loop {
-            let status = self.get(show).await;
-            let shown = status.is_some_and(|s| (200..300).contains(&s));
-            if !shown || !patience.again().await {
-                return (status, patience.done(!shown));
-            }
-        }
     }
 
     /// What a show answers now (its status; `None` when nothing answered), learning that its
@@ -339,7 +359,7 @@ impl<'a> Remover<'a> {
     }
 
     /// GETs a show; answers its status, and learns that its route answers.
-    async fn get(&self, show: &(Url, Auth)) -> Option<u16> {
+    pub(crate) async fn get(&self, show: &(Url, Auth)) -> Option<u16> {
         let ex = self
             .target
             .send(Request::new(Method::GET, show.0.clone(), show.1))
