@@ -152,7 +152,7 @@ pub fn print_summary(
         println!("\n{below} TFE-convention finding(s) in passing tests (reported, not failing under --profile core; see the reports)");
     }
     print_left(leftovers, &figures.kept_in_place, info);
-    print_figures(figures);
+    print_figures(figures, &super::slowest_tests(results, figures), info);
 }
 
 /// What the run made and could not delete, and what the API cannot delete where it stays.
@@ -174,8 +174,9 @@ fn print_left(leftovers: &[String], kept_in_place: &[String], info: &super::RunI
     }
 }
 
-/// The run's figures: requests, wall time and its bound, what held it back, the lags.
-fn print_figures(figures: &Figures) {
+/// The run's figures: requests, wall time and its bound, the slowest tests with what each
+/// waited for, what held the run back, the lags.
+fn print_figures(figures: &Figures, slowest: &[String], info: &super::RunInfo) {
     let secs = figures.wall.as_secs_f64();
     let rate = if secs > 0.0 {
         figures.requests as f64 / secs
@@ -190,10 +191,9 @@ fn print_figures(figures: &Figures) {
         "\nrequests: {}  wall time: {:.2} s  requests/s: {:.0}{bound}",
         figures.requests, secs, rate
     );
-    let slowest = super::slowest_tests(results, figures);
     if !slowest.is_empty() {
         println!("slowest tests (what each waited for):");
-        for line in &slowest {
+        for line in slowest {
             println!("  {}", info.shown(line));
         }
     }
