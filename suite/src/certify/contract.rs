@@ -16,7 +16,7 @@ const SPEC: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/spec.txt"));
 pub struct Contract {
     /// The spec's text; `None` when this conform was built without it.
     pub spec_sha256: Option<String>,
-    /// The catalog: every file of `cases/`, by path (see [`tree_sha256`]).
+    /// The catalog: every file of `cases/`, by path (see `tree_sha256`).
     pub catalog_sha256: String,
     /// The schemas: every file of `schemas/`, by path.
     pub schemas_sha256: String,

@@ -219,7 +219,7 @@ pub fn route_waits_line(throttle: &crate::target::ThrottleStats) -> Option<Strin
 /// The slowest tests shown at most.
 const SLOWEST_SHOWN: usize = 5;
 
-/// The tests that took a second or more, slowest first (at most [`SLOWEST_SHOWN`]), each
+/// The tests that took a second or more, slowest first (at most `SLOWEST_SHOWN`), each
 /// with what it waited for: `teams::add_users::api-v2 5.1 s: 5.0 s for teams::show
 /// /data/attributes/users-count (in vain)`.
 pub fn slowest_tests(results: &[TestResult], figures: &Figures) -> Vec<String> {

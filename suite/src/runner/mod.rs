@@ -135,7 +135,7 @@ impl Context {
         run.finish(outcome, started.elapsed())
     }
 
-    /// What each test waited for, by test, longest first ([`waited::Waited::log`]).
+    /// What each test waited for, by test, longest first (`waited::Waited::log`).
     pub fn wait_log(&self) -> std::collections::BTreeMap<String, Vec<String>> {
         self.waited.log()
     }
