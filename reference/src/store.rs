@@ -253,6 +253,13 @@ impl Store {
             let attrs = extra.as_object().cloned().unwrap_or_default();
             store.settings.insert(id.to_string(), attrs);
         }
+        store.seed_engine_versions();
+        store
+    }
+
+    /// The official engine versions an installation starts with, each with its linux/amd64
+    /// archive.
+    fn seed_engine_versions(&mut self) {
         for version in OFFICIAL_ENGINE_VERSIONS {
             let url = format!(
                 "https://releases.hashicorp.com/terraform/{version}/terraform_{version}_linux_amd64.zip"
@@ -263,9 +270,8 @@ impl Store {
                 "usage": 0, "created-at": now(),
                 "archs": [{"url": url, "sha": sha, "os": "linux", "arch": "amd64"}]});
             let attrs = attrs.as_object().cloned().unwrap_or_default();
-            store.insert("terraform-versions", "tfv-", None, attrs, Map::new());
+            self.insert("terraform-versions", "tfv-", None, attrs, Map::new());
         }
-        store
     }
 
     /// A new resource id: the prefix plus 16 random characters, or under the `numeric-ids`
