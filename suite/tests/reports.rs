@@ -378,14 +378,13 @@ expires = "2999-12-31"
     let narrow = write(
         &dir,
         "narrow.toml",
-        "[[waiver]]\ntest = \"runs::*\"\nreason = \"r\"\nexpires = \"2999-12-31\"\nchecks = [\"endpoint.exists\"]\n[[waiver]]\ntest = \"audit_trail::*\"\nreason = \"r\"\nexpires = \"2999-12-31\"\n",
+        "[[waiver]]\ntest = \"runs::*\"\nreason = \"r\"\nexpires = \"2999-12-31\"\nchecks = [\"create.then-show\"]\n[[waiver]]\ntest = \"audit_trail::*\"\nreason = \"r\"\nexpires = \"2999-12-31\"\n",
     );
     let out = run_faulted(&dir, &["--waivers", &narrow]);
     let verdicts = verdicts_json(&results_json(&dir));
-    assert_eq!(verdicts["runs::show::bare"], "waived");
     assert_eq!(
-        verdicts["runs::create::bare"], "fail",
-        "create.then-show is not waived"
+        verdicts["runs::show::bare"], "fail",
+        "endpoint.exists is not waived"
     );
     assert_eq!(out.status.code(), Some(1));
     let all = write(
@@ -397,7 +396,9 @@ expires = "2999-12-31"
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let counts = count(&verdicts_json(&results_json(&dir)));
     assert_eq!(counts["fail"], 0);
-    assert!(counts["waived"] >= 3, "{counts:?}");
+    // the two runs::show tests (runs::create, whose show is that absent route, is observed
+    // in its list instead)
+    assert!(counts["waived"] >= 2, "{counts:?}");
 }
 
 fn bad_waivers_and_partitions_stop_the_run_before_any_request() {
