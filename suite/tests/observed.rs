@@ -36,13 +36,30 @@ fn sweep(served: &Served, tokens: (&str, &str), dir: &Path, extra: &[&str]) -> O
         .expect("conform sweep runs")
 }
 
+/// A run's results.json.
+fn results(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).expect("results.json"))
+        .expect("results.json parses")
+}
+
+/// `conform serve` whose every DELETE answers 204 and keeps the resource, with the organization
+/// `given` seeded.
+fn delete_noop_in_given(tokens: (&str, &str)) -> Served {
+    Served::with_args(&[
+        "--token",
+        tokens.0,
+        "--admin-token",
+        tokens.1,
+        "--fault",
+        "delete-noop",
+        "--seed-organization",
+        "given",
+    ])
+}
+
 /// The `(kind, id)` of each leftover in a run's results.json (`kind id: why` each).
 fn leftovers(dir: &Path) -> BTreeSet<(String, String)> {
-    let results: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("results.json")).expect("results.json"),
-    )
-    .expect("results.json parses");
-    results["leftovers"]
+    results(dir)["leftovers"]
         .as_array()
         .expect("leftovers")
         .iter()
@@ -92,16 +109,7 @@ fn workspaces_in_given(served: &Served, token: &str) -> BTreeSet<String> {
 /// report the same items left, and both exit 1.
 fn a_delete_that_keeps_the_resource_is_a_leftover_in_teardown_ledger_and_sweep() {
     let tokens = ("noop-user", "noop-admin");
-    let served = Served::with_args(&[
-        "--token",
-        tokens.0,
-        "--admin-token",
-        tokens.1,
-        "--fault",
-        "delete-noop",
-        "--seed-organization",
-        "given",
-    ]);
+    let served = delete_noop_in_given(tokens);
     let dir = processes::scratch("observed", "delete-noop");
     let out = run_in_given(&served, tokens, &dir, "runs,variables");
     let said = text(&out);
@@ -422,16 +430,7 @@ fn teardown_removes_what_an_update_renamed() {
 /// the ledger never says `deleted` of one.
 fn a_sequence_cleanup_takes_no_deletes_word() {
     let tokens = ("seq-user", "seq-admin");
-    let served = Served::with_args(&[
-        "--token",
-        tokens.0,
-        "--admin-token",
-        tokens.1,
-        "--fault",
-        "delete-noop",
-        "--seed-organization",
-        "given",
-    ]);
+    let served = delete_noop_in_given(tokens);
     let dir = processes::scratch("observed", "sequence-cleanup");
     let out = Command::new(BIN)
         .args(["--target", &served.url, "--token", tokens.0])
@@ -442,10 +441,7 @@ fn a_sequence_cleanup_takes_no_deletes_word() {
         .output()
         .expect("a run");
     let said = text(&out);
-    let results: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("results.json")).expect("results.json"),
-    )
-    .expect("results.json parses");
+    let results = results(&dir);
     let left = results["leftovers"].to_string();
     assert!(
         left.contains("agent pool apool-"),
@@ -475,10 +471,7 @@ fn what_the_api_cannot_delete_is_listed_where_it_stays() {
         .output()
         .expect("a run");
     let said = text(&out);
-    let results: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("results.json")).expect("results.json"),
-    )
-    .expect("results.json parses");
+    let results = results(&dir);
     let kept = results["kept_in_place"].as_array().expect("kept_in_place");
     assert!(
         kept.iter().any(|l| l
