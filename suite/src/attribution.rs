@@ -175,6 +175,7 @@ mod tests {
             duration: Default::default(),
             blocked_by: None,
             minimal: None,
+            draws: None,
         }
     }
 

@@ -20,6 +20,9 @@ pub struct Verdicts {
     pub profile: String,
     /// Each test's verdict and its failing checks.
     pub tests: BTreeMap<String, (String, Vec<String>)>,
+    /// Each sequence family's base seed (`results.json`'s `draws`): two runs that drew other
+    /// seeds may differ by the draw alone.
+    pub seeds: BTreeMap<String, u64>,
 }
 
 impl Verdicts {
@@ -35,6 +38,10 @@ impl Verdicts {
                     let checks = r.findings.iter().map(|f| f.check.id.to_string()).collect();
                     (r.name.clone(), (r.verdict.as_str().to_string(), checks))
                 })
+                .collect(),
+            seeds: results
+                .iter()
+                .filter_map(|r| Some((r.name.clone(), r.draws?.base)))
                 .collect(),
         }
     }
@@ -61,6 +68,10 @@ impl Verdicts {
                         .unwrap_or_default();
                     (text_of(&t["name"]), (text_of(&t["verdict"]), checks))
                 })
+                .collect(),
+            seeds: tests
+                .iter()
+                .filter_map(|t| Some((text_of(&t["name"]), t["draws"]["base_seed"].as_u64()?)))
                 .collect(),
         })
     }
@@ -127,6 +138,13 @@ impl Changes {
             }
             if was == is {
                 continue;
+            }
+            if let (Some(a), Some(b)) = (before.seeds.get(name), now.seeds.get(name)) {
+                if a != b {
+                    changes.notes.push(format!(
+                        "{name} drew other cases (the baseline from --seed {a}, this run from --seed {b}): a sequence family's verdict may depend on the draw; each run's own seed replays it"
+                    ));
+                }
             }
             let moved = Moved {
                 name: name.clone(),
@@ -263,6 +281,7 @@ mod tests {
                 .iter()
                 .map(|(n, v)| (n.to_string(), (v.to_string(), Vec::new())))
                 .collect(),
+            seeds: BTreeMap::new(),
         }
     }
 
@@ -288,5 +307,21 @@ mod tests {
         assert_eq!(names(&changes.fixed), ["b"]);
         assert_eq!(names(&changes.moved), ["c", "gone"]);
         assert_eq!(changes.compared, 4);
+        assert!(changes.notes.is_empty());
+    }
+
+    #[test]
+    fn a_sequence_that_moved_with_other_seeds_is_said_to_depend_on_the_draw() {
+        let family = "sequences::workspaces";
+        let mut before = run(&[(family, "fail"), ("a", "pass")]);
+        let mut now = run(&[(family, "pass"), ("a", "fail")]);
+        before.seeds.insert(family.into(), 1);
+        now.seeds.insert(family.into(), 1129);
+        let changes = Changes::between(&before, &now);
+        assert_eq!(changes.notes.len(), 1, "{:?}", changes.notes);
+        assert!(changes.notes[0].contains("--seed 1,") && changes.notes[0].contains("--seed 1129"));
+        // the same draw: a move is the server's or the suite's, not the draw's
+        now.seeds.insert(family.into(), 1);
+        assert!(Changes::between(&before, &now).notes.is_empty());
     }
 }

@@ -117,6 +117,20 @@ pub struct TestResult {
     pub blocked_by: Option<Blocker>,
     /// A failing sequence family: the minimal sequence it reports, as data.
     pub minimal: Option<Minimal>,
+    /// A sequence family that passed or failed: where its cases' seeds came from and how many
+    /// held, so that a verdict that depends on the draw says so.
+    pub draws: Option<Draws>,
+}
+
+/// A sequence family's draws: case `k`'s seed is the `k`-th of the chain that starts at
+/// `base` (`--seed BASE` draws them all again), and the cases before the reported one held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Draws {
+    /// The seed of case 0.
+    pub base: u64,
+    /// The cases that ran and held: all of them when none failed, else those before the
+    /// reported (lowest failing) case, which all ran.
+    pub held: u32,
 }
 
 /// The minimal sequence a failing sequence family reports (its text is in the reason).

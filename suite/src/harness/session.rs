@@ -666,5 +666,6 @@ fn unfinished(item: &Item, verdict: Verdict, reason: String, duration: Duration)
         duration,
         blocked_by: None,
         minimal: None,
+        draws: None,
     }
 }

@@ -148,6 +148,7 @@ mod tests {
                 hint: None,
             }),
             minimal: None,
+            draws: None,
         }
     }
 

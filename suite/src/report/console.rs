@@ -278,6 +278,7 @@ mod tests {
             duration: Default::default(),
             blocked_by: None,
             minimal: None,
+            draws: None,
         }
     }
 

@@ -14,10 +14,12 @@
 //!                                     "cites": "…", "message": "…", "evidence": "request: GET …" } ],
 //!                "passed_checks": [ "…" ], "observed": [ "read-back", "…" ],
 //!                "duration_ms": 12, "requests": 3,
-//!                "minimal_sequence": null } ] }
+//!                "minimal_sequence": null, "draws": null } ] }
 //! ```
 //! `interrupted`: `null`, or how a signal ended the run early (`by SIGINT: …`; the tests it
 //! kept from running are `skipped` with the reason).
+//! `draws` (a sequence family): `base_seed`, the seed of its case 0, and `held`, the cases that
+//! held (all, or those before the failing one: then its verdict depends on the draw).
 //! `observed`: the passed checks that observe the endpoint's effect (`checks::EFFECTS`).
 //! `counts` in a failed check is true when the check fails the test under the profile
 //! (false: a TFE-convention finding reported under `--profile core`).
@@ -151,6 +153,10 @@ fn test(r: &TestResult, report: &RunReport) -> Value {
             "steps": m.steps,
             "shrunk_from": m.shrunk_from,
             "timed_out": m.timed_out,
+        })),
+        "draws": r.draws.map(|d| json!({
+            "base_seed": d.base,
+            "held": d.held,
         })),
     })
 }

@@ -266,6 +266,7 @@ mod tests {
             duration: std::time::Duration::from_millis(ms),
             blocked_by: None,
             minimal: None,
+            draws: None,
         };
         let results = [
             test("t::quick", 200),
@@ -336,6 +337,7 @@ mod tests {
             duration: Default::default(),
             blocked_by: None,
             minimal: None,
+            draws: None,
         };
         let info = RunInfo {
             config: vec![("admin-token".into(), "(redacted)".into())],

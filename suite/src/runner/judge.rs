@@ -165,6 +165,7 @@ mod tests {
             duration: Duration::ZERO,
             blocked_by: None,
             minimal: None,
+            draws: None,
         }
     }
 

@@ -308,6 +308,7 @@ impl<'a> TestRun<'a> {
             duration,
             blocked_by,
             minimal: None,
+            draws: None,
         };
         result.keep_evidence()
     }

@@ -33,7 +33,7 @@ use crate::checks::Finding;
 use crate::runner::Context;
 use crate::slots::Slots;
 use crate::target::Exchange;
-use crate::verdict::{Blocker, Minimal, TestResult, Verdict};
+use crate::verdict::{Blocker, Draws, Minimal, TestResult, Verdict};
 use cases::{case_seeds, CaseRun, Cases, Ended};
 use engine::{Learned, Op, OpKind, Run, RunOutcome};
 use shrink::{shrink, Shrunk};
@@ -299,10 +299,11 @@ pub async fn run_family(
         started,
         sent,
         passed,
+        base,
     };
     match ended {
         Some(ended) => done.ended(config, &learned, slots, ended).await,
-        None => done.all_held(notes),
+        None => done.all_held(config.cases.max(1), notes),
     }
 }
 
@@ -351,6 +352,8 @@ struct Done<'a> {
     /// Requests every case sent.
     sent: usize,
     passed: BTreeSet<&'static str>,
+    /// The seed of case 0.
+    base: u64,
 }
 
 impl Done<'_> {
@@ -390,7 +393,11 @@ impl Done<'_> {
         let slot = slots.take().await;
         let shrunk = shrink(self.ctx, self.family, config, learned, &mut names, outcome).await;
         drop(slot);
-        let text = render(self.family, seed, case, config, &shrunk);
+        let draws = Draws {
+            base: self.base,
+            held: case,
+        };
+        let text = render(self.family, (seed, case), draws, config, &shrunk);
         let out = shrunk.outcome;
         let findings: Vec<Finding> = out.failure.iter().cloned().collect();
         let verdict = if shrunk.unreachable.is_some() {
@@ -410,6 +417,7 @@ impl Done<'_> {
         };
         let mut failed = done.result(verdict, Some(text), findings, out.exchanges);
         failed.minimal = Some(minimal);
+        failed.draws = Some(draws);
         failed
     }
 
@@ -445,7 +453,7 @@ impl Done<'_> {
     /// The result of a family none of whose cases ended it: a pass when it observed an
     /// effect at a level the profile fails on, else skipped; its findings below the
     /// profile's level (`notes`) kept with the exchanges they rest on.
-    fn all_held(self, notes: Vec<(Finding, Option<Exchange>)>) -> TestResult {
+    fn all_held(self, cases: u32, notes: Vec<(Finding, Option<Exchange>)>) -> TestResult {
         let mut exchanges = Vec::new();
         let findings = notes
             .into_iter()
@@ -474,7 +482,13 @@ impl Done<'_> {
                 )),
             )
         };
-        self.result(verdict, reason, findings, exchanges)
+        let draws = Draws {
+            base: self.base,
+            held: cases,
+        };
+        let mut held = self.result(verdict, reason, findings, exchanges);
+        held.draws = Some(draws);
+        held
     }
 
     fn result(
@@ -555,16 +569,41 @@ fn result(
         duration: started.elapsed(),
         blocked_by: None,
         minimal: None,
+        draws: None,
     };
     result.keep_evidence()
+}
+
+/// Whether the failure depends on the draw: the cases drawn before the failing one, which all
+/// ran, held (a run drawing only their seeds passes), or it was the first draw. The seeds are
+/// named (the first few, and the chain they come from).
+fn draw_line(draws: Draws) -> String {
+    if draws.held == 0 {
+        return "the first case drawn found it: no other draw ran before it\n".into();
+    }
+    let seeds = case_seeds(draws.base, draws.held);
+    let shown: Vec<String> = seeds.iter().take(4).map(u64::to_string).collect();
+    let more = match seeds.len().saturating_sub(shown.len()) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let cases = match draws.held {
+        1 => "the case drawn before it".to_string(),
+        n => format!("the {n} cases drawn before it"),
+    };
+    format!(
+        "the verdict depends on the draw: {cases} held (seeds {}{more}, the chain of --seed {}); a run that draws only those passes\n",
+        shown.join(", "),
+        draws.base
+    )
 }
 
 /// The failure message: seed, how to reproduce, the minimal sequence as numbered steps with
 /// a curl line for every request (the token stays `$CONFORM_TOKEN`).
 fn render(
     family: &Family,
-    seed: u64,
-    case: u32,
+    (seed, case): (u64, u32),
+    draws: Draws,
     config: &SequenceConfig,
     shrunk: &Shrunk,
 ) -> String {
@@ -595,6 +634,7 @@ fn render(
             " (and the same target options)"
         }
     ));
+    text.push_str(&draw_line(draws));
     text.push_str(&format!(
         "minimal sequence: {} (shrunk from {} in {} runs, {:.2} s{})\n",
         match out.steps.len() {
