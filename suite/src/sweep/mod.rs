@@ -12,21 +12,22 @@
 use std::collections::HashSet;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use reqwest::Method;
-use serde_json::Value;
 use url::Url;
 
-use crate::catalog::{fill_params, path_for, Catalog, Variant};
+use crate::catalog::Catalog;
 use crate::cli::{RunArgs, SweepArgs};
-use crate::clock::{parse_duration, parse_rfc3339};
+use crate::clock::parse_duration;
 use crate::exit::ExitCodes;
 use crate::ledger::{self, Entry, Event, Ledger};
-use crate::pages::{Paging, Walk};
-use crate::removal::{Lineage, Reads, Removed, Remover};
+use crate::removal::{Lineage, Reads, Recheck, Removed, Remover};
 use crate::settings::{ConfigError, Settings};
-use crate::target::{Auth, Request, Target, TargetConfig};
+use named::{organizations, sweep_named, users};
+
+mod named;
+use crate::target::{Auth, Target, TargetConfig};
 
 /// What a sweep did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -162,14 +163,14 @@ async fn sweep_ledger(
     let sweeps = sweeps_of(outstanding, target, remover.catalog(), &mut lineage, tally);
     let seen = look_first(&sweeps, remover).await;
     let (going, absent) = prospects(&sweeps, &seen, &lineage, remover);
-    let mut unconfirmed = Vec::new();
-    let mut leftovers = Vec::new();
+    let mut piles = Piles::default();
     let mut books = Books {
         journal: journal.as_ref(),
         tally,
         lineage,
         swept: Lineage::default(),
     };
+    let mut deferred = Vec::new();
     for (sweep, seen) in sweeps.into_iter().zip(seen) {
         // not there by a read that proves it (a show route seen answering, a list that
         // answered without it), or inside something that is gone or going
@@ -196,19 +197,32 @@ async fn sweep_ledger(
             continue;
         } else {
             let parent_gone = books.lineage.gone_parent(&sweep.entry.parents).is_some();
-            remover
-                .remove(&sweep.entry.kind, &sweep.delete, sweep.reads(), parent_gone)
+            // once a wait was in vain (deletes that do nothing), the rest are read again
+            // together, within one window, after the pass
+            let defer = remover.waiting_is_in_vain();
+            let (kind, reads) = (&sweep.entry.kind, sweep.reads());
+            match remover
+                .remove_in_pass(kind, &sweep.delete, reads, parent_gone, defer)
                 .await
-        };
-        match removed {
-            Removed::Unconfirmed(_) => unconfirmed.push((sweep, seen, removed)),
-            Removed::Left(why) | Removed::Unseen(why) => leftovers.push((sweep, why)),
-            removed => {
-                let removed = as_seen(removed, seen);
-                books.settle(&sweep, removed);
+            {
+                (_, Some(recheck)) => {
+                    deferred.push((sweep, seen, recheck));
+                    continue;
+                }
+                (removed, None) => removed,
             }
-        }
+        };
+        piles.file(&mut books, sweep, seen, removed);
     }
+    let batch: Vec<Recheck> = deferred.iter().map(|(_, _, r)| r.clone()).collect();
+    let judged = remover.recheck(&batch, RECHECK_WIDTH).await;
+    for ((sweep, seen, _), removed) in deferred.into_iter().zip(judged) {
+        piles.file(&mut books, sweep, seen, removed);
+    }
+    let Piles {
+        unconfirmed,
+        mut leftovers,
+    } = piles;
     for (sweep, seen, removed) in unconfirmed {
         match remover.settle(sweep.show.as_ref(), removed) {
             Removed::Left(why) => leftovers.push((sweep, why)),
@@ -408,6 +422,28 @@ fn as_seen(removed: Removed, seen: Option<bool>) -> Removed {
     }
 }
 
+/// How many removals read again at once after the pass.
+const RECHECK_WIDTH: usize = 8;
+
+/// The removals not settled at once: unconfirmed (their show route never seen answering) and
+/// left behind (each with why).
+#[derive(Default)]
+struct Piles {
+    unconfirmed: Vec<(Sweep, Option<bool>, Removed)>,
+    leftovers: Vec<(Sweep, String)>,
+}
+
+impl Piles {
+    /// Settles a removal in the books, or keeps it for after the pass.
+    fn file(&mut self, books: &mut Books<'_>, sweep: Sweep, seen: Option<bool>, removed: Removed) {
+        match removed {
+            Removed::Unconfirmed(_) => self.unconfirmed.push((sweep, seen, removed)),
+            Removed::Left(why) | Removed::Unseen(why) => self.leftovers.push((sweep, why)),
+            removed => books.settle(&sweep, as_seen(removed, seen)),
+        }
+    }
+}
+
 /// One outstanding ledger entry, ready to be swept: its delete and its show on the target.
 struct Sweep {
     /// The entry, for the `deleted` line.
@@ -525,129 +561,6 @@ fn report(what: &str, removed: Removed, tally: &mut Tally) -> bool {
             tally.failed.push(format!("{what}: {why}"));
             false
         }
-    }
-}
-
-/// A collection swept by name: what the run's prefix names in it is the run's.
-struct Named {
-    /// The kind, for messages.
-    kind: &'static str,
-    /// The list, `{prefix}` filled in, without paging parameters.
-    list: String,
-    /// Where an item's name is.
-    name: &'static str,
-    /// The delete (and show) path, its `:param` filled with the id.
-    item: String,
-    /// The credential.
-    auth: Auth,
-    /// Whether the item can be shown after its delete (`item` is also its show).
-    shown: bool,
-}
-
-/// Organizations named with the prefix, where the catalog says organizations live.
-fn organizations(catalog: &Catalog) -> Named {
-    let orgs = catalog.organizations();
-    Named {
-        kind: "organization",
-        list: format!("{}?", path_for(&orgs.collection, Variant::ApiV2)),
-        name: "/attributes/name",
-        item: path_for(&orgs.item, Variant::ApiV2),
-        auth: Auth::User,
-        shown: true,
-    }
-}
-
-/// User accounts whose email starts with the prefix (an invitation in flight at a kill makes
-/// one the ledger never saw); administrator API.
-fn users() -> Named {
-    Named {
-        kind: "user",
-        list: path_for("/admin/users?q={prefix}&", Variant::ApiV2),
-        name: "/attributes/email",
-        item: path_for("/admin/users/:id", Variant::ApiV2),
-        auth: Auth::Admin,
-        shown: false,
-    }
-}
-
-async fn sweep_named(
-    args: &SweepArgs,
-    target: &Target,
-    remover: &mut Remover<'_>,
-    (prefix, older_than): (&str, Option<Duration>),
-    tally: &mut Tally,
-    named: &Named,
-) {
-    let now = SystemTime::now();
-    let mut found = Vec::new();
-    let list = named
-        .list
-        .replace("{prefix}", &crate::catalog::encode_segment(prefix));
-    let mut walk = Walk::new(100, crate::pages::MAX_PAGES);
-    while let Some(page) = walk.next_page() {
-        let query = Paging::Tfe.query(page, walk.size());
-        let url = target.url(&format!("{list}{query}"));
-        let ex = target
-            .send(Request::new(Method::GET, url, named.auth))
-            .await;
-        let doc = match (ex.is_success(), ex.json()) {
-            (true, Ok(doc)) => doc,
-            _ => {
-                tally.failed.push(format!(
-                    "{}s named {prefix}...: listing them failed ({})",
-                    named.kind,
-                    ex.status()
-                        .map(|s| format!("status {s}"))
-                        .or_else(|| ex.response.as_ref().err().map(ToString::to_string))
-                        .unwrap_or_default()
-                ));
-                return;
-            }
-        };
-        for item in &walk.read(&doc) {
-            let name = item
-                .pointer(named.name)
-                .or_else(|| item.get("id"))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let id = item.get("id").and_then(Value::as_str).unwrap_or(name);
-            if name.starts_with(prefix) {
-                let created = item
-                    .pointer("/attributes/created-at")
-                    .and_then(Value::as_str)
-                    .and_then(parse_rfc3339);
-                found.push((name.to_string(), id.to_string(), created));
-            }
-        }
-    }
-    for (name, id, created) in found {
-        let what = format!("{} {name}", named.kind);
-        if let Some(age) = older_than {
-            match created.map(|c| now.duration_since(c).unwrap_or_default()) {
-                Some(actual) if actual >= age => {}
-                Some(_) => continue,
-                None => {
-                    println!("left alone: {what} (no created-at, so its age is unknown)");
-                    continue;
-                }
-            }
-        }
-        if args.dry_run {
-            println!("would delete {what}");
-            tally.deleted += 1;
-            continue;
-        }
-        let url = target.url(&fill_params(&named.item, &id));
-        // listed a moment ago: a 404 to its delete is a missing route, not "gone"
-        let show = (url.clone(), named.auth);
-        let show = named.shown.then_some(&show);
-        // where it was listed: the read that tells whether it is gone, when it has no show
-        let listed = (target.url(&list), named.auth);
-        let reads = Reads::of(show, Some(&listed), &id);
-        let removed = remover
-            .remove(named.kind, &(Method::DELETE, url, named.auth), reads, false)
-            .await;
-        report(&what, remover.settle(show, removed), tally);
     }
 }
 
