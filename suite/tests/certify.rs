@@ -108,6 +108,17 @@ fn the_reference_is_certified_and_a_tampered_bundle_is_not() {
         "{statement}"
     );
     let doc = json(&manifest);
+    // the commit the binary was built from, as the checkout it was built in names it
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let commit = doc["conform"]["commit"].as_str().unwrap_or_default();
+    if let (Some(head), None) = (head, std::env::var_os("CONFORM_SOURCE_COMMIT")) {
+        assert!(commit.starts_with(&head), "{commit} is not {head}");
+    }
     assert!(
         doc["command"]
             .as_str()

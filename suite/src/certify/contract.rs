@@ -1,6 +1,6 @@
 //! What this conform judges against, in hashes anyone can compare: the spec it was built
 //! with, the catalog (`cases/`) and the schemas embedded in it, its version and its source
-//! commit (when the build was told it: `CONFORM_SOURCE_COMMIT`).
+//! commit (`CONFORM_SOURCE_COMMIT`: given to the build, else the checkout's, by `suite/build.rs`).
 
 use serde::{Deserialize, Serialize};
 
