@@ -226,12 +226,11 @@ impl Catalog {
             && self
                 .endpoints()
                 .any(|(_, u)| u.path.starts_with(UPLOAD) && u.resource == row.resource);
-        let own_id = self.graph.own_id_param(row).and_then(|own| {
-            params
-                .iter()
-                .find(|(name, _)| name == own)
-                .map(|(_, value)| value.clone())
-        });
+        let own_id = params
+            .iter()
+            .rev()
+            .find(|(name, _)| self.graph.carries_own_id(row, name))
+            .map(|(_, value)| value.clone());
         Matched {
             endpoint,
             variant,

@@ -80,15 +80,24 @@ impl ResourceGraph {
         Some(ParamSource::Field(kind.to_string(), "id".to_string()))
     }
 
-    /// The last parameter of `endpoint`'s path that carries the id of its own resource (as
-    /// the fixtures fill it); `None` where the path does not name it.
-    pub fn own_id_param<'e>(&self, endpoint: &'e Endpoint) -> Option<&'e str> {
-        let own = endpoint.resource.as_deref()?;
-        let params: Vec<&str> = path_params(&endpoint.path).collect();
-        params.into_iter().rev().find(|p| {
-            matches!(self.param_source(p, Some(endpoint), None),
-                Some(ParamSource::Field(kind, field)) if kind == own && field == "id")
-        })
+    /// The last parameter of `template` (a path form of `endpoint`) that carries the id of
+    /// the endpoint's own resource; `None` where it does not name it.
+    pub fn own_id_param<'t>(&self, endpoint: &Endpoint, template: &'t str) -> Option<&'t str> {
+        let params: Vec<&str> = path_params(template).collect();
+        params
+            .into_iter()
+            .rev()
+            .find(|p| self.carries_own_id(endpoint, p))
+    }
+
+    /// Whether parameter `param` of a path of `endpoint` carries the id of the endpoint's
+    /// own resource, as the fixtures fill it.
+    pub fn carries_own_id(&self, endpoint: &Endpoint, param: &str) -> bool {
+        let Some(own) = endpoint.resource.as_deref() else {
+            return false;
+        };
+        matches!(self.param_source(param, Some(endpoint), None),
+            Some(ParamSource::Field(kind, field)) if kind == own && field == "id")
     }
 }
 
@@ -184,11 +193,14 @@ mod tests {
             graph.param_source("name", Some(&admin), None),
             field("organization", "id")
         );
-        assert_eq!(graph.own_id_param(&admin), Some("name"));
+        assert_eq!(graph.own_id_param(&admin, &admin.path), Some("name"));
         let version = find("GET", "/api/v2/configuration-versions/cv-1");
-        assert_eq!(graph.own_id_param(&version), Some("configuration-id"));
+        assert_eq!(
+            graph.own_id_param(&version, &version.path),
+            Some("configuration-id")
+        );
         let current = find("GET", "/api/v2/workspaces/ws-1/current-state-version");
-        assert_eq!(graph.own_id_param(&current), None);
+        assert_eq!(graph.own_id_param(&current, &current.path), None);
     }
 
     #[test]

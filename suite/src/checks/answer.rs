@@ -120,7 +120,7 @@ pub fn exchange(schemas: &Schemas, m: &Matched, ex: &Exchange, seen: Seen<'_>) -
     if seen == Seen::Alone && (400..500).contains(&status) && status != 429 && m.on_api() {
         out.push((&TFE_ERROR_DOCUMENT, tfe_error_document(schemas, ex)));
     }
-    if !(200..300).contains(&status) && !(test && redirected) {
+    if !((200..300).contains(&status) || test && redirected) {
         return out;
     }
     if let Some(result) = tfe_status(ex, e.kind, &e.expect.status) {
@@ -370,5 +370,64 @@ mod tests {
             ids(&exchange(&schemas, &m, &refused, Seen::Alone)),
             ["transport.no-5xx", "tfe.error-document"]
         );
+    }
+
+    #[test]
+    fn a_test_s_main_answer_must_succeed_and_its_body_is_judged_whatever_it_is() {
+        let schemas = Schemas::embedded().unwrap();
+        let ids = |j: &[Judgement]| j.iter().map(|(c, _)| c.id).collect::<Vec<_>>();
+        let test = Seen::Test { shown: None };
+        let create = matched("POST", "/api/v2/organizations/acme/teams");
+        let refused = exchange_of(422, "application/vnd.api+json", "{}");
+        let judged = exchange(&schemas, &create, &refused, test);
+        assert_eq!(ids(&judged), ["transport.no-5xx", "endpoint.succeeds"]);
+        assert!(!held(&judged, &ENDPOINT_SUCCEEDS));
+        // a create that answers no document fails its body, not only its status
+        let empty = exchange_of(204, "", "");
+        let judged = exchange(&schemas, &create, &empty, test);
+        assert!(!held(&judged, &JSON_BODY) && !held(&judged, &TFE_STATUS));
+        assert!(!ids(&exchange(&schemas, &create, &empty, Seen::InRun)).contains(&"json.body"));
+        // a download's redirect is its success
+        let download = matched("GET", "/api/v2/configuration-versions/cv-1/download");
+        let redirect = exchange_of(302, "", "");
+        assert!(held(
+            &exchange(&schemas, &download, &redirect, test),
+            &ENDPOINT_SUCCEEDS
+        ));
+        // an action's body, when it has one, is JSON
+        let action = matched("POST", "/api/v2/runs/run-1/actions/apply");
+        let text = exchange_of(202, "text/plain", "applied");
+        let judged = exchange(&schemas, &action, &text, test);
+        assert!(ids(&judged).contains(&"json.body") && !held(&judged, &JSON_BODY));
+    }
+
+    #[test]
+    fn a_show_named_by_another_resource_answers_the_id_the_test_gives() {
+        let schemas = Schemas::embedded().unwrap();
+        let current = matched("GET", "/api/v2/workspaces/ws-1/current-state-version");
+        let answer = r#"{"data":{"id":"sv-1","type":"state-versions","attributes":{}}}"#;
+        let ex = exchange_of(200, "application/vnd.api+json", answer);
+        let same = |shown| {
+            let judged = exchange(&schemas, &current, &ex, Seen::Test { shown });
+            judged
+                .into_iter()
+                .find(|(c, _)| c.id == "show.same-id")
+                .map(|(_, r)| r.is_ok())
+        };
+        assert_eq!(same(Some("sv-1")), Some(true));
+        assert_eq!(same(Some("sv-2")), Some(false));
+        assert_eq!(same(None), None);
+        // a parameter the catalog fills with the resource's id, whatever its name
+        let admin = matched("GET", "/api/v2/admin/organizations/acme");
+        let other = r#"{"data":{"id":"other","type":"organizations","attributes":{}}}"#;
+        assert!(matches!(
+            same_id(
+                &admin,
+                &serde_json::from_str(other).unwrap(),
+                None,
+                Seen::Alone
+            ),
+            Some(Err(_))
+        ));
     }
 }
