@@ -1,6 +1,6 @@
 //! The one matcher: which catalog endpoint, path form and parameter values a request (method
 //! and path) is. `conform proxy` judges what it sees by it, the sequence engine judges its
-//! requests by it, and [`Catalog::test_for`], [`Catalog::forms_of`] and
+//! requests by it, the runner its tests' answers ([`Catalog::matched_test`]), and [`Catalog::test_for`], [`Catalog::forms_of`] and
 //! [`Catalog::show_path_for`] are built on it.
 
 use super::paths::{path_for, API_PREFIX, REGISTRY, REGISTRY_DEFAULT, UPLOAD};
@@ -23,6 +23,9 @@ pub struct Matched {
     /// The row's resource kind takes an upload (the catalog has an upload endpoint for it), so
     /// that its create answers an upload address.
     pub takes_upload: bool,
+    /// The value (as sent) of the path parameter that carries the id of the row's resource
+    /// ([`super::ResourceGraph::own_id_param`]); `None` where the path does not name it.
+    pub own_id: Option<String>,
 }
 
 impl Matched {
@@ -58,6 +61,7 @@ impl Matched {
             row,
             params: Vec::new(),
             takes_upload: false,
+            own_id: None,
         }
     }
 
@@ -129,6 +133,15 @@ fn segments(path: &str) -> Vec<&str> {
     path.split('/').filter(|s| !s.is_empty()).collect()
 }
 
+/// The values of a template's `:param` segments in a path's segments, in path order.
+fn params_of(template: &[&str], path: &[&str]) -> Vec<(String, String)> {
+    template
+        .iter()
+        .zip(path)
+        .filter_map(|(t, s)| Some((t.strip_prefix(':')?.to_string(), s.to_string())))
+        .collect()
+}
+
 impl Catalog {
     /// The endpoint, path form and parameter values of a request: `method` and `path` (its
     /// query, if any, is ignored) relative to the service root, where the registry's read
@@ -157,7 +170,7 @@ impl Catalog {
             (Server::Api, path, false)
         };
         let segs = segments(rest);
-        let mut best: Option<(usize, Matched)> = None;
+        let mut best = None;
         for (g, e) in self.endpoints() {
             for (on, m, template, variants) in forms(e) {
                 if on != server || !m.eq_ignore_ascii_case(method) {
@@ -172,27 +185,60 @@ impl Catalog {
                 if !fits || best.as_ref().is_some_and(|(n, _)| literals <= *n) {
                     continue;
                 }
-                let params = t
-                    .iter()
-                    .zip(&segs)
-                    .filter_map(|(t, s)| Some((t.strip_prefix(':')?.to_string(), s.to_string())))
-                    .collect();
-                let matched = Matched {
-                    endpoint: format!("{}::{}", g.group, e.id),
-                    variant: if prefixed { variants.1 } else { variants.0 },
-                    row: e.clone(),
-                    params,
-                    takes_upload: false,
-                };
-                best = Some((literals, matched));
+                let params = params_of(&t, &segs);
+                let variant = if prefixed { variants.1 } else { variants.0 };
+                best = Some((
+                    literals,
+                    (format!("{}::{}", g.group, e.id), variant, e, params),
+                ));
             }
         }
-        let mut matched = best?.1;
-        matched.takes_upload = matched.row.resource.is_some()
+        let (endpoint, variant, row, params) = best?.1;
+        Some(self.matched(endpoint, variant, row, params))
+    }
+
+    /// The [`Matched`] of a test's own request: its endpoint `row` (`group::id`) in the path
+    /// form `variant`, its path `template` filled as `path` (whatever precedes the template's
+    /// segments, such as the target's base path, aside).
+    pub fn matched_test(
+        &self,
+        group: &str,
+        row: &Endpoint,
+        variant: Variant,
+        template: &str,
+        path: &str,
+    ) -> Matched {
+        let t = segments(template);
+        let segs = segments(path);
+        let tail = &segs[segs.len().saturating_sub(t.len())..];
+        let params = params_of(&t, tail);
+        self.matched(format!("{group}::{}", row.id), variant, row, params)
+    }
+
+    fn matched(
+        &self,
+        endpoint: String,
+        variant: Variant,
+        row: &Endpoint,
+        params: Vec<(String, String)>,
+    ) -> Matched {
+        let takes_upload = row.resource.is_some()
             && self
                 .endpoints()
-                .any(|(_, u)| u.path.starts_with(UPLOAD) && u.resource == matched.row.resource);
-        Some(matched)
+                .any(|(_, u)| u.path.starts_with(UPLOAD) && u.resource == row.resource);
+        let own_id = params
+            .iter()
+            .rev()
+            .find(|(name, _)| self.graph.carries_own_id(row, name))
+            .map(|(_, value)| value.clone());
+        Matched {
+            endpoint,
+            variant,
+            row: row.clone(),
+            params,
+            takes_upload,
+            own_id,
+        }
     }
 }
 

@@ -10,8 +10,8 @@ mod variants;
 pub use find::Matched;
 pub use model::*;
 pub use paths::{
-    encode_segment, fill_params, path_for, path_params, Organizations, API_PREFIX, REGISTRY,
-    REGISTRY_DEFAULT, UPLOAD,
+    encode_segment, fill_params, path_for, path_params, Organizations, ParamSource, API_PREFIX,
+    REGISTRY, REGISTRY_DEFAULT, UPLOAD,
 };
 pub use variants::{TestCase, Variant};
 

@@ -1,11 +1,12 @@
 //! Paths as the API writes them, said once: the prefix of Versioning 1, the placeholders of
 //! the registry read address and the upload address, the registry's default address,
-//! percent-encoding of a path segment, and where organizations live (the organization kind
-//! of `resources.toml`).
+//! percent-encoding of a path segment, where a path parameter's value comes from (the
+//! `[params]` of `resources.toml`), and where organizations live (the organization kind of
+//! `resources.toml`).
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
-use super::{Catalog, Variant};
+use super::{Catalog, Endpoint, ResourceGraph, Variant};
 
 /// The prefix of Versioning 1.
 pub const API_PREFIX: &str = "/api/v2";
@@ -42,6 +43,62 @@ pub fn encode_segment(value: &str) -> String {
 /// The `:param` names of a path template.
 pub fn path_params(path: &str) -> impl Iterator<Item = &str> {
     path.split('/').filter_map(|s| s.strip_prefix(':'))
+}
+
+/// Where a path parameter's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParamSource {
+    /// A fixed value.
+    Literal(String),
+    /// A field of a fixture: its kind and field (`id`, `name`).
+    Field(String, String),
+}
+
+impl ResourceGraph {
+    /// Where parameter `param` of a path of `endpoint` (if any) comes from: the endpoint's
+    /// own `params`, else `resources.toml`'s `[params]` (never for a bare `:id`), else the id
+    /// of the endpoint's resource (or of `own_kind`); `None` when nothing names it.
+    pub fn param_source(
+        &self,
+        param: &str,
+        endpoint: Option<&Endpoint>,
+        own_kind: Option<&str>,
+    ) -> Option<ParamSource> {
+        let spec = endpoint
+            .and_then(|e| e.params.get(param))
+            .or_else(|| (param != "id").then(|| self.params.get(param)).flatten());
+        if let Some(spec) = spec {
+            return Some(match spec.strip_prefix('=') {
+                Some(literal) => ParamSource::Literal(literal.to_string()),
+                None => match spec.split_once('.') {
+                    Some((kind, field)) => ParamSource::Field(kind.into(), field.into()),
+                    None => ParamSource::Field(spec.to_string(), "id".to_string()),
+                },
+            });
+        }
+        let kind = endpoint.and_then(|e| e.resource.as_deref()).or(own_kind)?;
+        Some(ParamSource::Field(kind.to_string(), "id".to_string()))
+    }
+
+    /// The last parameter of `template` (a path form of `endpoint`) that carries the id of
+    /// the endpoint's own resource; `None` where it does not name it.
+    pub fn own_id_param<'t>(&self, endpoint: &Endpoint, template: &'t str) -> Option<&'t str> {
+        let params: Vec<&str> = path_params(template).collect();
+        params
+            .into_iter()
+            .rev()
+            .find(|p| self.carries_own_id(endpoint, p))
+    }
+
+    /// Whether parameter `param` of a path of `endpoint` carries the id of the endpoint's
+    /// own resource, as the fixtures fill it.
+    pub fn carries_own_id(&self, endpoint: &Endpoint, param: &str) -> bool {
+        let Some(own) = endpoint.resource.as_deref() else {
+            return false;
+        };
+        matches!(self.param_source(param, Some(endpoint), None),
+            Some(ParamSource::Field(kind, field)) if kind == own && field == "id")
+    }
 }
 
 /// `template` with each of its `:param` segments filled with `value`, percent-encoded.
@@ -107,6 +164,43 @@ mod tests {
         assert_eq!(fill_params("/x/:id/y", "1/2"), "/x/1%2F2/y");
         assert_eq!(path_for("/api/v2/runs", Variant::Bare), "/runs");
         assert_eq!(path_for("/runs", Variant::ApiV2), "/api/v2/runs");
+    }
+
+    #[test]
+    fn parameters_name_a_literal_or_a_field_of_a_kind() {
+        let catalog = Catalog::embedded().unwrap();
+        let graph = &catalog.graph;
+        let field = |k: &str, f: &str| Some(ParamSource::Field(k.into(), f.into()));
+        let literal = Some(ParamSource::Literal("private".into()));
+        assert_eq!(graph.param_source("registry_name", None, None), literal);
+        assert_eq!(
+            graph.param_source("name", None, None),
+            field("registry_module", "name")
+        );
+        assert_eq!(
+            graph.param_source("workspace_id", None, None),
+            field("workspace", "id")
+        );
+        assert_eq!(
+            graph.param_source("id", None, Some("tag")),
+            field("tag", "id")
+        );
+        assert_eq!(graph.param_source("id", None, None), None);
+        // an endpoint's own mapping comes first: an administrator's organization by its name
+        let find = |m: &str, p: &str| catalog.find(m, p).unwrap().row;
+        let admin = find("GET", "/api/v2/admin/organizations/acme");
+        assert_eq!(
+            graph.param_source("name", Some(&admin), None),
+            field("organization", "id")
+        );
+        assert_eq!(graph.own_id_param(&admin, &admin.path), Some("name"));
+        let version = find("GET", "/api/v2/configuration-versions/cv-1");
+        assert_eq!(
+            graph.own_id_param(&version, &version.path),
+            Some("configuration-id")
+        );
+        let current = find("GET", "/api/v2/workspaces/ws-1/current-state-version");
+        assert_eq!(graph.own_id_param(&current, &current.path), None);
     }
 
     #[test]

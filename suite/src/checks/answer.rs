@@ -1,20 +1,22 @@
 //! The judgement of one exchange, decided here once: [`exchange`] chooses every check a single
-//! exchange of a catalog endpoint gets (no 5xx, the status, the JSON body, then [`judge`]: the
-//! checks a successful JSON answer of a create, show, update or list must pass, and the shown
-//! id, the upload address, TFE's error documents and paging meta). `conform proxy` and the
-//! sequence engine call [`exchange`] and the runner [`judge`], and record what they answer;
-//! the effects that need further requests (read back, listed, gone) are the runner's and the
-//! sequence engine's, through the functions of `lifecycle` and `lists`.
+//! exchange of a catalog endpoint gets (no 5xx, success, the status, the JSON body, then
+//! [`judge`]: the checks a successful JSON answer of a create, show, update or list must pass,
+//! and the shown id, the upload address, TFE's error documents and paging meta). `conform
+//! proxy`, the sequence engine and the runner call [`exchange`] (each with its [`Seen`]) and
+//! record what it answers; the effects that need further requests (read back, listed, gone)
+//! are the runner's and the sequence engine's, through the functions of `lifecycle` and
+//! `lists`.
 
 use crate::checks::Message;
 use serde_json::Value;
 
 use super::{
     envelope_list, envelope_single, json_body, lifecycle, lists, no_server_error, resource_family,
-    tfe_error_document, tfe_media_type, tfe_resource_shape, tfe_status, upload_candidates,
-    upload_url_form, Check, Schemas, CREATE_RETURNS_ID, ENVELOPE_LIST, ENVELOPE_SINGLE, JSON_BODY,
-    NO_SERVER_ERROR, SHOW_SAME_ID, TFE_ERROR_DOCUMENT, TFE_MEDIA_TYPE, TFE_PAGINATION_META,
-    TFE_RESOURCE_SHAPE, TFE_STATUS, UPDATE_SAME_ID, UPLOAD_URL_FORM,
+    succeeds, tfe_error_document, tfe_media_type, tfe_resource_shape, tfe_status,
+    upload_candidates, upload_url_form, Check, Schemas, CREATE_RETURNS_ID, ENDPOINT_SUCCEEDS,
+    ENVELOPE_LIST, ENVELOPE_SINGLE, JSON_BODY, NO_SERVER_ERROR, SHOW_SAME_ID, TFE_ERROR_DOCUMENT,
+    TFE_MEDIA_TYPE, TFE_PAGINATION_META, TFE_RESOURCE_SHAPE, TFE_STATUS, UPDATE_SAME_ID,
+    UPLOAD_URL_FORM,
 };
 use crate::catalog::{Kind, Matched};
 use crate::target::Exchange;
@@ -53,67 +55,82 @@ pub fn judge(
     out
 }
 
-/// Which answers [`exchange`] judges beyond the endpoint's own: where `conform proxy` and a
-/// run legitimately differ.
+/// Which answers [`exchange`] judges beyond the endpoint's own: where `conform proxy`, the
+/// sequence engine and the runner's tests legitimately differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Seen {
+pub enum Seen<'a> {
     /// Each exchange seen alone (`conform proxy`): every 4xx of the API (a 429 aside) is a
     /// JSON:API error document (`tfe.error-document`), every list answered to TFE's page
-    /// parameters carries `meta.pagination` (`tfe.pagination-meta`), and every create of a
+    /// parameters carries `meta.pagination` (`tfe.pagination-meta`), every create of a
     /// kind that takes an upload answers an upload address of the documented form
-    /// (`upload.url-form`).
+    /// (`upload.url-form`), and an answer TFE documents whole (`expect.tfe_schema`) has that
+    /// shape.
     Alone,
     /// Within a run (the sequence engine): the error answers, the paging and the uploads a
     /// run provokes on purpose are judged where it provokes them (the refusals, the paging
     /// walks, the upload tests), not on every answer.
     InRun,
+    /// The main answer of an endpoint's own test (the runner): it must succeed
+    /// (`endpoint.succeeds`; a download's redirect too), the body of each kind that answers
+    /// a document is judged whatever its status or size (an action's when it has one), an
+    /// answer TFE documents whole has that shape, and a show whose path does not name what it
+    /// answers (`expect.shows`) answers `shown`, the id of the instance the run made or was
+    /// given. Errors, paging and uploads are judged where the test provokes them.
+    Test {
+        /// The id the instance `expect.shows` names has in the run, if the run has one.
+        shown: Option<&'a str>,
+    },
 }
 
 /// The single-exchange checks of an exchange `ex` of the endpoint `m`, in the order they are
-/// reported: no 5xx; for a 4xx seen [`Seen::Alone`], the JSON:API error document (TFE level);
-/// for a success, the status code the catalog expects (`expect.status`, else TFE's for the
-/// kind; TFE level), the JSON body, the one judgement of an answer of its kind ([`judge`]:
-/// media type, envelope, the resource's documented shape, the created id), the shown or updated
-/// id where the path names it, and seen alone, the upload address a create of a kind that
-/// takes an upload answers and the paging meta of a list answered to TFE's page parameters. A
-/// body cut at the size cap is not judged on its contents. A check that does not apply is
-/// not listed.
-pub fn exchange(schemas: &Schemas, m: &Matched, ex: &Exchange, seen: Seen) -> Vec<Judgement> {
+/// reported: no 5xx; seen in a [`Seen::Test`], success (nothing more when it failed); for a
+/// 4xx seen [`Seen::Alone`], the JSON:API error document (TFE level); for a success, the
+/// status code the catalog expects (`expect.status`, else TFE's for the kind; TFE level), the
+/// JSON body, the one judgement of an answer of its kind ([`judge`]: media type, envelope, the
+/// resource's documented shape, the created id), the whole document's shape where TFE
+/// documents it, the shown or updated id where the path names it ([`Matched::own_id`]; a
+/// test's `expect.shows`), and seen alone, the upload address a create of a kind that takes
+/// an upload answers and the paging meta of a list answered to TFE's page parameters. Seen
+/// alone or in a run, a body cut at the size cap is not judged on its contents. A check that
+/// does not apply is not listed.
+///
+/// This is the one place a single-answer check is chosen: a new one is its function, its
+/// row in `checks/mod.rs`, a line here, and its fault in the reference and `selftest/`; the
+/// proxy, the sequence engine and the runner record what this answers.
+pub fn exchange(schemas: &Schemas, m: &Matched, ex: &Exchange, seen: Seen<'_>) -> Vec<Judgement> {
     let mut out: Vec<Judgement> = Vec::new();
+    let test = matches!(seen, Seen::Test { .. });
+    let e = &m.row;
+    if ex.status().is_none() && !test {
+        return out;
+    }
+    out.push((&NO_SERVER_ERROR, no_server_error(ex)));
+    // a download's redirect is its success: the test follows it
+    let redirected = e.kind == Kind::Download && ex.status().is_some_and(|s| s / 100 == 3);
+    if test {
+        let success = ex.is_success() || redirected;
+        out.push((
+            &ENDPOINT_SUCCEEDS,
+            if success { Ok(()) } else { succeeds(ex) },
+        ));
+    }
     let Some(status) = ex.status() else {
         return out;
     };
-    out.push((&NO_SERVER_ERROR, no_server_error(ex)));
-    let e = &m.row;
     if seen == Seen::Alone && (400..500).contains(&status) && status != 429 && m.on_api() {
         out.push((&TFE_ERROR_DOCUMENT, tfe_error_document(schemas, ex)));
     }
-    if !(200..300).contains(&status) {
+    if !((200..300).contains(&status) || test && redirected) {
         return out;
     }
     if let Some(result) = tfe_status(ex, e.kind, &e.expect.status) {
         out.push((&TFE_STATUS, result));
     }
-    let wants_json = matches!(
-        e.kind,
-        Kind::Create | Kind::Show | Kind::List | Kind::Update | Kind::Read
-    );
-    let cut = ex.response.as_ref().is_ok_and(|r| r.truncated);
-    if !wants_json || status == 204 || cut {
+    let Some(doc) = body(ex, e.kind, status, test, &mut out) else {
         return out;
-    }
-    let doc = match json_body(ex) {
-        Ok(doc) => doc,
-        Err(why) => {
-            out.push((&JSON_BODY, Err(why)));
-            return out;
-        }
     };
-    out.push((&JSON_BODY, Ok(())));
     out.extend(judge(schemas, e.kind, e.admin, ex, &doc));
-    // a whole document TFE documents (the IP ranges, an invite with its user included); the
-    // runner judges its own main answers by it
-    if let (Seen::Alone, Some(schema)) = (seen, &e.expect.tfe_schema) {
+    if let (Seen::Alone | Seen::Test { .. }, Some(schema)) = (seen, &e.expect.tfe_schema) {
         out.push((
             &TFE_RESOURCE_SHAPE,
             super::envelope::tfe_document_shape(schemas, schema, &doc),
@@ -126,7 +143,7 @@ pub fn exchange(schemas: &Schemas, m: &Matched, ex: &Exchange, seen: Seen) -> Ve
             }
         }
         Kind::Show | Kind::Update => {
-            if let Some(result) = same_id(m, &doc, ex.request.body.as_deref()) {
+            if let Some(result) = same_id(m, &doc, ex.request.body.as_deref(), seen) {
                 let check = if e.kind == Kind::Show {
                     &SHOW_SAME_ID
                 } else {
@@ -143,26 +160,56 @@ pub fn exchange(schemas: &Schemas, m: &Matched, ex: &Exchange, seen: Seen) -> Ve
     out
 }
 
-/// `show.same-id` / `update.same-id` where the path's last parameter is the resource's id
-/// (`…_id`, `id`, or an organization's name, which is its id); `None` where it is not known,
-/// and where the path does not name what it answers (`expect.shows`: a workspace's current
-/// state version is named by the workspace).
+/// `json.body` of a successful answer (`status`) of an endpoint of `kind`, pushed to `out`;
+/// the document when it held. The kinds that answer a document are judged; a test's too when
+/// it answered 204 or more than the size cap, and an action's that answered a body.
+fn body(
+    ex: &Exchange,
+    kind: Kind,
+    status: u16,
+    test: bool,
+    out: &mut Vec<Judgement>,
+) -> Option<Value> {
+    let documented = matches!(
+        kind,
+        Kind::Create | Kind::Show | Kind::List | Kind::Update | Kind::Read
+    );
+    let cut = ex.response.as_ref().is_ok_and(|r| r.truncated);
+    let judged = if test {
+        documented || (matches!(kind, Kind::Action | Kind::Relationship) && !ex.body().is_empty())
+    } else {
+        documented && status != 204 && !cut
+    };
+    if !judged {
+        return None;
+    }
+    let doc = json_body(ex);
+    out.push((&JSON_BODY, doc.as_ref().map(|_| ()).map_err(Clone::clone)));
+    doc.ok()
+}
+
+/// `show.same-id` / `update.same-id` where the path names the resource ([`Matched::own_id`]:
+/// the parameter the catalog fills with its id); `None` where it does not. A show whose path
+/// names something else (`expect.shows`: a workspace's current state version is named by the
+/// workspace) answers the id a test was given for it (`shown`, [`Seen::Test`]); seen alone or
+/// in a run, that id is not known.
 ///
 /// An organization's id is its name: an update that renames it (`data.attributes.name` in
 /// the request) answers the new name (tfe-api-facts 0, item 10: the id is the name).
-fn same_id(m: &Matched, doc: &Value, request: Option<&str>) -> Option<Result<(), Message>> {
-    m.row.resource.as_ref()?;
+fn same_id(
+    m: &Matched,
+    doc: &Value,
+    request: Option<&str>,
+    seen: Seen<'_>,
+) -> Option<Result<(), Message>> {
     if m.row.expect.shows.is_some() {
-        return None;
+        let Seen::Test { shown: Some(id) } = seen else {
+            return None;
+        };
+        return Some(lifecycle::same_id(doc, id, "the answer"));
     }
-    let (name, value) = m.params.last()?;
-    let organization =
-        name == "organization_name" && m.row.resource.as_deref() == Some("organization");
-    let is_id = name == "id" || name.ends_with("_id") || organization;
-    if !is_id {
-        return None;
-    }
-    let renamed = organization
+    let value = m.own_id.as_deref()?;
+    let renamed = (m.row.resource.as_deref() == Some("organization"))
         .then(|| request.and_then(|b| serde_json::from_str::<Value>(b).ok()))
         .flatten()
         .and_then(|b| {
@@ -231,12 +278,15 @@ mod tests {
         // A workspace's current state version is named by the workspace, not by its own id.
         let current = matched("GET", "/api/v2/workspaces/ws-1/current-state-version");
         assert_eq!(current.endpoint, "state_versions::current");
-        assert_eq!(same_id(&current, &doc, None), None);
+        assert_eq!(same_id(&current, &doc, None, Seen::Alone), None);
         // A show named by its own id still has to answer that id.
         let show = matched("GET", "/api/v2/state-versions/sv-2");
-        assert!(matches!(same_id(&show, &doc, None), Some(Err(_))));
+        assert!(matches!(
+            same_id(&show, &doc, None, Seen::Alone),
+            Some(Err(_))
+        ));
         let doc2 = serde_json::json!({"data": {"id": "sv-2", "type": "state-versions"}});
-        assert_eq!(same_id(&show, &doc2, None), Some(Ok(())));
+        assert_eq!(same_id(&show, &doc2, None, Seen::Alone), Some(Ok(())));
     }
 
     #[test]
@@ -244,11 +294,14 @@ mod tests {
         let update = matched("PATCH", "/api/v2/organizations/old-name");
         let renamed = serde_json::json!({"data": {"id": "new-name", "type": "organizations"}});
         let rename = r#"{"data":{"type":"organizations","attributes":{"name":"new-name"}}}"#;
-        assert_eq!(same_id(&update, &renamed, Some(rename)), Some(Ok(())));
+        assert_eq!(
+            same_id(&update, &renamed, Some(rename), Seen::Alone),
+            Some(Ok(()))
+        );
         // Without a rename, the path's name is still the id to answer.
         let other = r#"{"data":{"type":"organizations","attributes":{"email":"a@b.c"}}}"#;
         assert!(matches!(
-            same_id(&update, &renamed, Some(other)),
+            same_id(&update, &renamed, Some(other), Seen::Alone),
             Some(Err(_))
         ));
     }
@@ -317,5 +370,64 @@ mod tests {
             ids(&exchange(&schemas, &m, &refused, Seen::Alone)),
             ["transport.no-5xx", "tfe.error-document"]
         );
+    }
+
+    #[test]
+    fn a_test_s_main_answer_must_succeed_and_its_body_is_judged_whatever_it_is() {
+        let schemas = Schemas::embedded().unwrap();
+        let ids = |j: &[Judgement]| j.iter().map(|(c, _)| c.id).collect::<Vec<_>>();
+        let test = Seen::Test { shown: None };
+        let create = matched("POST", "/api/v2/organizations/acme/teams");
+        let refused = exchange_of(422, "application/vnd.api+json", "{}");
+        let judged = exchange(&schemas, &create, &refused, test);
+        assert_eq!(ids(&judged), ["transport.no-5xx", "endpoint.succeeds"]);
+        assert!(!held(&judged, &ENDPOINT_SUCCEEDS));
+        // a create that answers no document fails its body, not only its status
+        let empty = exchange_of(204, "", "");
+        let judged = exchange(&schemas, &create, &empty, test);
+        assert!(!held(&judged, &JSON_BODY) && !held(&judged, &TFE_STATUS));
+        assert!(!ids(&exchange(&schemas, &create, &empty, Seen::InRun)).contains(&"json.body"));
+        // a download's redirect is its success
+        let download = matched("GET", "/api/v2/configuration-versions/cv-1/download");
+        let redirect = exchange_of(302, "", "");
+        assert!(held(
+            &exchange(&schemas, &download, &redirect, test),
+            &ENDPOINT_SUCCEEDS
+        ));
+        // an action's body, when it has one, is JSON
+        let action = matched("POST", "/api/v2/runs/run-1/actions/apply");
+        let text = exchange_of(202, "text/plain", "applied");
+        let judged = exchange(&schemas, &action, &text, test);
+        assert!(ids(&judged).contains(&"json.body") && !held(&judged, &JSON_BODY));
+    }
+
+    #[test]
+    fn a_show_named_by_another_resource_answers_the_id_the_test_gives() {
+        let schemas = Schemas::embedded().unwrap();
+        let current = matched("GET", "/api/v2/workspaces/ws-1/current-state-version");
+        let answer = r#"{"data":{"id":"sv-1","type":"state-versions","attributes":{}}}"#;
+        let ex = exchange_of(200, "application/vnd.api+json", answer);
+        let same = |shown| {
+            let judged = exchange(&schemas, &current, &ex, Seen::Test { shown });
+            judged
+                .into_iter()
+                .find(|(c, _)| c.id == "show.same-id")
+                .map(|(_, r)| r.is_ok())
+        };
+        assert_eq!(same(Some("sv-1")), Some(true));
+        assert_eq!(same(Some("sv-2")), Some(false));
+        assert_eq!(same(None), None);
+        // a parameter the catalog fills with the resource's id, whatever its name
+        let admin = matched("GET", "/api/v2/admin/organizations/acme");
+        let other = r#"{"data":{"id":"other","type":"organizations","attributes":{}}}"#;
+        assert!(matches!(
+            same_id(
+                &admin,
+                &serde_json::from_str(other).unwrap(),
+                None,
+                Seen::Alone
+            ),
+            Some(Err(_))
+        ));
     }
 }

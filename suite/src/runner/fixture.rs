@@ -304,17 +304,14 @@ impl TestRun<'_> {
         None
     }
 
-    /// The id of the endpoint's resource when the path names it.
+    /// The id of the endpoint's resource when the path names it
+    /// ([`crate::catalog::ResourceGraph::own_id_param`]).
     pub(super) fn requested_id(&self) -> Option<String> {
         let resource = self.endpoint.resource.as_deref()?;
-        let names_it = crate::catalog::path_params(&self.case.path).any(|p| {
-            matches!(self.ctx.fixtures.param_source(p, Some(self.endpoint), None),
-                Ok(crate::fixtures::ParamSource::Field(ref k, ref f)) if k == resource && f == "id")
-        });
-        if names_it {
-            self.scope.get(resource).map(|i| i.id.clone())
-        } else {
-            None
-        }
+        self.ctx
+            .catalog
+            .graph
+            .own_id_param(self.endpoint, &self.case.path)?;
+        self.scope.get(resource).map(|i| i.id.clone())
     }
 }

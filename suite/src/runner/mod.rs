@@ -435,17 +435,17 @@ impl<'a> TestRun<'a> {
             Ok(main) => main,
             Err(outcome) => return outcome,
         };
-        if !self.succeeded(main) {
+        let Some(judged) = self.judged_main(main) else {
             return Outcome::Done;
-        }
+        };
         match e.kind {
-            Kind::Create => self.after_create(main).await,
-            Kind::Show => self.after_show(main).await,
-            Kind::List => self.after_list(main).await,
-            Kind::Update => self.after_update(main).await,
+            Kind::Create => self.after_create(main, &judged).await,
+            Kind::Show => self.after_show(main, &judged).await,
+            Kind::List => self.after_list(main, &judged).await,
+            Kind::Update => self.after_update(main, &judged).await,
             Kind::Delete => self.after_delete(main).await,
-            Kind::Action | Kind::Relationship => self.after_action(main).await,
-            Kind::Read => self.after_read(main).await,
+            Kind::Action | Kind::Relationship => self.after_action(main, &judged).await,
+            Kind::Read => self.after_read(main, &judged).await,
             Kind::Download => self.after_download(main).await,
             Kind::Upload => {}
         }
@@ -579,30 +579,36 @@ impl<'a> TestRun<'a> {
         self.at_tfe_path().await.ok_or(Outcome::Done)
     }
 
-    /// The main answer's own checks: no server error, success (a download's redirect too),
-    /// TFE's status for the kind. False when it did not succeed: nothing after is judged.
-    fn succeeded(&mut self, main: usize) -> bool {
-        let e = self.endpoint;
-        let result = c::no_server_error(self.ex(main));
-        self.check(&c::NO_SERVER_ERROR, Some(main), result);
-        let success = self.ex(main).is_success()
-            || (e.kind == Kind::Download
-                && self
-                    .ex(main)
-                    .status()
-                    .is_some_and(|s| (300..400).contains(&s)));
-        let result = if success {
-            Ok(())
-        } else {
-            c::succeeds(self.ex(main))
+    /// The one judgement of the main answer ([`c::answer::exchange`], seen as a test's: no
+    /// server error, success, TFE's status, the document of its kind, the id it shows),
+    /// recorded. `None` when it did not succeed: nothing after is judged.
+    fn judged_main(&mut self, main: usize) -> Option<Vec<c::answer::Judgement>> {
+        let ex = self.ex(main);
+        let path = url::Url::parse(&ex.request.url).map(|u| u.path().to_string());
+        let (group, e) = (&self.case.group, self.endpoint);
+        let m = self.ctx.catalog.matched_test(
+            group,
+            e,
+            self.case.variant,
+            &self.case.path,
+            &path.unwrap_or_default(),
+        );
+        let shown = e.expect.shows.as_deref().and_then(|k| self.scope.get(k));
+        let seen = c::answer::Seen::Test {
+            shown: shown.map(|made| made.id.as_str()),
         };
-        if !self.check(&c::ENDPOINT_SUCCEEDS, Some(main), result) {
-            return false;
+        let judged = c::answer::exchange(&self.ctx.schemas, &m, ex, seen);
+        for (check, result) in &judged {
+            self.check(check, Some(main), result.clone());
         }
-        if let Some(status) = c::tfe_status(self.ex(main), e.kind, &e.expect.status) {
-            self.check(&c::TFE_STATUS, Some(main), status);
-        }
-        true
+        c::answer::held(&judged, &c::ENDPOINT_SUCCEEDS).then_some(judged)
+    }
+
+    /// The main answer's JSON document, where it held `json.body` in `judged`.
+    fn main_document(&self, main: usize, judged: &[c::answer::Judgement]) -> Option<Value> {
+        c::answer::held(judged, &c::JSON_BODY)
+            .then(|| self.ex(main).json().ok())
+            .flatten()
     }
 
     /// What the test changed beyond its own resource set back (`restore`), then its `after`

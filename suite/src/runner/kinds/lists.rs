@@ -5,15 +5,17 @@ use reqwest::Method;
 use serde_json::Value;
 
 use crate::checks as c;
+use crate::checks::answer::Judgement;
 use crate::fixtures::auth_for;
 use crate::runner::{TestRun, MAX_PAGES};
 use crate::target::Request;
 
 impl TestRun<'_> {
-    pub(in crate::runner) async fn after_list(&mut self, main: usize) {
-        let Some(doc) = self.json(main) else { return };
-        let judged = self.judge_answer(main, &doc);
-        if !c::answer::held(&judged, &c::ENVELOPE_LIST) {
+    pub(in crate::runner) async fn after_list(&mut self, main: usize, judged: &[Judgement]) {
+        let Some(doc) = self.main_document(main, judged) else {
+            return;
+        };
+        if !c::answer::held(judged, &c::ENVELOPE_LIST) {
             return;
         }
         if let Some(kind) = self.endpoint.expect.contains.clone() {

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::{registry, TestRun};
 use crate::catalog::{path_for, Variant};
+use crate::checks::answer::Judgement;
 use crate::checks::{self as c, Check};
 use crate::fixtures::sent_attributes;
 use crate::target::{Auth, Exchange};
@@ -37,36 +38,17 @@ impl TestRun<'_> {
         }
     }
 
-    /// Parses the main answer as JSON (check `json.body`).
-    pub(super) fn json(&mut self, index: usize) -> Option<Value> {
-        let body = c::json_body(self.ex(index));
-        let doc = body.as_ref().ok().cloned();
-        self.check(&c::JSON_BODY, Some(index), body.map(|_| ()));
-        doc
-    }
-
     /// `tfe.error-document` on an error answer the test provoked on purpose.
     pub(super) fn error_document(&mut self, index: usize) {
         let result = c::tfe_error_document(&self.ctx.schemas, self.ex(index));
         self.check(&c::TFE_ERROR_DOCUMENT, Some(index), result);
     }
 
-    /// Records the one judgement of an answer of this endpoint's kind ([`c::answer::judge`]);
-    /// returns it, for what follows to know what held.
-    fn judge_answer(&mut self, index: usize, doc: &Value) -> Vec<c::answer::Judgement> {
-        let e = self.endpoint;
-        let judged = c::answer::judge(&self.ctx.schemas, e.kind, e.admin, self.ex(index), doc);
-        for (check, result) in &judged {
-            self.check(check, Some(index), result.clone());
-        }
-        judged
-    }
-
-    pub(super) async fn after_create(&mut self, main: usize) {
-        let Some(doc) = self.json(main) else { return };
-        let judged = self.judge_answer(main, &doc);
-        self.document_shape(main, &doc);
-        if !c::answer::held(&judged, &c::CREATE_RETURNS_ID) {
+    pub(super) async fn after_create(&mut self, main: usize, judged: &[Judgement]) {
+        let Some(doc) = self.main_document(main, judged) else {
+            return;
+        };
+        if !c::answer::held(judged, &c::CREATE_RETURNS_ID) {
             return;
         }
         let (Ok(id), Some(kind)) = (
@@ -196,11 +178,14 @@ impl TestRun<'_> {
         self.check(&c::TFE_READ_BACK, Some(index), result);
     }
 
-    pub(super) async fn after_show(&mut self, main: usize) {
-        let Some(doc) = self.single_resource(main, &c::SHOW_SAME_ID) else {
+    pub(super) async fn after_show(&mut self, main: usize, judged: &[Judgement]) {
+        let Some(doc) = self.main_document(main, judged) else {
             return;
         };
-        self.shows_as_made(main, &doc);
+        let shows_other = self.endpoint.expect.shows.is_some();
+        if !shows_other || c::answer::held(judged, &c::SHOW_SAME_ID) {
+            self.shows_as_made(main, &doc);
+        }
         self.include_refused().await;
         self.unknown_id().await;
         self.variants_agree(main, &doc).await;
@@ -209,20 +194,9 @@ impl TestRun<'_> {
 
     /// `read-back` on a show of a resource the run made: the attributes its create sent and
     /// answered, and its type (nothing to compare for what the run found or was given). A
-    /// show that names no id answers the instance `expect.shows` names (`show.same-id`).
+    /// show that names no id reads back the instance `expect.shows` names once it answered
+    /// that one (`show.same-id`, judged with the main answer).
     fn shows_as_made(&mut self, main: usize, doc: &Value) {
-        if let Some(made) = self
-            .endpoint
-            .expect
-            .shows
-            .as_deref()
-            .and_then(|kind| self.scope.get(kind))
-        {
-            let result = c::lifecycle::same_id(doc, &made.id, "the answer");
-            if !self.check(&c::SHOW_SAME_ID, Some(main), result) {
-                return;
-            }
-        }
         let Some(made) = self
             .endpoint
             .resource
@@ -288,22 +262,6 @@ impl TestRun<'_> {
         let what = format!("{id}-conform-none");
         let result = c::lifecycle::not_there(self.ex(index).status(), &what);
         self.check(&c::SHOW_UNKNOWN_ID, Some(index), result);
-    }
-
-    /// The checks of an answer about one named resource (show, update): JSON, the media
-    /// type, the envelope, and `same_id` when the path names the resource. Returns the document.
-    pub(super) fn single_resource(
-        &mut self,
-        main: usize,
-        same_id: &'static Check,
-    ) -> Option<Value> {
-        let doc = self.json(main)?;
-        self.judge_answer(main, &doc);
-        if let Some(expected) = self.requested_id() {
-            let result = c::lifecycle::same_id(&doc, &expected, "the answer");
-            self.check(same_id, Some(main), result);
-        }
-        Some(doc)
     }
 
     /// Versioning 1: for reads under the prefixed form, the bare form answers alike.
@@ -404,8 +362,8 @@ impl TestRun<'_> {
         }
     }
 
-    pub(super) async fn after_action(&mut self, main: usize) {
-        if !self.ex(main).body().is_empty() && self.json(main).is_none() {
+    pub(super) async fn after_action(&mut self, main: usize, judged: &[Judgement]) {
+        if !self.ex(main).body().is_empty() && !c::answer::held(judged, &c::JSON_BODY) {
             return;
         }
         if let Some(state) = self.endpoint.expect.state.clone() {
@@ -459,18 +417,10 @@ impl TestRun<'_> {
         self.check(&c::RELATIONSHIP_LISTED, Some(index), result);
     }
 
-    /// `tfe.resource-shape` of the whole answer, for an endpoint whose document TFE documents
-    /// beyond its resources (`expect.tfe_schema`).
-    fn document_shape(&mut self, main: usize, doc: &Value) {
-        if let Some(schema) = self.endpoint.expect.tfe_schema.clone() {
-            let result = c::tfe_document_shape(&self.ctx.schemas, &schema, doc);
-            self.check(&c::TFE_RESOURCE_SHAPE, Some(main), result);
-        }
-    }
-
-    pub(super) async fn after_read(&mut self, main: usize) {
-        let Some(doc) = self.json(main) else { return };
-        self.document_shape(main, &doc);
+    pub(super) async fn after_read(&mut self, main: usize, judged: &[Judgement]) {
+        let Some(doc) = self.main_document(main, judged) else {
+            return;
+        };
         if self.case.variant == Variant::Registry {
             let subject = self.registry_subject();
             if let Some(subject) = subject {

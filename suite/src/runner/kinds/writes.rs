@@ -4,13 +4,14 @@ use serde_json::Value;
 
 use crate::catalog::Variant;
 use crate::checks as c;
+use crate::checks::answer::Judgement;
 use crate::fixtures::sent_attributes;
 use crate::runner::TestRun;
 use crate::target::Exchange;
 
 impl TestRun<'_> {
-    pub(in crate::runner) async fn after_update(&mut self, main: usize) {
-        if let Some(answer) = self.single_resource(main, &c::UPDATE_SAME_ID) {
+    pub(in crate::runner) async fn after_update(&mut self, main: usize, judged: &[Judgement]) {
+        if let Some(answer) = self.main_document(main, judged) {
             self.follow_renamed(&answer);
             let sent = sent_attributes(self.ex(main).request.body.as_deref());
             if let (Some(sent), Some(kind)) = (sent, self.endpoint.resource.clone()) {
