@@ -24,6 +24,8 @@ pub enum ApiError {
     Conflict(String),
     /// `412 Precondition Failed`.
     Precondition(String),
+    /// `423 Locked`: a lock already held (fault `lock-conflict-423`; TFE answers 409).
+    Locked(String),
     /// `413 Payload Too Large`.
     TooLarge,
     /// `415 Unsupported Media Type`: a body sent with a media type that is not JSON.
@@ -73,6 +75,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Precondition(_) => StatusCode::PRECONDITION_FAILED,
+            ApiError::Locked(_) => StatusCode::LOCKED,
             ApiError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
@@ -90,6 +93,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => "method not allowed",
             ApiError::Conflict(_) => "transition not allowed",
             ApiError::Precondition(_) => "precondition failed",
+            ApiError::Locked(_) => "locked",
             ApiError::TooLarge => "payload too large",
             ApiError::UnsupportedMediaType(_) => "unsupported media type",
             ApiError::Invalid { .. } => "invalid attribute",
@@ -105,6 +109,7 @@ impl ApiError {
             | ApiError::NotFound(d)
             | ApiError::Conflict(d)
             | ApiError::Precondition(d)
+            | ApiError::Locked(d)
             | ApiError::UnsupportedMediaType(d)
             | ApiError::Internal(d) => d.clone(),
             ApiError::Invalid { detail, .. } => detail.clone(),

@@ -92,12 +92,71 @@ fn a_group_only_fixtures_give_is_asked_with_made_up_ids() {
         absent.iter().all(|(_, v)| v == "\"unsupported\""),
         "{absent:?}"
     );
+    // a backend without an organization show (the cloud-block statesman's): its other
+    // handlers (a workspace's, a run's) still tell an unknown id from a missing route
+    let without_organization_show = assessment_verdicts(&[
+        "drop-route=GET /api/v2/organizations/:organization_name",
+        "drop-route=GET /api/v2/assessment-results/:assessment_result_id",
+        "drop-route=GET /api/v2/assessment-results/:assessment_result_id/json-output",
+    ]);
+    assert_eq!(
+        without_organization_show, absent,
+        "{without_organization_show:?}"
+    );
+}
+
+/// A backend for terraform's cloud block, its workspace given read-only (`--fixture`): the runs
+/// tests change a workspace, so they make their own, which the backend cannot; each skip says
+/// that `--scratch workspace=ID` would judge them (issue 41 item 6).
+fn a_given_workspace_the_run_may_not_change_names_scratch_in_the_skip() {
+    let tokens = [
+        "--token",
+        "cb-user-token",
+        "--admin-token",
+        "cb-admin-token",
+    ];
+    let mut args = tokens.to_vec();
+    args.extend(["--shape", "cloud-block-only"]);
+    let served = Served::with_args(&args);
+    let dir = processes::scratch("given", "cloud-block-read-only");
+    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["--target", &served.url])
+        .args(tokens)
+        .args([
+            "--organization",
+            "acme",
+            "--fixture",
+            "workspace=ws-cloudblockseeded",
+        ])
+        .args(["--group", "runs", "-q", "--reports"])
+        .arg(&dir)
+        .output()
+        .expect("a run");
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).unwrap_or_default(),
+    )
+    .unwrap_or_else(|_| panic!("results.json\n{}", text(&out)));
+    let skipped: Vec<String> = results["tests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["verdict"] == "skipped")
+        .map(|t| t["reason"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(!skipped.is_empty(), "{}", text(&out));
+    for reason in &skipped {
+        assert!(
+            reason.contains("give --scratch workspace=ID to let the run change a given workspace"),
+            "{reason}"
+        );
+    }
 }
 
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
         a_given_workspace_is_read_with_its_own_show_before_the_administrators,
-        a_group_only_fixtures_give_is_asked_with_made_up_ids
+        a_group_only_fixtures_give_is_asked_with_made_up_ids,
+        a_given_workspace_the_run_may_not_change_names_scratch_in_the_skip
     ]
 }

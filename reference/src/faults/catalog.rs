@@ -514,6 +514,11 @@ static CATALOG: &[FaultInfo] = &[
         "GET /organizations/:organization_name/tags answers tags without their `organization` relationship",
     ),
     info(
+        "lock-conflict-423",
+        None,
+        "a lock of a workspace already locked answers 423 Locked, not TFE's 409 (the cloud-block statesman)",
+    ),
+    info(
         "team-name-no-space",
         None,
         "team creates and updates refuse a name with a space (`foo bar`) as invalid (422)",

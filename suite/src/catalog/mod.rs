@@ -180,6 +180,21 @@ impl Catalog {
         (!show.admin).then(|| path_for(&show.path, Variant::Bare))
     }
 
+    /// The shows of top-level items (`/workspaces/:workspace_id`: a collection and one id),
+    /// that need no administrator token, as bare path templates in catalog order, each once.
+    pub fn top_level_shows(&self) -> impl Iterator<Item = String> + '_ {
+        let mut seen = std::collections::BTreeSet::new();
+        self.endpoints()
+            .filter(|(_, e)| e.kind == Kind::Show && !e.admin && e.method.as_str() == "GET")
+            .map(|(_, e)| path_for(&e.path, Variant::Bare))
+            .filter(|path| {
+                let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+                matches!(segments.as_slice(), [collection, id]
+                    if !collection.starts_with(':') && id.starts_with(':'))
+            })
+            .filter(move |path| seen.insert(path.clone()))
+    }
+
     /// A cheap administrator read (a GET whose path names nothing, the first in catalog
     /// order): preflight checks the administrator token with it.
     pub fn admin_read(&self) -> Option<String> {

@@ -153,6 +153,12 @@ impl TestRun<'_> {
                 "give --module NS/NAME/PROVIDER/VERSION to judge it on a module the registry has"
                     .into(),
             );
+        } else if self.ctx.fixtures.is_given(&kind) && !self.ctx.fixtures.is_scratch(&kind) {
+            // the test changes a `kind` (locks it, pushes state, queues runs): a given one is
+            // read-only, so it made its own, which the target refused
+            blocker.hint = Some(format!(
+                "give --scratch {kind}=ID to let the run change a given {kind} (never deleting it) instead of making its own"
+            ));
         }
         // Which failing test is behind it (if any) is settled once the run is over
         // (`attribution::settle`): the test named here may not fail, another may fail on

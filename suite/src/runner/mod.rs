@@ -65,6 +65,9 @@ pub struct Context {
     handlers_unlike_router: OnceCell<bool>,
 }
 
+/// How many top-level shows [`Context::handlers_unlike_router`] asks at most.
+const HANDLER_PROBES: usize = 6;
+
 impl Context {
     /// A context for one run.
     pub fn new(
@@ -91,24 +94,32 @@ impl Context {
     }
 
     /// Whether the target's handlers answer "not found" unlike its router answers a path that
-    /// cannot exist, asked once of the organization show with a name nobody has: only then
-    /// does a route asked with made-up ids and answering the no-route answer prove itself
-    /// absent. TFE's are alike (then nothing is proven that way).
+    /// cannot exist, asked once: the shows of the catalog's top-level items (an organization,
+    /// a workspace, a run, ...; [`HANDLER_PROBES`] of them at most), each with an id nobody has,
+    /// until one answers a 404 unlike the no-route answer. Only then does a route asked with
+    /// made-up ids and answering the no-route answer prove itself absent. TFE's are alike
+    /// (then nothing is proven that way); a backend that serves only some shows (no
+    /// organization show) is asked the others.
     pub async fn handlers_unlike_router(&self) -> bool {
         *self
             .handlers_unlike_router
             .get_or_init(|| async {
-                let path = "/organizations/conform-unknown-organization";
-                let url = self.target.api_url(path);
-                let ex = self
-                    .target
-                    .send(Request::new(Method::GET, url, auth_for(path)))
-                    .await;
-                ex.status() == Some(404)
-                    && matches!(
+                for path in self.catalog.top_level_shows().take(HANDLER_PROBES) {
+                    let path = probe::with_unknown_ids(&path);
+                    let url = self.target.api_url(&path);
+                    let ex = self
+                        .target
+                        .send(Request::new(Method::GET, url, auth_for(&path)))
+                        .await;
+                    let unlike = matches!(
                         self.target.config.no_route.likeness(&ex),
                         crate::target::noroute::Likeness::Unlike(_)
-                    )
+                    );
+                    if ex.status() == Some(404) && unlike {
+                        return true;
+                    }
+                }
+                false
             })
             .await
     }

@@ -417,10 +417,10 @@ impl TestRun<'_> {
     /// The main request answered the refusal TFE documents where the state the action needs
     /// (`refused_unless`), but the answer is also how the target answers a path that cannot
     /// exist: the excuse holds only for a route that is there. Where the target's handlers
-    /// answer "not found" unlike its router (asked of the parent resource's show with an id
-    /// nobody made), the route is proven absent: `None`, judged as a missing route. Where they
-    /// answer as its router does (TFE's), nothing tells which: skipped, saying so. A route not
-    /// shown absent takes the excuse ([`TestRun::documented_refusal`]).
+    /// answer "not found" unlike its router ([`Context::handlers_unlike_router`]), this answer
+    /// to a path whose ids the run made proves the route absent: `None`, judged as a missing
+    /// route. Where they answer as its router does (TFE's), nothing tells which: skipped,
+    /// saying so. A route not shown absent takes the excuse ([`TestRun::documented_refusal`]).
     pub(super) async fn documented_or_absent(
         &mut self,
         main: usize,
@@ -430,21 +430,15 @@ impl TestRun<'_> {
         let c::Presence::Absent(why) = self.ctx.fixtures.presence(self.ex(main)) else {
             return Some(self.documented_refusal(main, refusal, holds));
         };
-        let url = unknown_parent(&self.ex(main).request.url)?;
-        let auth = auth_for(url.path());
-        let asked = self.send(Request::new(Method::GET, url, auth)).await;
-        let like_router = matches!(
-            self.ctx.target.config.no_route.likeness(self.ex(asked)),
-            crate::target::noroute::Likeness::NoRoute(_)
-        );
-        like_router.then(|| {
-            Outcome::Skip(format!(
-                "answered {}, which {} gives where {}; but {why}, and its handlers answer an unknown id so too, so whether the route is served cannot be told from this answer: nothing could be observed",
-                self.ex(main).status().unwrap_or_default(),
-                refusal.source,
-                refusal.unmet()
-            ))
-        })
+        if self.ctx.handlers_unlike_router().await {
+            return None;
+        }
+        Some(Outcome::Skip(format!(
+            "answered {}, which {} gives where {}; but {why}, and its handlers answer an unknown id so too, so whether the route is served cannot be told from this answer: nothing could be observed",
+            self.ex(main).status().unwrap_or_default(),
+            refusal.source,
+            refusal.unmet()
+        )))
     }
 
     /// The main request answered the refusal TFE documents where the state the action needs
@@ -517,41 +511,5 @@ fn seen_at(doc: &Value, item: Option<&str>, pointer: &str) -> Option<Value> {
             .pointer(pointer)
             .cloned(),
         None => doc.pointer(pointer).cloned(),
-    }
-}
-
-/// The show of the last resource a URL's path names, with an id nobody made: the path cut
-/// after its last id segment, which gets a suffix (`/configuration-versions/cv-1/ingress-attributes`
-/// → `/configuration-versions/cv-1-conform-none`). `None` when the path names no id.
-fn unknown_parent(url: &str) -> Option<url::Url> {
-    let mut url = url::Url::parse(url).ok()?;
-    let segments: Vec<String> = url.path().split('/').map(str::to_string).collect();
-    // `v2` of `/api/v2` is the API's version, not an id
-    let last_id = segments.iter().rposition(|s| {
-        !s.is_empty()
-            && s != "v2"
-            && !s
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b == b'-' || b == b'_')
-    })?;
-    let mut kept = segments[..=last_id].to_vec();
-    kept[last_id] = format!("{}-conform-none", kept[last_id]);
-    url.set_path(&kept.join("/"));
-    url.set_query(None);
-    Some(url)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_unknown_parent_is_the_last_id_made_up() {
-        let url = super::unknown_parent(
-            "http://h/api/v2/configuration-versions/cv-1x/ingress-attributes?a=1",
-        );
-        assert_eq!(
-            url.map(|u| u.to_string()).as_deref(),
-            Some("http://h/api/v2/configuration-versions/cv-1x-conform-none")
-        );
-        assert!(super::unknown_parent("http://h/api/v2/ping").is_none());
     }
 }

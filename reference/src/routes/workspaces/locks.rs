@@ -6,6 +6,7 @@ use axum::response::Response;
 use serde_json::{json, Value};
 
 use crate::error::{ApiError, ApiResult};
+use crate::faults::Kind;
 use crate::jsonapi::{ok, Body, Ctx};
 use crate::render::render_ws;
 
@@ -24,7 +25,12 @@ pub(super) async fn lock(
     let user = store.current_user.clone();
     let ws = store.find_mut("workspaces", &id)?;
     if ws.flag("locked") {
-        return Err(ApiError::Conflict("the workspace is already locked".into()));
+        let held = "the workspace is already locked".to_string();
+        return Err(if ctx.state.fault(Kind::LockConflict423) {
+            ApiError::Locked(held)
+        } else {
+            ApiError::Conflict(held)
+        });
     }
     ws.attributes.insert("locked".into(), json!(true));
     ws.attributes.insert("locked-reason".into(), json!(reason));
