@@ -124,19 +124,17 @@ fn failed_checks(shape: &str, faults: &[&str], filter: &str, test: &str) -> Vec<
 }
 
 /// A documented refusal on a route proven absent (otf's ingress attributes) fails
-/// `endpoint.exists` only: the parent's show asked with an id nobody made, to tell its
-/// handlers from its router, is that show's test's request, so its 500 (otf's malformed id)
-/// is no finding of this test (otf's triage at 411bdff: it failed `transport.no-5xx` too).
-fn the_parent_asked_for_an_absent_route_is_no_finding_of_the_test() {
-    let checks = failed_checks(
-        "unconfigured",
-        &[
-            "unknown-id-500",
-            "drop-route=GET /configuration-versions/:id/ingress-attributes",
-        ],
-        "configuration_versions::ingress_attributes::api-v2",
-        "configuration_versions::ingress_attributes::api-v2",
-    );
+/// `endpoint.exists` only, in both path forms (otf's triage at 411bdff: the `::api-v2` form
+/// also failed `transport.no-5xx` on otf's 500 to the parent's show asked with a made-up id,
+/// a finding of that show's test; the `::bare` form was skipped, the parent asked in a bare
+/// form otf does not serve at all answering as the router does).
+fn a_documented_refusal_on_an_absent_route_fails_endpoint_exists_only() {
+    let dropped = "drop-route=GET /configuration-versions/:id/ingress-attributes";
+    let test = "configuration_versions::ingress_attributes::api-v2";
+    let checks = failed_checks("unconfigured", &["unknown-id-500", dropped], test, test);
+    assert_eq!(checks, ["endpoint.exists"], "{checks:?}");
+    let test = "configuration_versions::ingress_attributes::bare";
+    let checks = failed_checks("unconfigured", &["no-bare", dropped], test, test);
     assert_eq!(checks, ["endpoint.exists"], "{checks:?}");
 }
 
@@ -145,6 +143,6 @@ pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
         a_given_workspace_is_read_with_its_own_show_before_the_administrators,
         a_group_only_fixtures_give_is_asked_with_made_up_ids,
-        the_parent_asked_for_an_absent_route_is_no_finding_of_the_test
+        a_documented_refusal_on_an_absent_route_fails_endpoint_exists_only
     ]
 }

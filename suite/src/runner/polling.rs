@@ -418,7 +418,8 @@ impl TestRun<'_> {
     /// (`refused_unless`), but the answer is also how the target answers a path that cannot
     /// exist: the excuse holds only for a route that is there. Where the target's handlers
     /// answer "not found" unlike its router (asked of the parent resource's show with an id
-    /// nobody made), the route is proven absent: `None`, judged as a missing route. Where they
+    /// nobody made, and of the organization show in the form the target serves:
+    /// [`super::Context::handlers_unlike_router`]), the route is proven absent: `None`, judged as a missing route. Where they
     /// answer as its router does (TFE's), nothing tells which: skipped, saying so. A route not
     /// shown absent takes the excuse ([`TestRun::documented_refusal`]).
     pub(super) async fn documented_or_absent(
@@ -439,10 +440,12 @@ impl TestRun<'_> {
             .target
             .send(Request::new(Method::GET, url, auth))
             .await;
+        // a parent asked in a path form the target lacks (otf's bare one) answers as its
+        // router does whatever its handlers do: they are asked of in the form it serves too
         let like_router = matches!(
             self.ctx.target.config.no_route.likeness(&asked),
             crate::target::noroute::Likeness::NoRoute(_)
-        );
+        ) && !self.ctx.handlers_unlike_router().await;
         like_router.then(|| {
             Outcome::Skip(format!(
                 "answered {}, which {} gives where {}; but {why}, and its handlers answer an unknown id so too, so whether the route is served cannot be told from this answer: nothing could be observed",
