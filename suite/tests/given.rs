@@ -1,7 +1,8 @@
 //! A given resource is read with every show that can find it (issue 41 item 3): a workspace
 //! given with `--fixture` is read with TFE's own show before the administrator's, so a server
 //! without the administrator route (or a run without its token) is not warned that the
-//! workspace's "show answered 404" while its own show answers 200.
+//! workspace's "show answered 404" while its own show answers 200. Also the other evidence of
+//! otf's triage: a group only `--fixture` gives, and the parent asked for an absent route.
 
 use std::process::Command;
 
@@ -41,6 +42,25 @@ fn a_given_workspace_is_read_with_its_own_show_before_the_administrators() {
     assert_eq!(out.status.code(), Some(0), "{said}");
 }
 
+/// The tests of a run against a reference served with `serve_args` (its tokens among
+/// them), run with `run_args` (the same tokens, a filter): their entries in results.json.
+fn run_tests(serve_args: &[&str], run_args: &[&str], name: &str) -> Vec<serde_json::Value> {
+    let served = Served::with_args(serve_args);
+    let dir = processes::scratch("given", name);
+    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(["--target", &served.url])
+        .args(run_args)
+        .args(["-q", "--reports"])
+        .arg(&dir)
+        .output()
+        .expect("a run");
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).unwrap_or_default(),
+    )
+    .unwrap_or_else(|_| panic!("results.json\n{}", text(&out)));
+    results["tests"].as_array().cloned().unwrap_or_default()
+}
+
 /// The verdicts of the `assessment_results` tests against a served reference with `faults`,
 /// run without `--fixture assessment_result=ID` (a kind only a fixture gives).
 fn assessment_verdicts(faults: &[&str]) -> Vec<(String, String)> {
@@ -54,23 +74,10 @@ fn assessment_verdicts(faults: &[&str]) -> Vec<(String, String)> {
     for fault in faults {
         args.extend(["--fault", fault]);
     }
-    let served = Served::with_args(&args);
-    let dir = processes::scratch("given", "fixture-only");
-    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
-        .args(["--target", &served.url])
-        .args(tokens)
-        .args(["--group", "assessment_results", "-q", "--reports"])
-        .arg(&dir)
-        .output()
-        .expect("a run");
-    let results: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("results.json")).unwrap_or_default(),
-    )
-    .unwrap_or_else(|_| panic!("results.json\n{}", text(&out)));
-    results["tests"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let mut run_args = tokens.to_vec();
+    run_args.extend(["--group", "assessment_results"]);
+    run_tests(&args, &run_args, "fixture-only")
+        .iter()
         .map(|t| (t["name"].to_string(), t["verdict"].to_string()))
         .collect()
 }
@@ -115,35 +122,23 @@ fn a_given_workspace_the_run_may_not_change_names_scratch_in_the_skip() {
         "--admin-token",
         "cb-admin-token",
     ];
-    let mut args = tokens.to_vec();
-    args.extend(["--shape", "cloud-block-only"]);
-    let served = Served::with_args(&args);
-    let dir = processes::scratch("given", "cloud-block-read-only");
-    let out = Command::new(env!("CARGO_BIN_EXE_conform"))
-        .args(["--target", &served.url])
-        .args(tokens)
-        .args([
-            "--organization",
-            "acme",
-            "--fixture",
-            "workspace=ws-cloudblockseeded",
-        ])
-        .args(["--group", "runs", "-q", "--reports"])
-        .arg(&dir)
-        .output()
-        .expect("a run");
-    let results: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("results.json")).unwrap_or_default(),
-    )
-    .unwrap_or_else(|_| panic!("results.json\n{}", text(&out)));
-    let skipped: Vec<String> = results["tests"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let mut serve_args = tokens.to_vec();
+    serve_args.extend(["--shape", "cloud-block-only"]);
+    let mut run_args = tokens.to_vec();
+    run_args.extend([
+        "--organization",
+        "acme",
+        "--fixture",
+        "workspace=ws-cloudblockseeded",
+    ]);
+    run_args.extend(["--group", "runs"]);
+    let tests = run_tests(&serve_args, &run_args, "cloud-block-read-only");
+    let skipped: Vec<&str> = tests
+        .iter()
         .filter(|t| t["verdict"] == "skipped")
-        .map(|t| t["reason"].as_str().unwrap_or_default().to_string())
+        .map(|t| t["reason"].as_str().unwrap_or_default())
         .collect();
-    assert!(!skipped.is_empty(), "{}", text(&out));
+    assert!(!skipped.is_empty(), "{tests:?}");
     for reason in &skipped {
         assert!(
             reason.contains("give --scratch workspace=ID to let the run change a given workspace"),
@@ -152,11 +147,49 @@ fn a_given_workspace_the_run_may_not_change_names_scratch_in_the_skip() {
     }
 }
 
+/// The failed checks of `test` in a run of `filter` against a served reference in `shape`
+/// with `faults`.
+fn failed_checks(shape: &str, faults: &[&str], filter: &str, test: &str) -> Vec<String> {
+    let mut args = vec!["--token", "given-user-token", "--shape", shape];
+    for fault in faults {
+        args.extend(["--fault", fault]);
+    }
+    let tests = run_tests(
+        &args,
+        &["--token", "given-user-token", filter],
+        "failed-checks",
+    );
+    let result = tests
+        .iter()
+        .find(|t| t["name"] == test)
+        .unwrap_or_else(|| panic!("{test} not in results.json: {tests:?}"));
+    let checks = result["failed_checks"].as_array().into_iter().flatten();
+    checks
+        .map(|c| c["id"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// A documented refusal on a route proven absent (otf's ingress attributes) fails
+/// `endpoint.exists` only, in both path forms (otf's triage at 411bdff: the `::api-v2` form
+/// also failed `transport.no-5xx` on otf's 500 to the parent's show asked with a made-up id,
+/// a finding of that show's test; the `::bare` form was skipped, the parent asked in a bare
+/// form otf does not serve at all answering as the router does).
+fn a_documented_refusal_on_an_absent_route_fails_endpoint_exists_only() {
+    let dropped = "drop-route=GET /configuration-versions/:id/ingress-attributes";
+    let test = "configuration_versions::ingress_attributes::api-v2";
+    let checks = failed_checks("unconfigured", &["unknown-id-500", dropped], test, test);
+    assert_eq!(checks, ["endpoint.exists"], "{checks:?}");
+    let test = "configuration_versions::ingress_attributes::bare";
+    let checks = failed_checks("unconfigured", &["no-bare", dropped], test, test);
+    assert_eq!(checks, ["endpoint.exists"], "{checks:?}");
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
         a_given_workspace_is_read_with_its_own_show_before_the_administrators,
         a_group_only_fixtures_give_is_asked_with_made_up_ids,
-        a_given_workspace_the_run_may_not_change_names_scratch_in_the_skip
+        a_given_workspace_the_run_may_not_change_names_scratch_in_the_skip,
+        a_documented_refusal_on_an_absent_route_fails_endpoint_exists_only
     ]
 }

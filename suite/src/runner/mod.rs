@@ -96,7 +96,8 @@ impl Context {
     /// Whether the target's handlers answer "not found" unlike its router answers a path that
     /// cannot exist, asked once: the shows of the catalog's top-level items (an organization,
     /// a workspace, a run, ...; [`HANDLER_PROBES`] of them at most), each with an id nobody has,
-    /// until one answers a 404 unlike the no-route answer. Only then does a route asked with
+    /// until one answers unlike the no-route answer (a handler's 404, or its 500 on an id it
+    /// cannot parse, as otf's). Only then does a route asked with
     /// made-up ids and answering the no-route answer prove itself absent. TFE's are alike
     /// (then nothing is proven that way); a backend that serves only some shows (no
     /// organization show) is asked the others.
@@ -115,7 +116,10 @@ impl Context {
                         self.target.config.no_route.likeness(&ex),
                         crate::target::noroute::Likeness::Unlike(_)
                     );
-                    if ex.status() == Some(404) && unlike {
+                    // a handler's answer: not the router's, nor one a gateway or the
+                    // credential gives before any handler is reached
+                    let handler = !matches!(ex.status(), None | Some(401 | 403 | 429 | 502..=504));
+                    if handler && unlike {
                         return true;
                     }
                 }
