@@ -11,13 +11,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 delay=${1:-100}
 shift || true
-threads=16
-prev=
-for arg in "$@"; do
-  [ "$prev" = --test-threads ] && threads=$arg
-  case $arg in --test-threads=*) threads=${arg#*=} ;; esac
-  prev=$arg
-done
 if [ -z "${CONFORM_BIN:-}" ]; then
   cargo build --release -q
   bin=./target/release/conform
@@ -28,6 +21,7 @@ out=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 . bench/serve.sh
+threads=$(option test-threads 16 "$@")
 
 serve_reference "$out" --token bench-token --admin-token bench-admin
 port=${url##*:}

@@ -19,13 +19,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=${LIMIT:-30}
 delay=${DELAY_MS:-100}
-window=5
-prev=
-for arg in "$@"; do
-  [ "$prev" = --consistency-window ] && window=$arg
-  case $arg in --consistency-window=*) window=${arg#*=} ;; esac
-  prev=$arg
-done
 if [ -z "${CONFORM_BIN:-}" ]; then
   cargo build --release -q
   export CONFORM_BIN=$PWD/target/release/conform
@@ -42,10 +35,11 @@ member_list() {
     "$CONFORM_BIN" "${args[@]}" "$@" >"$out/b-$name.txt" 2>&1 || true
   done
   grep -A 6 '^slowest tests' "$out/b-fault.txt" || true
-  python3 - "$out" "$window" <<'PY'
+  python3 - "$out" <<'PY'
 import json, sys
-out, window = sys.argv[1], float(sys.argv[2])
+out = sys.argv[1]
 plain, fault = (json.load(open(f"{out}/b-{n}/results.json"))["figures"] for n in ("plain", "fault"))
+window = fault["consistency"]["window_seconds"]
 bound = plain["wall_seconds"] + window
 print(f"case: (b) member never listed|{fault['wall_seconds']:.1f}|{fault['requests']}|{bound:.1f}|"
       f"the run without the fault ({plain['wall_seconds']:.1f} s) + one {window:g} s window")
@@ -67,6 +61,6 @@ done
 echo
 printf '%-24s %8s %9s %8s %6s  %s\n' case wall requests bound ratio "bound is"
 cat "$out"/[abc].txt | sed -n 's/^case: //p' | while IFS='|' read -r name wall requests bound how; do
-  ratio=$(echo "scale=2; $wall / $bound" | bc)
+  ratio=$(awk -v w="$wall" -v b="$bound" 'BEGIN {printf "%.2f", w / b}')
   printf '%-24s %7ss %9s %7ss %5sx  %s\n' "$name" "$wall" "$requests" "$bound" "$ratio" "$how"
 done

@@ -358,3 +358,58 @@ mod tests {
         assert_eq!(failures_text(&results[1..], &info), "");
     }
 }
+
+#[cfg(test)]
+mod bounds {
+    use super::*;
+
+    fn figures(requests: u64, throttle: ThrottleStats, latency: Latency) -> Figures {
+        Figures {
+            requests,
+            wall: Duration::from_secs(40),
+            throttle,
+            lags: Default::default(),
+            kept_in_place: Vec::new(),
+            waits: Default::default(),
+            latency,
+        }
+    }
+
+    /// 6,000 requests answered 100 ms late each, 16 at a time, cannot take less than 37.5 s:
+    /// the summary says so beside the wall, after the rate limit's bound where there is one.
+    #[test]
+    fn the_latency_bound_is_requests_by_mean_latency_over_threads() {
+        let latency = Latency {
+            answering: Duration::from_secs(600),
+            threads: 16,
+        };
+        let run = figures(6000, ThrottleStats::default(), latency);
+        let bound = run.latency_bound().expect("requests were sent");
+        assert_eq!(bound.mean, Duration::from_millis(100));
+        assert!((bound.seconds - 37.5).abs() < 1e-9, "{bound:?}");
+        assert_eq!(
+            bounds_words(&run, "  "),
+            "  latency bound 37.5 s (6000 requests x 100.0 ms / 16 threads)"
+        );
+        let limited = ThrottleStats {
+            learned_limit: Some(30.0),
+            rate_limited: 30,
+            ..Default::default()
+        };
+        assert_eq!(
+            bounds_words(&figures(6000, limited, latency), " · "),
+            " · bound 199.0 s (5970 requests taken at the target's 30/s) · latency bound 37.5 s (6000 requests x 100.0 ms / 16 threads)"
+        );
+        assert_eq!(
+            figures(0, ThrottleStats::default(), latency).latency_bound(),
+            None
+        );
+        assert_eq!(
+            bounds_words(
+                &figures(0, ThrottleStats::default(), Latency::default()),
+                "  "
+            ),
+            ""
+        );
+    }
+}
