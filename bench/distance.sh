@@ -6,17 +6,11 @@
 # (/usr/bin/time -v, maximum resident set size); and what teardown could not delete, if any.
 # Usage: bench/distance.sh [DELAY_MS] [CONFORM OPTIONS...]   (default 100 ms; e.g. --group sequences)
 # CONFORM_BIN=path runs another build of conform (to compare before and after a change).
+# The figures end in a `case:` line (bench/time.sh's row).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 delay=${1:-100}
 shift || true
-threads=16
-prev=
-for arg in "$@"; do
-  [ "$prev" = --test-threads ] && threads=$arg
-  case $arg in --test-threads=*) threads=${arg#*=} ;; esac
-  prev=$arg
-done
 if [ -z "${CONFORM_BIN:-}" ]; then
   cargo build --release -q
   bin=./target/release/conform
@@ -27,6 +21,7 @@ out=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 . bench/serve.sh
+threads=$(option test-threads 16 "$@")
 
 serve_reference "$out" --token bench-token --admin-token bench-admin
 port=${url##*:}
@@ -50,6 +45,7 @@ wall, requests = figures["wall_seconds"], figures["requests"]
 bound = requests * delay / threads
 print(f"wall {wall:.1f} s  requests {requests}  bound {bound:.1f} s (requests x {delay * 1000:.0f} ms / {threads})  "
       f"ratio {wall / bound:.2f}x  peak {peak_kib / 1024:.0f} MB")
+print(f"case: (c) {delay * 1000:.0f} ms away|{wall:.1f}|{requests}|{bound:.1f}|requests x {delay * 1000:.0f} ms / {threads} threads")
 for t in sorted(report["tests"], key=lambda t: -t["duration_ms"])[:5]:
     print(f"  slowest: {t['name']} {t['duration_ms'] / 1000:.1f} s, {t['requests']} requests, {t['verdict']}")
 PY

@@ -6,7 +6,8 @@
 # For each: the wall time, the requests, the 429s, the bound (requests taken / LIMIT, the
 # least any client can take) and the ratio wall / bound, side by side.
 # Usage: bench/rate-limit.sh [LIMIT] [CONFORM OPTIONS...]   (default 30; e.g. --group teams)
-# CONFORM_BIN=path runs another build of conform.
+# CONFORM_BIN=path runs another build of conform; MODES=learned runs the learned pace alone
+# (bench/time.sh does). The learned run's figures end in a `case:` line (bench/time.sh's row).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=${1:-30}
@@ -23,7 +24,8 @@ trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$out"' EXIT
 . bench/serve.sh
 
 echo "== the run against a server limited to ${limit}/s $*"
-for mode in unlearned learned; do
+modes=${MODES:-unlearned learned}
+for mode in $modes; do
   # a fresh server each time: nothing the first run made is in the second's way
   serve_reference "$out" --token bench-token --admin-token bench-admin \
     --fault "rate-limit-per-second=$limit"
@@ -33,11 +35,11 @@ for mode in unlearned learned; do
   grep -E '^test result' "$out/$mode.txt" || tail -5 "$out/$mode.txt"
   kill "${pids[-1]}" 2>/dev/null || true
 done
-python3 - "$out" "$limit" <<'PY'
+python3 - "$out" "$limit" $modes <<'PY'
 import json, sys
-out, limit = sys.argv[1], float(sys.argv[2])
+out, limit, modes = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
 print(f"{'':10} {'wall':>8} {'requests':>9} {'429s':>6} {'bound':>8} {'ratio':>6} {'learned':>8}")
-for mode in ("unlearned", "learned"):
+for mode in modes:
     f = json.load(open(f"{out}/{mode}/results.json"))["figures"]
     taken = f["requests"] - f["rate_limited_answers"]
     bound = taken / limit
@@ -45,4 +47,7 @@ for mode in ("unlearned", "learned"):
     learned = f"{learned:.1f}/s" if learned else "-"
     print(f"{mode:10} {f['wall_seconds']:7.1f}s {f['requests']:9} {f['rate_limited_answers']:6} "
           f"{bound:7.1f}s {f['wall_seconds'] / bound:5.2f}x {learned:>8}")
+    if mode == "learned":
+        print(f"case: (a) {limit:.0f}/s limit|{f['wall_seconds']:.1f}|{f['requests']}|{bound:.1f}|"
+              f"requests taken / {limit:.0f}/s ({f['rate_limited_answers']} x 429)")
 PY

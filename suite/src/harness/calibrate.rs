@@ -21,49 +21,63 @@ const ASKED_OF_THE_REGISTRY: [(usize, &str); 3] = [(6, "GET"), (7, "GET"), (6, "
 
 /// Asks `target` at its root, under `/api/v2` and at `registry` for paths that cannot
 /// exist and keeps the answers a router gives (see
-/// [`Signature::is_routing_answer`]). With `read_only`, only GET is sent.
+/// [`Signature::is_routing_answer`]). With `read_only`, only GET is sent. Every question is
+/// asked at once: none depends on another's answer, and at a distance they cost one round
+/// trip, not one each.
 pub async fn no_route(target: &Target, registry: &Url, read_only: bool) -> NoRoute {
     let root = target.config.root.clone();
     let api = join(&root, "/api/v2/");
-    let mut addresses = Vec::new();
-    let asked: [(Url, &[(usize, &str)]); 3] = [
-        (root, &ASKED),
-        (api, &ASKED),
-        (registry.clone(), &ASKED_OF_THE_REGISTRY),
-    ];
-    for (base, paths) in asked {
-        let prefix = base.as_str().to_string();
-        if addresses.iter().any(|a: &Answers| a.prefix == prefix) {
-            continue;
+    let mut asked: Vec<(Url, &[(usize, &str)])> = Vec::new();
+    for (base, paths) in [
+        (root, &ASKED[..]),
+        (api, &ASKED[..]),
+        (registry.clone(), &ASKED_OF_THE_REGISTRY[..]),
+    ] {
+        if !asked.iter().any(|(b, _)| b.as_str() == base.as_str()) {
+            asked.push((base, paths));
         }
-        addresses.push(ask(target, &base, paths, read_only).await);
     }
-    NoRoute { addresses }
+    let addresses = asked
+        .iter()
+        .map(|(base, paths)| ask(target, base, paths, read_only));
+    NoRoute {
+        addresses: futures_util::future::join_all(addresses).await,
+    }
 }
 
-/// The answers under one address.
+/// The answers under one address, its questions asked at once and read in order.
 async fn ask(target: &Target, base: &Url, paths: &[(usize, &str)], read_only: bool) -> Answers {
     let mut answers = Answers {
         prefix: base.as_str().to_string(),
         ..Answers::default()
     };
     let seed = unguessable();
-    for (n, (depth, method)) in paths.iter().enumerate() {
-        if read_only && *method != "GET" {
-            continue;
-        }
-        let segments: Vec<String> = (0..*depth)
-            .map(|d| format!("conform-no-route-{seed:x}-{n}{d}"))
-            .collect();
-        let url = join(base, &segments.join("/"));
-        let method = Method::from_bytes(method.as_bytes()).unwrap_or(Method::GET);
-        let mut request = Request::new(method.clone(), url.clone(), Auth::User);
-        if method == Method::POST {
-            request = request.with_body(Body::Json(serde_json::json!({})));
-        }
-        let ex = target.send(request).await;
-        answers.asked.push(format!("{method} {}", url.path()));
-        // a target that still rate-limits is asked no more here: the run's time is its tests'
+    let requests: Vec<Request> = paths
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, method))| !read_only || *method == "GET")
+        .map(|(n, (depth, method))| {
+            let segments: Vec<String> = (0..*depth)
+                .map(|d| format!("conform-no-route-{seed:x}-{n}{d}"))
+                .collect();
+            let url = join(base, &segments.join("/"));
+            let method = Method::from_bytes(method.as_bytes()).unwrap_or(Method::GET);
+            let request = Request::new(method.clone(), url, Auth::User);
+            match method {
+                Method::POST => request.with_body(Body::Json(serde_json::json!({}))),
+                _ => request,
+            }
+        })
+        .collect();
+    let sent = requests.iter().map(|r| target.send(r.clone()));
+    for (request, ex) in requests
+        .iter()
+        .zip(futures_util::future::join_all(sent).await)
+    {
+        answers
+            .asked
+            .push(format!("{} {}", request.method, request.url.path()));
+        // a target that rate-limits: what it answered after its 429 is not its router's word
         if ex.status() == Some(429) {
             break;
         }

@@ -256,6 +256,10 @@ impl Session {
             lags: self.ctx.target.lag_stats(),
             kept_in_place: self.ctx.fixtures.kept_in_place(),
             waits: self.ctx.wait_log(),
+            latency: crate::report::Latency {
+                answering: self.ctx.target.answering_time(),
+                threads: self.concurrency,
+            },
         };
         if let Some(running) = self.embedded {
             running.shutdown();

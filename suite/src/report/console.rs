@@ -27,6 +27,44 @@ pub struct Figures {
     /// What each test waited for (a state, a list, its turn at a lock), by test, longest
     /// first: the slowest tests say it ([`super::slowest_tests`]).
     pub waits: std::collections::BTreeMap<String, Vec<String>>,
+    /// What the requests took to be answered, in all, and the threads that sent them.
+    pub latency: Latency,
+}
+
+/// What the run's requests took to be answered, added up, and how many were sent at once
+/// at most (`--test-threads`): the least a run of so many requests at that latency takes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Latency {
+    /// Sending to the answer's body read, summed over the requests.
+    pub answering: Duration,
+    /// The run's sending budget (`--test-threads`).
+    pub threads: usize,
+}
+
+/// The least a run can take at the latency it met: requests x mean latency / threads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencyBound {
+    /// The requests sent.
+    pub requests: u64,
+    /// Their mean time to an answer.
+    pub mean: Duration,
+    /// The run's sending budget.
+    pub threads: usize,
+    /// `requests` x `mean` / `threads`.
+    pub seconds: f64,
+}
+
+impl LatencyBound {
+    /// `latency bound 33.2 s (5312 requests x 100.2 ms / 16 threads)`.
+    pub fn words(&self) -> String {
+        format!(
+            "latency bound {:.1} s ({} requests x {:.1} ms / {} threads)",
+            self.seconds,
+            self.requests,
+            self.mean.as_secs_f64() * 1000.0,
+            self.threads
+        )
+    }
 }
 
 /// The least a run can take at the rate limit it met: the requests the target took (those
@@ -71,6 +109,17 @@ fn rounded(rate: f64) -> String {
 }
 
 impl Figures {
+    /// The run's bound at the latency it met: requests x mean latency / threads.
+    pub fn latency_bound(&self) -> Option<LatencyBound> {
+        let Latency { answering, threads } = self.latency;
+        (self.requests > 0 && threads > 0).then(|| LatencyBound {
+            requests: self.requests,
+            mean: answering / u32::try_from(self.requests).unwrap_or(u32::MAX),
+            threads,
+            seconds: answering.as_secs_f64() / threads as f64,
+        })
+    }
+
     /// The run's bound where it met a rate limit (learned of the target, or `--rate`).
     pub fn rate_bound(&self) -> Option<RateBound> {
         let t = &self.throttle;
@@ -183,10 +232,7 @@ fn print_figures(figures: &Figures, slowest: &[String], info: &super::RunInfo) {
     } else {
         0.0
     };
-    let bound = figures
-        .rate_bound()
-        .map(|b| format!("  {}", b.words()))
-        .unwrap_or_default();
+    let bound = bounds_words(figures, "  ");
     println!(
         "\nrequests: {}  wall time: {:.2} s  requests/s: {:.0}{bound}",
         figures.requests, secs, rate
@@ -221,6 +267,17 @@ fn print_figures(figures: &Figures, slowest: &[String], info: &super::RunInfo) {
     if let Some(line) = figures.lags.line() {
         println!("{line}");
     }
+}
+
+/// The run's bounds in words, each after `separator`: the rate limit's, where it met one,
+/// and the latency's.
+pub(super) fn bounds_words(figures: &Figures, separator: &str) -> String {
+    let rate = figures.rate_bound().map(|b| b.words());
+    let latency = figures.latency_bound().map(|b| b.words());
+    rate.into_iter()
+        .chain(latency)
+        .map(|words| format!("{separator}{words}"))
+        .collect()
 }
 
 /// The failing tests, one block each: the name, the reason, the failed checks (the
@@ -300,5 +357,60 @@ mod tests {
         assert!(text.contains(&format!("    rerun: {rerun}\n")), "{text}");
         assert!(!text.contains("runs::list"), "{text}");
         assert_eq!(failures_text(&results[1..], &info), "");
+    }
+}
+
+#[cfg(test)]
+mod bounds {
+    use super::*;
+
+    fn figures(requests: u64, throttle: ThrottleStats, latency: Latency) -> Figures {
+        Figures {
+            requests,
+            wall: Duration::from_secs(40),
+            throttle,
+            lags: Default::default(),
+            kept_in_place: Vec::new(),
+            waits: Default::default(),
+            latency,
+        }
+    }
+
+    /// 6,000 requests answered 100 ms late each, 16 at a time, cannot take less than 37.5 s:
+    /// the summary says so beside the wall, after the rate limit's bound where there is one.
+    #[test]
+    fn the_latency_bound_is_requests_by_mean_latency_over_threads() {
+        let latency = Latency {
+            answering: Duration::from_secs(600),
+            threads: 16,
+        };
+        let run = figures(6000, ThrottleStats::default(), latency);
+        let bound = run.latency_bound().expect("requests were sent");
+        assert_eq!(bound.mean, Duration::from_millis(100));
+        assert!((bound.seconds - 37.5).abs() < 1e-9, "{bound:?}");
+        assert_eq!(
+            bounds_words(&run, "  "),
+            "  latency bound 37.5 s (6000 requests x 100.0 ms / 16 threads)"
+        );
+        let limited = ThrottleStats {
+            learned_limit: Some(30.0),
+            rate_limited: 30,
+            ..Default::default()
+        };
+        assert_eq!(
+            bounds_words(&figures(6000, limited, latency), " · "),
+            " · bound 199.0 s (5970 requests taken at the target's 30/s) · latency bound 37.5 s (6000 requests x 100.0 ms / 16 threads)"
+        );
+        assert_eq!(
+            figures(0, ThrottleStats::default(), latency).latency_bound(),
+            None
+        );
+        assert_eq!(
+            bounds_words(
+                &figures(0, ThrottleStats::default(), Latency::default()),
+                "  "
+            ),
+            ""
+        );
     }
 }

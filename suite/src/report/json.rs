@@ -75,6 +75,8 @@ pub fn render(report: &RunReport) -> Value {
             "learned_limit_per_second": report.figures.throttle.learned_limit,
             "learned_pace_seconds": report.figures.throttle.learned.as_secs_f64(),
             "rate_bound_seconds": report.figures.rate_bound().map(|b| b.seconds),
+            "latency_bound_seconds": report.figures.latency_bound().map(|b| b.seconds),
+            "mean_latency_ms": report.figures.latency_bound().map(|b| b.mean.as_secs_f64() * 1000.0),
             "connection_retries": report.figures.throttle.retried,
             "unavailable_retries": report.figures.throttle.unavailable,
             "throttled_routes": report.figures.throttle.routes.iter().map(|r| json!({

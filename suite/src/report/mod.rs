@@ -18,7 +18,7 @@ mod progress;
 mod summary_md;
 
 pub use causes::{cause_groups, CauseGroup};
-pub use console::{print_failures, print_summary, Figures, RateBound};
+pub use console::{print_failures, print_summary, Figures, Latency, LatencyBound, RateBound};
 pub use html::write_html;
 pub use json::write_json;
 pub use junit::write_junit;
@@ -280,6 +280,7 @@ mod tests {
             lags: Default::default(),
             kept_in_place: Vec::new(),
             waits: Default::default(),
+            latency: Default::default(),
         };
         figures.waits.insert(
             "t::slow".into(),
@@ -350,6 +351,7 @@ mod tests {
             lags: Default::default(),
             kept_in_place: Vec::new(),
             waits: Default::default(),
+            latency: Default::default(),
         };
         let results = [result];
         let report = RunReport {

@@ -55,11 +55,7 @@ fn headline(md: &mut String, report: &RunReport, failing: &[&TestResult], total:
         (None, false) => format!("❌ {} failing", failing.len()),
     };
     let _ = writeln!(md, "# conform: {headline}\n");
-    let bound = report
-        .figures
-        .rate_bound()
-        .map(|b| format!(" · {}", b.words()))
-        .unwrap_or_default();
+    let bound = super::console::bounds_words(report.figures, " · ");
     let _ = writeln!(
         md,
         "Profile **{}** against `{}` · conform {} · {} tests · {} requests · {:.1} s{bound} · {:.0} requests/s\n",

@@ -209,6 +209,8 @@ pub struct Target {
     /// The configuration in force.
     pub config: TargetConfig,
     requests: Arc<AtomicU64>,
+    /// Microseconds the requests sent took to be answered (sending to the body read), in all.
+    answering: Arc<AtomicU64>,
     guard: Guard,
     throttle: Arc<Throttle>,
     /// The consistency window and what it hid (`crate::patience`).
@@ -252,6 +254,7 @@ impl Target {
             consistency: Arc::default(),
             config,
             requests: Arc::new(AtomicU64::new(0)),
+            answering: Arc::new(AtomicU64::new(0)),
             guard: Guard::default(),
             large_reads: tokio::sync::Mutex::new(()),
             elsewhere: Arc::default(),
@@ -264,6 +267,7 @@ impl Target {
         let mut next = Self::new(config)?;
         next.throttle = self.throttle.clone();
         next.requests = self.requests.clone();
+        next.answering = self.answering.clone();
         next.consistency = self.consistency.clone();
         next.elsewhere = self.elsewhere.clone();
         Ok(next)
@@ -317,6 +321,12 @@ impl Target {
     /// Requests sent so far.
     pub fn request_count(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
+    }
+
+    /// What the requests sent so far took to be answered, added up: the run's latency
+    /// bound is this over the threads ([`crate::report::Figures::latency_bound`]).
+    pub fn answering_time(&self) -> Duration {
+        Duration::from_micros(self.answering.load(Ordering::Relaxed))
     }
 
     /// The URL of `path` (with its query) under the service root.

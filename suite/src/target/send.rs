@@ -217,6 +217,7 @@ impl Target {
         place: Place<'_>,
     ) -> Result<ResponseRecord, TransportError> {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        let sent_at = Instant::now();
         let mut builder = self
             .client
             .request(sending.method.clone(), sending.url.clone())
@@ -226,7 +227,7 @@ impl Target {
         }
         let sent = builder.send().await;
         place.answered();
-        match sent {
+        let answer = match sent {
             Ok(response) => {
                 read_response(
                     response,
@@ -237,7 +238,10 @@ impl Target {
                 .await
             }
             Err(e) => Err(classify(&e, self.config.timeout)),
-        }
+        };
+        let took = u64::try_from(sent_at.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.answering.fetch_add(took, Ordering::Relaxed);
+        answer
     }
 }
 

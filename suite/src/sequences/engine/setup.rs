@@ -1,12 +1,27 @@
 //! A sequence's own organization: made before its first step, and what it made removed
 //! after its last (through the fixtures' teardown, so the ledger and the guard know it).
 
+use futures_util::future::join_all;
 use reqwest::Method;
 use serde_json::json;
 
 use super::Run;
 use crate::removal::{Reads, Remover};
 use crate::target::{Auth, Body, Request, TransportError};
+
+/// A sequence's cleanup sends at most this many removals at once (it holds one of the run's
+/// slots, and its items are a handful: seldom more than this).
+const CLEANUP_AT_ONCE: usize = 4;
+
+/// One removal of a sequence's cleanup: the item's kind and id, its delete, and the reads
+/// that tell it gone.
+struct Removal {
+    kind: String,
+    id: String,
+    delete: Request,
+    show: Option<(url::Url, Auth)>,
+    search: Option<(url::Url, Auth)>,
+}
 
 impl<'a> Run<'a> {
     pub(super) async fn setup(&mut self) {
@@ -98,24 +113,25 @@ impl<'a> Run<'a> {
     /// answers 404, which counts as gone; a failed sequence's model may be wrong), then the
     /// sequence's own organization (or, for the organizations family, every organization the
     /// sequence made). What is not gone is left in the ledger: teardown (or `conform sweep`)
-    /// deletes it.
+    /// deletes it. The items' removals are independent of one another (none is another's
+    /// parent: an organization's go with it and are not named), and so are the
+    /// organizations': [`CLEANUP_AT_ONCE`] are made at a time, so that at a distance they
+    /// cost a round trip or two, not two per item.
     pub(super) async fn cleanup(&mut self) {
-        for i in 0..self.model.items.len() {
-            let Some((method, url, auth)) = self.cleanup_request(i) else {
-                continue;
-            };
-            let ex = self.ctx.target.send(Request::new(method, url, auth)).await;
-            let show = self.show_request(i);
-            let search = self.search_request(i);
-            let id = self.model.items[i].id.clone();
-            let reads = Reads::of(show.as_ref(), search.as_ref(), &id);
-            if self.deleted(&ex, reads).await {
+        let items: Vec<Removal> = (0..self.model.items.len())
+            .filter_map(|i| {
+                let (method, url, auth) = self.cleanup_request(i)?;
                 let item = &self.model.items[i];
-                self.ctx
-                    .fixtures
-                    .note_gone(&self.coll(item.coll).kind, &item.id);
-            }
-        }
+                Some(Removal {
+                    kind: self.coll(item.coll).kind.clone(),
+                    id: item.id.clone(),
+                    delete: Request::new(method, url, auth),
+                    show: self.show_request(i),
+                    search: self.search_request(i),
+                })
+            })
+            .collect();
+        self.remove_all(items).await;
         let names: Vec<String> = if self.family.namespace {
             if self.given || self.out.setup.is_empty() || self.out.error.is_some() {
                 return;
@@ -124,19 +140,40 @@ impl<'a> Run<'a> {
         } else {
             self.model.items.iter().map(|i| i.id.clone()).collect()
         };
-        for name in names {
-            let url = self.ctx.target.api_url(&self.organizations.named(&name));
-            let ex = self
-                .ctx
-                .target
-                .send(Request::new(Method::DELETE, url.clone(), Auth::User))
-                .await;
-            // what is not gone now, teardown deletes: it is in the run's ledger already
-            let show = (url, Auth::User);
-            if self.deleted(&ex, Reads::of(Some(&show), None, &name)).await {
-                self.ctx.fixtures.note_gone("organization", &name);
+        let organizations = names
+            .into_iter()
+            .map(|name| {
+                let url = self.ctx.target.api_url(&self.organizations.named(&name));
+                Removal {
+                    kind: "organization".into(),
+                    delete: Request::new(Method::DELETE, url.clone(), Auth::User),
+                    show: Some((url, Auth::User)),
+                    search: None,
+                    id: name,
+                }
+            })
+            .collect();
+        self.remove_all(organizations).await;
+    }
+
+    /// Sends the removals side by side, [`CLEANUP_AT_ONCE`] at a time, and notes those seen
+    /// gone as such; what is not gone now, teardown deletes (it is in the run's ledger).
+    async fn remove_all(&self, removals: Vec<Removal>) {
+        for batch in removals.chunks(CLEANUP_AT_ONCE) {
+            let gone = join_all(batch.iter().map(|removal| self.remove(removal))).await;
+            for (removal, gone) in batch.iter().zip(gone) {
+                if gone {
+                    self.ctx.fixtures.note_gone(&removal.kind, &removal.id);
+                }
             }
         }
+    }
+
+    /// Sends one removal's delete and tells whether its item is seen gone after it.
+    async fn remove(&self, removal: &Removal) -> bool {
+        let ex = self.ctx.target.send(removal.delete.clone()).await;
+        let reads = Reads::of(removal.show.as_ref(), removal.search.as_ref(), &removal.id);
+        self.deleted(&ex, reads).await
     }
 
     /// Whether the delete answered by `ex` removed its item, by observation: after a 2xx or a
