@@ -172,19 +172,7 @@ async fn sweep_ledger(
     };
     let mut deferred = Vec::new();
     for (sweep, seen) in sweeps.into_iter().zip(seen) {
-        // not there by a read that proves it (a show route seen answering, a list that
-        // answered without it), or inside something that is gone or going
-        let own = [(sweep.entry.kind.clone(), sweep.entry.id.clone())];
-        let gone_already = match seen {
-            Some(true) => false,
-            Some(false) => {
-                going.gone_parent(&sweep.entry.parents).is_some()
-                    || absent.gone_parent(&own).is_some()
-            }
-            // no read sees it, but what it lives in was read gone
-            None => absent.gone_parent(&sweep.entry.parents).is_some(),
-        };
-        let removed = if gone_already {
+        let removed = if gone_already(&sweep, seen, (&going, &absent)) {
             Removed::Gone
         } else if args.dry_run {
             let kept = kept.contains(&(sweep.entry.kind.clone(), sweep.entry.id.clone()));
@@ -419,6 +407,20 @@ fn as_seen(removed: Removed, seen: Option<bool>) -> Removed {
             Removed::Deleted("no longer shown: it went with what this sweep deleted".into())
         }
         removed => removed,
+    }
+}
+
+/// Not there by a read that proves it (a show route seen answering, a list that answered
+/// without it), or inside something that is gone (`absent`) or going (`going`).
+fn gone_already(sweep: &Sweep, seen: Option<bool>, (going, absent): (&Lineage, &Lineage)) -> bool {
+    let own = [(sweep.entry.kind.clone(), sweep.entry.id.clone())];
+    match seen {
+        Some(true) => false,
+        Some(false) => {
+            going.gone_parent(&sweep.entry.parents).is_some() || absent.gone_parent(&own).is_some()
+        }
+        // no read sees it, but what it lives in was read gone
+        None => absent.gone_parent(&sweep.entry.parents).is_some(),
     }
 }
 
