@@ -184,12 +184,41 @@ fn a_documented_refusal_on_an_absent_route_fails_endpoint_exists_only() {
     assert_eq!(checks, ["endpoint.exists"], "{checks:?}");
 }
 
+/// A run that has ended (otf's: its plan errored, no engine to download) never becomes
+/// confirmable: `runs::apply` ends its wait for `is-confirmable` at the first read that shows
+/// the run `errored` (resources' `ends`) and says so, instead of polling the budget out
+/// (issue 43: otf's slowest tests). Here the runs' precondition reads are the given evidence.
+fn a_wait_ends_at_a_state_the_resource_never_leaves() {
+    let tokens = [
+        "--token",
+        "ended-user-token",
+        "--admin-token",
+        "ended-admin-token",
+    ];
+    let mut serve_args = tokens.to_vec();
+    serve_args.extend(["--fault", "plan-errors-at-once"]);
+    let mut run_args = tokens.to_vec();
+    run_args.push("runs::apply::");
+    let tests = run_tests(&serve_args, &run_args, "run-ended");
+    assert_eq!(tests.len(), 2, "{tests:?}");
+    for test in &tests {
+        assert_eq!(test["verdict"], "skipped", "{test}");
+        let reason = test["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("/data/attributes/status was \"errored\", a state it never leaves"),
+            "{reason}"
+        );
+        assert!(!reason.contains("poll budget"), "{reason}");
+    }
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
         a_given_workspace_is_read_with_its_own_show_before_the_administrators,
         a_group_only_fixtures_give_is_asked_with_made_up_ids,
         a_given_workspace_the_run_may_not_change_names_scratch_in_the_skip,
-        a_documented_refusal_on_an_absent_route_fails_endpoint_exists_only
+        a_documented_refusal_on_an_absent_route_fails_endpoint_exists_only,
+        a_wait_ends_at_a_state_the_resource_never_leaves
     ]
 }

@@ -438,6 +438,20 @@ pub struct StateExpect {
     /// final, so the wait ends, and the finding says that here TFE and the spec disagree.
     #[serde(default)]
     pub tfe_answers: Option<serde_json::Value>,
+    /// Values after which the state is never reached (a run that has ended never becomes
+    /// confirmable): once the show answers one, waiting changes nothing, so the wait ends.
+    #[serde(default)]
+    pub ends: Option<Ends>,
+}
+
+/// The values at `pointer` of a show that end a wait for a state ([`StateExpect::ends`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ends {
+    /// JSON pointer into the show answer (`/data/attributes/status`).
+    pub pointer: String,
+    /// The final values (a run `errored`, `discarded`, `applied`, ...).
+    pub values: Vec<serde_json::Value>,
 }
 
 /// `cases/resources.toml`: the resource graph.

@@ -677,6 +677,9 @@ struct NotReached {
     index: Option<usize>,
     message: c::Message,
     last: String,
+    /// The wait ended on a state the resource never leaves (`StateExpect::ends`), not on the
+    /// budget.
+    ended: bool,
 }
 
 impl NotReached {
@@ -686,6 +689,7 @@ impl NotReached {
             index: None,
             message: c::lifecycle::state_unread(message),
             last: String::new(),
+            ended: false,
         }
     }
 }

@@ -75,22 +75,11 @@ impl TestRun<'_> {
                 }
                 return Ok(index);
             }
-            // a refused request (the run's deadline) will not change by waiting
-            let refused = matches!(
-                self.ex(index).response,
-                Err(crate::target::TransportError::Refused(_))
-            );
-            // TFE's own value where the spec names another is final: waiting changes nothing
-            let tfes = state
-                .tfe_answers
-                .as_ref()
-                .filter(|v| seen.as_ref() == Some(*v));
-            if refused || once || tfes.is_some() || Instant::now() + delay > deadline {
-                let last = seen
-                    .as_ref()
-                    .map(|v| v.to_string())
-                    .unwrap_or_else(|| "nothing".into());
-                let timed_out = !(refused || once || tfes.is_some());
+            let settled = self.settled(index, state, seen.as_ref());
+            if once || settled.any() || Instant::now() + delay > deadline {
+                let timed_out = !(once || settled.any());
+                let last = settled.last(seen.as_ref());
+                let (tfes, ended) = (settled.tfes, settled.ended.is_some());
                 if timed_out && !timing {
                     self.ctx.waited.in_vain(&key, &self.case.name);
                     self.window_spent |= !canonical;
@@ -121,11 +110,40 @@ impl TestRun<'_> {
                     index: Some(index),
                     message,
                     last,
+                    ended,
                 });
             }
             tokio::time::sleep(delay).await;
             slept = true;
             delay = (delay * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    /// What in the answer `index` (its value at the state's pointer `seen`) no wait can
+    /// change: a request refused (the run's deadline), TFE's own value where the spec names
+    /// another (final), a resource in a state it never leaves (`state.ends`: a run ended).
+    fn settled<'s>(
+        &self,
+        index: usize,
+        state: &'s crate::catalog::StateExpect,
+        seen: Option<&Value>,
+    ) -> Settled<'s> {
+        let refused = matches!(
+            self.ex(index).response,
+            Err(crate::target::TransportError::Refused(_))
+        );
+        let tfes = state.tfe_answers.as_ref().filter(|v| seen == Some(*v));
+        let ended = state.ends.as_ref().and_then(|ends| {
+            let doc = self.ex(index).json().ok()?;
+            let value = doc.pointer(&ends.pointer)?;
+            ends.values
+                .contains(value)
+                .then(|| (ends.pointer.clone(), value.clone()))
+        });
+        Settled {
+            refused,
+            tfes,
+            ended,
         }
     }
 
@@ -360,6 +378,7 @@ impl TestRun<'_> {
             Err(NotReached {
                 index: Some(index),
                 last,
+                ended,
                 ..
             }) => {
                 if let Some(why) = unjudgeable(self.ex(index)) {
@@ -392,7 +411,8 @@ impl TestRun<'_> {
                         "{wanted} held when the {resource} was made (its create's answer), and it left that state on its own before {poll} read it ({last} until the poll budget ran out): whether the request can be sent in time depends on the target's timing, so nothing could be observed"
                     ),
                     false => format!(
-                        "needs {wanted} first; {poll} read {last} until the poll budget ran out (no failing test is behind it)"
+                        "needs {wanted} first; {poll} read {last}{} (no failing test is behind it)",
+                        if ended { "" } else { " until the poll budget ran out" }
                     ),
                 }))
             }
@@ -511,5 +531,30 @@ fn seen_at(doc: &Value, item: Option<&str>, pointer: &str) -> Option<Value> {
             .pointer(pointer)
             .cloned(),
         None => doc.pointer(pointer).cloned(),
+    }
+}
+
+/// What an answer shows that no further wait for a state can change ([`TestRun::settled`]).
+struct Settled<'s> {
+    refused: bool,
+    tfes: Option<&'s Value>,
+    /// The pointer and the final value a resource never leaves.
+    ended: Option<(String, Value)>,
+}
+
+impl Settled<'_> {
+    fn any(&self) -> bool {
+        self.refused || self.tfes.is_some() || self.ended.is_some()
+    }
+
+    /// The value last seen, as the reasons say it (with the state it never leaves).
+    fn last(&self, seen: Option<&Value>) -> String {
+        let last = seen.map_or_else(|| "nothing".into(), Value::to_string);
+        match &self.ended {
+            Some((pointer, value)) => {
+                format!("{last} while {pointer} was {value}, a state it never leaves")
+            }
+            None => last,
+        }
     }
 }
