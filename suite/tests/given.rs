@@ -212,6 +212,41 @@ fn a_wait_ends_at_a_state_the_resource_never_leaves() {
     }
 }
 
+/// An action whose run never became ready is asked all the same on the run the suite made:
+/// where its route gives the no-route answer (a server that serves no bare form, as otf), it
+/// fails `endpoint.exists` there, instead of being skipped on the wait (otf's triage at
+/// 411bdff, sample #27); the served form stays skipped.
+fn an_action_whose_run_never_became_ready_is_still_asked_for_its_route() {
+    let tokens = ["--token", "unready-user-token"];
+    let mut serve_args = tokens.to_vec();
+    serve_args.extend(["--fault", "plan-errors-at-once", "--fault", "no-bare"]);
+    let mut run_args = tokens.to_vec();
+    run_args.push("runs::apply::");
+    let tests = run_tests(&serve_args, &run_args, "run-unready");
+    let verdict = |name: &str| {
+        let test = tests.iter().find(|t| t["name"] == name);
+        let test = test.unwrap_or_else(|| panic!("{name} not in {tests:?}"));
+        let checks: Vec<&str> = test["failed_checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["id"].as_str())
+            .collect();
+        (
+            test["verdict"].as_str().unwrap_or_default().to_string(),
+            checks.join(","),
+        )
+    };
+    assert_eq!(
+        verdict("runs::apply::bare"),
+        ("fail".into(), "endpoint.exists".into())
+    );
+    assert_eq!(
+        verdict("runs::apply::api-v2"),
+        ("skipped".into(), String::new())
+    );
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
@@ -219,6 +254,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         a_group_only_fixtures_give_is_asked_with_made_up_ids,
         a_given_workspace_the_run_may_not_change_names_scratch_in_the_skip,
         a_documented_refusal_on_an_absent_route_fails_endpoint_exists_only,
-        a_wait_ends_at_a_state_the_resource_never_leaves
+        a_wait_ends_at_a_state_the_resource_never_leaves,
+        an_action_whose_run_never_became_ready_is_still_asked_for_its_route
     ]
 }

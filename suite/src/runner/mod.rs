@@ -328,6 +328,15 @@ impl<'a> TestRun<'a> {
         result.keep_evidence()
     }
 
+    /// The check of this test's route being there: `alias.exists` for a spelling the spec
+    /// only mentions (reported, not required at core), else `endpoint.exists`.
+    fn existence_check(&self) -> &'static Check {
+        match self.case.variant {
+            Variant::Alias | Variant::AliasApiV2 => &c::ALIAS_EXISTS,
+            _ => &c::ENDPOINT_EXISTS,
+        }
+    }
+
     /// Records a check's result; true when it passed.
     fn check(
         &mut self,
@@ -389,16 +398,19 @@ impl<'a> TestRun<'a> {
                 return Some(Outcome::Blocked(blocker));
             }
         }
-        let check = match self.case.variant {
-            Variant::Alias | Variant::AliasApiV2 => &c::ALIAS_EXISTS,
-            _ => &c::ENDPOINT_EXISTS,
-        };
-        let result = c::route_exists(self.ex(main), &presence);
+        Some(self.route_absent(main, &presence).await)
+    }
+
+    /// The route of the answer `main` shown absent (`presence`): the existence check fails
+    /// there, and the test is unsupported when its whole group is absent, else done.
+    async fn route_absent(&mut self, main: usize, presence: &c::Presence) -> Outcome {
+        let check = self.existence_check();
+        let result = c::route_exists(self.ex(main), presence);
         self.check(check, Some(main), result);
-        if let Some(why) = self.group_absent().await {
-            return Some(Outcome::Unsupported(why));
+        match self.group_absent().await {
+            Some(why) => Outcome::Unsupported(why),
+            None => Outcome::Done,
         }
-        Some(Outcome::Done)
     }
 
     async fn execute(&mut self) -> Outcome {
@@ -581,11 +593,7 @@ impl<'a> TestRun<'a> {
             return Err(Outcome::Blocked(blocker));
         }
         let result = self.ctx.route_exists(self.ex(main));
-        // A spelling the spec only mentions is reported, not required at core.
-        let check = match self.case.variant {
-            Variant::Alias | Variant::AliasApiV2 => &c::ALIAS_EXISTS,
-            _ => &c::ENDPOINT_EXISTS,
-        };
+        let check = self.existence_check();
         self.check(check, Some(main), result);
         if let Some(why) = self.group_absent().await {
             return Err(Outcome::Unsupported(why));

@@ -406,6 +406,10 @@ impl TestRun<'_> {
                     let seen = made.document.pointer(&state.pointer);
                     c::lifecycle::state_holds(seen, &state.value, &state.or)
                 });
+                // the action's own route, asked all the same: an absent route is judged there
+                if let Some(absent) = self.unready_route_absent().await {
+                    return Err(absent);
+                }
                 Err(Outcome::Skip(match held_when_made {
                     true => format!(
                         "{wanted} held when the {resource} was made (its create's answer), and it left that state on its own before {poll} read it ({last} until the poll budget ran out): whether the request can be sent in time depends on the target's timing, so nothing could be observed"
@@ -418,6 +422,26 @@ impl TestRun<'_> {
             }
             Err(not) => Err(Outcome::Error(not.message.into_string())),
         }
+    }
+
+    /// An action whose precondition never held is asked all the same, on the resource the run
+    /// made: whatever state that resource is in, a route that gives the target's no-route
+    /// answer is absent (`endpoint.exists` fails there; unsupported with its whole group),
+    /// where the wait alone would have skipped it (otf's bare forms). Any other answer, the
+    /// refusal of a served route, leaves the skip. Only actions: asking makes nothing.
+    async fn unready_route_absent(&mut self) -> Option<Outcome> {
+        if self.endpoint.kind != crate::catalog::Kind::Action {
+            return None;
+        }
+        let request = self
+            .main_request(&self.case.path, &self.case.method, true)
+            .ok()?;
+        let main = self.send(request).await;
+        let presence = self.ctx.fixtures.presence(self.ex(main));
+        let c::Presence::Absent(_) = presence else {
+            return None;
+        };
+        Some(self.route_absent(main, &presence).await)
     }
 
     /// Reads a state once, in the canonical form: `Some(true)` it holds, `Some(false)` it

@@ -107,24 +107,13 @@ fn sweep_inner(args: &SweepArgs) -> Result<Tally, ConfigError> {
     }
     if older_than.is_some() || args.prefix.is_some() {
         let prefix = args.prefix.clone().unwrap_or_else(|| "conform-".into());
-        runtime.block_on(sweep_named(
-            args,
-            &target,
-            &mut remover,
-            (&prefix, older_than),
-            &mut tally,
-            &organizations(&catalog),
-        ));
         // users need the administrator API
-        if settings.admin_token.is_some() {
-            runtime.block_on(sweep_named(
-                args,
-                &target,
-                &mut remover,
-                (&prefix, older_than),
-                &mut tally,
-                &users(),
-            ));
+        let mut named = vec![organizations(&catalog)];
+        named.extend(settings.admin_token.is_some().then(users));
+        for named in &named {
+            let prefix = (prefix.as_str(), older_than);
+            let sweep = sweep_named(args, &target, &mut remover, prefix, &mut tally, named);
+            runtime.block_on(sweep);
         }
     }
     let verb = if args.dry_run {
