@@ -45,13 +45,18 @@ fn text(out: &Output) -> String {
 
 /// GET a JSON document from a service.
 fn get_json(url: &str, token: &str) -> (u16, Value) {
+    send_json(reqwest::Method::GET, url, token)
+}
+
+/// Sends `method` to `url` without a body; the status and the JSON document answered.
+fn send_json(method: reqwest::Method, url: &str, token: &str) -> (u16, Value) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
         let res = reqwest::Client::new()
-            .get(url)
+            .request(method, url)
             .bearer_auth(token)
             .send()
             .await
@@ -1417,6 +1422,63 @@ fn a_scratch_workspace_is_run_on_and_given_back_and_a_given_one_is_not_touched()
     );
 }
 
+/// Issue 41 item 6 (the statesman's re-triage): a scratch workspace someone else has locked
+/// is theirs. The run's own lock answers "already locked" (409 here, 423 on the statesman), so
+/// it pushes no state under that lock, and at the end it does not unlock what it never locked.
+fn a_scratch_workspace_someone_else_locked_is_neither_pushed_to_nor_unlocked() {
+    let token = "held-scratch-token";
+    let served = Served::with_args(&["--shape", "cloud-block-only", "--token", token]);
+    let lock = format!(
+        "{}/api/v2/workspaces/ws-cloudblockseeded/actions/lock",
+        served.url
+    );
+    let (status, _) = send_json(reqwest::Method::POST, &lock, token);
+    assert_eq!(status, 200, "the other caller's lock");
+    let dir = scratch("someone-elses-lock");
+    let reports = dir.join("r");
+    let (out, _) = run_conform(&[
+        "--target",
+        served.url.as_str(),
+        "--token",
+        token,
+        "--organization",
+        "acme",
+        "--scratch",
+        "workspace=ws-cloudblockseeded",
+        "--group",
+        "state_versions",
+        "--reports",
+        reports.to_str().unwrap(),
+        "--ledger",
+        dir.join("r.jsonl").to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    let results: Value = serde_json::from_str(
+        &std::fs::read_to_string(reports.join("results.json")).unwrap_or_default(),
+    )
+    .unwrap_or_else(|_| panic!("{said}"));
+    let create = results["tests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["name"] == "state_versions::create::api-v2")
+        .cloned()
+        .unwrap_or_else(|| panic!("{said}"));
+    assert_ne!(create["verdict"], "pass", "{create}");
+    let reason = create["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("held by someone else"), "{reason}");
+    let show = format!("{}/api/v2/organizations/acme/workspaces/cloud", served.url);
+    let after = get_json(&show, token).1["data"].clone();
+    assert_eq!(
+        after["attributes"]["locked"], true,
+        "unlocked: {after}\n{said}"
+    );
+    assert!(
+        after["relationships"]["current-state-version"]["data"].is_null(),
+        "state pushed under another's lock: {after}"
+    );
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
@@ -1438,6 +1500,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         a_show_route_never_seen_answering_proves_no_delete_in_teardown,
         users_an_invitation_made_are_deleted_or_reported,
         instance_wide_settings_change_only_when_allowed_and_are_restored,
-        a_scratch_workspace_is_run_on_and_given_back_and_a_given_one_is_not_touched
+        a_scratch_workspace_is_run_on_and_given_back_and_a_given_one_is_not_touched,
+        a_scratch_workspace_someone_else_locked_is_neither_pushed_to_nor_unlocked
     ]
 }

@@ -11,7 +11,7 @@ use tokio::sync::OnceCell;
 
 use crate::catalog::{Catalog, Endpoint, Kind, StateExpect, TestCase, Variant};
 use crate::checks::{self as c, Check, Schemas};
-use crate::fixtures::{auth_for, Fixtures, Scope};
+use crate::fixtures::{auth_for, FixtureError, Fixtures, Scope};
 use crate::target::{Exchange, Request, Target};
 use crate::verdict::{Blocker, Profile, TestResult, Verdict};
 
@@ -555,8 +555,12 @@ impl<'a> TestRun<'a> {
                 self.exchanges.extend(sent);
                 Ok(())
             }
-            Err((why, None)) => Err(Outcome::Error(format!("{why}, so this test could not run"))),
-            Err((_, Some(ex))) => {
+            // held by someone else: skipped, and nothing of the test's own is sent under it
+            Err(FixtureError::Unavailable(why)) => Err(Outcome::Skip(why)),
+            Err(FixtureError::Failed {
+                exchange: Some(ex), ..
+            }) => {
+                let ex = *ex;
                 let needed = format!("the request sent before a `{kind}` is created");
                 let blocker = self.ctx.blocker(needed, &ex, None);
                 self.exchanges.push(ex);
@@ -569,6 +573,9 @@ impl<'a> TestRun<'a> {
                 }
                 Err(Outcome::Blocked(blocker))
             }
+            Err(other) => Err(Outcome::Error(format!(
+                "{other}, so this test could not run"
+            ))),
         }
     }
 
