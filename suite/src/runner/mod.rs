@@ -65,9 +65,6 @@ pub struct Context {
     handlers_unlike_router: OnceCell<bool>,
 }
 
-/// How many top-level shows [`Context::handlers_unlike_router`] asks at most.
-const HANDLER_PROBES: usize = 6;
-
 impl Context {
     /// A context for one run.
     pub fn new(
@@ -91,41 +88,6 @@ impl Context {
             waited: waited::Waited::default(),
             handlers_unlike_router: OnceCell::new(),
         }
-    }
-
-    /// Whether the target's handlers answer "not found" unlike its router answers a path that
-    /// cannot exist, asked once: the shows of the catalog's top-level items (an organization,
-    /// a workspace, a run, ...; six of them at most), each with an id nobody has,
-    /// until one answers unlike the no-route answer (a handler's 404, or its 500 on an id it
-    /// cannot parse, as otf's). Only then does a route asked with
-    /// made-up ids and answering the no-route answer prove itself absent. TFE's are alike
-    /// (then nothing is proven that way); a backend that serves only some shows (no
-    /// organization show) is asked the others.
-    pub async fn handlers_unlike_router(&self) -> bool {
-        *self
-            .handlers_unlike_router
-            .get_or_init(|| async {
-                for path in self.catalog.top_level_shows().take(HANDLER_PROBES) {
-                    let path = probe::with_unknown_ids(&path);
-                    let url = self.target.api_url(&path);
-                    let ex = self
-                        .target
-                        .send(Request::new(Method::GET, url, auth_for(&path)))
-                        .await;
-                    let unlike = matches!(
-                        self.target.config.no_route.likeness(&ex),
-                        crate::target::noroute::Likeness::Unlike(_)
-                    );
-                    // a handler's answer: not the router's, nor one a gateway or the
-                    // credential gives before any handler is reached
-                    let handler = !matches!(ex.status(), None | Some(401 | 403 | 429 | 502..=504));
-                    if handler && unlike {
-                        return true;
-                    }
-                }
-                false
-            })
-            .await
     }
 
     /// Runs one test to its result. Never panics on target behaviour.
