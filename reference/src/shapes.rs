@@ -78,13 +78,13 @@ pub enum Shape {
     /// is served without the token.
     RegistrySourceOtherHost,
     /// `typed-bodies`: a request document whose `data` object names no `type` is refused 422
-    /// (JSON:API requires it; otf refuses it).
+    /// (JSON:API requires it; real servers refuse it).
     TypedBodies,
     /// `membership-writes-only`: organization memberships can be created and deleted, but
-    /// none of their reads is routed (otf: invites and removals, no list or show).
+    /// none of their reads is routed (as on a real server: invites and removals, no list or show).
     MembershipWritesOnly,
     /// `runs-need-configuration`: a run of a workspace without a configuration version is
-    /// refused 422 (TFE cannot run without one; otf answers 404).
+    /// refused 422 (TFE cannot run without one; a real server answers 404).
     RunsNeedConfiguration,
     /// `list-lag`: a list shows a new item only 1.5 s after its create (a list served from a
     /// search index or a replica).
@@ -195,15 +195,15 @@ static CATALOG: [ShapeInfo; 21] = [
     },
     ShapeInfo {
         name: "typed-bodies",
-        description: "a request document whose data object has no type is refused 422 (JSON:API requires it; otf)",
+        description: "a request document whose data object has no type is refused 422 (JSON:API requires it; seen on a real server)",
     },
     ShapeInfo {
         name: "membership-writes-only",
-        description: "organization memberships are created and deleted, but no read of them is routed (otf)",
+        description: "organization memberships are created and deleted, but no read of them is routed (seen on a real server)",
     },
     ShapeInfo {
         name: "runs-need-configuration",
-        description: "a run of a workspace without a configuration version is refused 422 (TFE, otf)",
+        description: "a run of a workspace without a configuration version is refused 422 (TFE and others)",
     },
     ShapeInfo {
         name: "list-lag",

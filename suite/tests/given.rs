@@ -2,7 +2,7 @@
 //! given with `--fixture` is read with TFE's own show before the administrator's, so a server
 //! without the administrator route (or a run without its token) is not warned that the
 //! workspace's "show answered 404" while its own show answers 200. Also the other evidence of
-//! otf's triage: a group only `--fixture` gives, and the parent asked for an absent route.
+//! a real server's triage: a group only `--fixture` gives, and the parent asked for an absent route.
 
 use std::process::Command;
 
@@ -83,7 +83,7 @@ fn assessment_verdicts(faults: &[&str]) -> Vec<(String, String)> {
 }
 
 /// A group only `--fixture` can give resources of (assessment results) is still asked with
-/// ids nobody made (issue 41, otf's triage): where its routes answer the target's no-route
+/// ids nobody made (issue 41, a real server's triage): where its routes answer the target's no-route
 /// answer and its handlers answer an unknown id otherwise, the group is unsupported; where
 /// they are served, its tests are skipped for want of the fixture.
 fn a_group_only_fixtures_give_is_asked_with_made_up_ids() {
@@ -99,7 +99,7 @@ fn a_group_only_fixtures_give_is_asked_with_made_up_ids() {
         absent.iter().all(|(_, v)| v == "\"unsupported\""),
         "{absent:?}"
     );
-    // a backend without an organization show (the cloud-block statesman's): its other
+    // a backend without an organization show (a cloud-block backend's): its other
     // handlers (a workspace's, a run's) still tell an unknown id from a missing route
     let without_organization_show = assessment_verdicts(&[
         "drop-route=GET /api/v2/organizations/:organization_name",
@@ -169,11 +169,11 @@ fn failed_checks(shape: &str, faults: &[&str], filter: &str, test: &str) -> Vec<
         .collect()
 }
 
-/// A documented refusal on a route proven absent (otf's ingress attributes) fails
-/// `endpoint.exists` only, in both path forms (otf's triage at 411bdff: the `::api-v2` form
-/// also failed `transport.no-5xx` on otf's 500 to the parent's show asked with a made-up id,
+/// A documented refusal on a route proven absent (a real server's ingress attributes) fails
+/// `endpoint.exists` only, in both path forms (a real server's triage: the `::api-v2` form
+/// also failed `transport.no-5xx` on a real server's 500 to the parent's show asked with a made-up id,
 /// a finding of that show's test; the `::bare` form was skipped, the parent asked in a bare
-/// form otf does not serve at all answering as the router does).
+/// form the server does not serve at all answering as the router does).
 fn a_documented_refusal_on_an_absent_route_fails_endpoint_exists_only() {
     let dropped = "drop-route=GET /configuration-versions/:id/ingress-attributes";
     let test = "configuration_versions::ingress_attributes::api-v2";
@@ -184,10 +184,10 @@ fn a_documented_refusal_on_an_absent_route_fails_endpoint_exists_only() {
     assert_eq!(checks, ["endpoint.exists"], "{checks:?}");
 }
 
-/// A run that has ended (otf's: its plan errored, no engine to download) never becomes
+/// A run that has ended (a real server's: its plan errored, no engine to download) never becomes
 /// confirmable: `runs::apply` ends its wait for `is-confirmable` at the first read that shows
 /// the run `errored` (resources' `ends`) and says so, instead of polling the budget out
-/// (issue 43: otf's slowest tests). Here the runs' precondition reads are the given evidence.
+/// (issue 43: a real server's slowest tests). Here the runs' precondition reads are the given evidence.
 fn a_wait_ends_at_a_state_the_resource_never_leaves() {
     let tokens = [
         "--token",
@@ -213,8 +213,8 @@ fn a_wait_ends_at_a_state_the_resource_never_leaves() {
 }
 
 /// An action whose run never became ready is asked all the same on the run the suite made:
-/// where its route gives the no-route answer (a server that serves no bare form, as otf), it
-/// fails `endpoint.exists` there, instead of being skipped on the wait (otf's triage at
+/// where its route gives the no-route answer (a server that serves no bare form), it
+/// fails `endpoint.exists` there, instead of being skipped on the wait (a real server's triage at
 /// 411bdff, sample #27); the served form stays skipped.
 fn an_action_whose_run_never_became_ready_is_still_asked_for_its_route() {
     let tokens = ["--token", "unready-user-token"];

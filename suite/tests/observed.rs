@@ -392,7 +392,7 @@ fn a_stub_invitation_leaves_no_false_leftover_and_dry_run_agrees_with_sweep() {
 }
 
 /// A server that moves an OAuth client to a new id when it is updated (`rename-on-update`, as
-/// otf does): the run follows the client to its new id, and teardown removes it there, so the
+/// a real server does): the run follows the client to its new id, and teardown removes it there, so the
 /// given organization holds no client of the run's afterwards and nothing is left.
 fn teardown_removes_what_an_update_renamed() {
     let tokens = ("rename-user", "rename-admin");

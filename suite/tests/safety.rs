@@ -1048,7 +1048,7 @@ fn debris_behind_a_missing_delete_route_is_reported_not_counted_deleted() {
 }
 
 /// A membership delete that does nothing (answered 204) and a membership show route that
-/// answers 404 for everything (a router's, as otf's): teardown does not count the 404 of a
+/// answers 404 for everything (a router's, as a real server's): teardown does not count the 404 of a
 /// show route never seen answering as "deleted" (issue 30 item 17). The memberships are
 /// leftovers, outstanding in the ledger, and still in the organization's membership list.
 fn a_show_route_never_seen_answering_proves_no_delete_in_teardown() {
@@ -1422,8 +1422,8 @@ fn a_scratch_workspace_is_run_on_and_given_back_and_a_given_one_is_not_touched()
     );
 }
 
-/// Issue 41 item 6 (the statesman's re-triage): a scratch workspace someone else has locked
-/// is theirs. The run's own lock answers "already locked" (409 here, 423 on the statesman), so
+/// Issue 41 item 6 (a cloud-block backend's triage): a scratch workspace someone else has locked
+/// is theirs. The run's own lock answers "already locked" (409 here, 423 on some cloud-block backends), so
 /// it pushes no state under that lock, and at the end it does not unlock what it never locked.
 fn a_scratch_workspace_someone_else_locked_is_neither_pushed_to_nor_unlocked() {
     let token = "held-scratch-token";

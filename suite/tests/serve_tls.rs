@@ -118,7 +118,7 @@ async fn a_users_own_certificate_is_served() {
 }
 
 /// A server certificate that is its own authority, as `openssl req -x509` makes by default
-/// (and otf's test certificate is): named with `--ca-cert`, it is trusted by a run, by diff
+/// (and a real server's test certificate is): named with `--ca-cert`, it is trusted by a run, by diff
 /// and by sweep, as curl, Go and Python trust it.
 fn a_self_signed_certificate_named_with_ca_cert_is_trusted_by_every_command() {
     use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};

@@ -268,12 +268,12 @@ static CATALOG: &[FaultInfo] = &[
     info(
         "plan-errors-at-once",
         None,
-        "a run is answered pending (discardable) by its create, and its plan has failed before any read (otf with no engine to download)",
+        "a run is answered pending (discardable) by its create, and its plan has failed before any read (a server with no engine to download)",
     ),
     info(
         "router-text-404",
         None,
-        "a route not served answers a router's bare text `404 page not found` (Go's net/http, otf); a handler's 404 stays an error document",
+        "a route not served answers a router's bare text `404 page not found` (Go's net/http); a handler's 404 stays an error document",
     ),
     info("no-auth", None, "requests without a token are served"),
     info(
@@ -310,7 +310,7 @@ static CATALOG: &[FaultInfo] = &[
     info(
         "unknown-id-500",
         None,
-        "a GET of an unknown or deleted resource answers 500 instead of 404 (an id parser that raises, as otf's does)",
+        "a GET of an unknown or deleted resource answers 500 instead of 404 (an id parser that raises)",
     ),
     info(
         "filter-optional",
@@ -516,7 +516,7 @@ static CATALOG: &[FaultInfo] = &[
     info(
         "lock-conflict-423",
         None,
-        "a lock of a workspace already locked answers 423 Locked, not TFE's 409 (the cloud-block statesman)",
+        "a lock of a workspace already locked answers 423 Locked, not TFE's 409 (some cloud-block backends)",
     ),
     info(
         "team-name-no-space",
@@ -571,7 +571,7 @@ static CATALOG: &[FaultInfo] = &[
     info(
         "rename-on-update",
         None,
-        "PATCH /oauth-clients/:oauth_client_id moves the client to a new id and answers it there (as otf does)",
+        "PATCH /oauth-clients/:oauth_client_id moves the client to a new id and answers it there (as some servers do)",
     ),
     info(
         "grant-mocks-none",

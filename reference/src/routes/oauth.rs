@@ -116,7 +116,7 @@ async fn update(ctx: Ctx, Path(id): Path<String>, Body(body): Body) -> ApiResult
             c.attributes.insert(k, v);
         }
     }
-    // `rename-on-update`: the client answers, and lives on, under a new id (as otf's do)
+    // `rename-on-update`: the client answers, and lives on, under a new id (as some servers' do)
     let id = if ctx.state.fault(crate::faults::Kind::RenameOnUpdate) {
         let new = store.new_id("oc-");
         store.rekey("oauth-clients", &id, &new);

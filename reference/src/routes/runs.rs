@@ -115,7 +115,7 @@ async fn create(ctx: Ctx, Body(body): Body) -> ApiResult<Response> {
         (true, true) => "planned_and_finished",
     };
     // `plan-errors-at-once`: a run the runner would plan is answered pending, and its plan
-    // fails before any read (otf with no engine to download): it was discardable only in
+    // fails before any read (a server with no engine to download): it was discardable only in
     // that answer. A run without an uploaded configuration stays pending, as it would.
     let errors_at_once = planned && ctx.state.fault(Kind::PlanErrorsAtOnce);
     let status = if errors_at_once { "pending" } else { status };

@@ -427,7 +427,7 @@ impl TestRun<'_> {
     /// An action whose precondition never held is asked all the same, on the resource the run
     /// made: whatever state that resource is in, a route that gives the target's no-route
     /// answer is absent (`endpoint.exists` fails there; unsupported with its whole group),
-    /// where the wait alone would have skipped it (otf's bare forms). Any other answer, the
+    /// where the wait alone would have skipped it (a real server's bare forms). Any other answer, the
     /// refusal of a served route, leaves the skip. Only actions: asking makes nothing.
     async fn unready_route_absent(&mut self) -> Option<Outcome> {
         if self.endpoint.kind != crate::catalog::Kind::Action {

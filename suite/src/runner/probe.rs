@@ -42,7 +42,7 @@ impl Context {
     /// cannot exist, asked once: the shows of the catalog's top-level items (an organization,
     /// a workspace, a run, ...; six of them at most), each with an id nobody has,
     /// until one answers unlike the no-route answer (a handler's 404, or its 500 on an id it
-    /// cannot parse, as otf's). Only then does a route asked with
+    /// cannot parse, as a real server's). Only then does a route asked with
     /// made-up ids and answering the no-route answer prove itself absent. TFE's are alike
     /// (then nothing is proven that way); a backend that serves only some shows (no
     /// organization show) is asked the others.

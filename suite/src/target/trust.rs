@@ -1,7 +1,7 @@
 //! What a client trusts when the user names certificates (`--ca-cert FILE`): the
 //! authorities in the file, and each certificate in it as itself. The second is what makes a
 //! self-signed server certificate work (`openssl req -x509` makes one that is its own CA, as
-//! otf's test certificate is), which webpki refuses as an end entity (`CaUsedAsEndEntity`)
+//! a real server's test certificate is), which webpki refuses as an end entity (`CaUsedAsEndEntity`)
 //! although curl, Go and Python take it: a server whose certificate is exactly one the user
 //! named is trusted, as that user asked.
 

@@ -22,7 +22,7 @@ impl TestRun<'_> {
     }
 
     /// An update answered under another id than the one it updated (a server that renames
-    /// what it updates: otf's OAuth clients): what the run made is tracked by what the server
+    /// what it updates: a real server's OAuth clients): what the run made is tracked by what the server
     /// answers, so teardown removes it under that id too (`update.same-id` judges the change).
     pub(in crate::runner) fn follow_renamed(&mut self, answer: &Value) {
         let (Some(kind), Some(old)) = (self.endpoint.resource.clone(), self.requested_id()) else {
