@@ -4,6 +4,7 @@
 
 use crate::support::processes::{scratch, text, Served};
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Teams others made in the shared organization: many pages at any page size the suite uses.
 const OTHERS_TEAMS: usize = 400;
@@ -183,12 +184,87 @@ fn a_list_without_links_is_followed_by_its_page_number() {
     assert_eq!(results["counts"]["fail"], 0, "{}", results["counts"]);
 }
 
+fn a_list_others_change_while_it_is_walked_is_not_failed_for_it() {
+    // Newest first, a membership another caller adds during a page walk pushes the last one
+    // of a page onto the next, where the walk reads it again: the server is not at fault, so
+    // a walk counts only while the list stands still.
+    let token = "shared-user";
+    let served = serve_with("busy", &["--fault", "lists-newest-first"]);
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let changer = {
+        let (url, stop) = (served.url.clone(), stop.clone());
+        std::thread::spawn(move || keep_changing_memberships(&url, token, "busy", &stop))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let only = [
+        "organization_memberships::list::api-v2",
+        "--skip",
+        "sequences::",
+    ];
+    let (out, results) = run_raw(&served, token, "busy", &only);
+    stop.store(true, Ordering::Relaxed);
+    let _ = changer.join();
+    let test = results["tests"]
+        .as_array()
+        .and_then(|r| r.iter().find(|t| t["name"] == only[0]))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {} in {results}", only[0]));
+    assert_eq!(test["verdict"], "pass", "{test}\n{}", text(&out));
+    let passed = test["passed_checks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(passed.contains(&json!("tfe.page-size")), "{test}");
+}
+
+/// Until `stop`, invites a member to `organization` and removes the one invited ten before:
+/// the membership list moves all the time and stays about the same length.
+fn keep_changing_memberships(root: &str, token: &str, organization: &str, stop: &AtomicBool) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = reqwest::Client::new();
+        let mut added = std::collections::VecDeque::new();
+        for n in 0.. {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let email = format!("other-{n}@example.com");
+            let body = json!({"data": {"type": "organization-memberships", "attributes": {"email": email}}});
+            let Ok(answer) = client
+                .post(format!("{root}/api/v2/organizations/{organization}/organization-memberships"))
+                .bearer_auth(token)
+                .header("content-type", "application/vnd.api+json")
+                .body(body.to_string())
+                .send()
+                .await
+            else {
+                break;
+            };
+            let made: Value = answer.json().await.unwrap_or_default();
+            added.push_back(made["data"]["id"].as_str().unwrap_or_default().to_string());
+            if added.len() > 10 {
+                let id = added.pop_front().unwrap_or_default();
+                let _ = client
+                    .delete(format!("{root}/api/v2/organization-memberships/{id}"))
+                    .bearer_auth(token)
+                    .send()
+                    .await;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    });
+}
+
 /// This file's tests.
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::harness::tests![
         a_run_finds_its_own_teams_in_a_large_organization_by_filter,
         the_team_sequences_in_a_large_organization_read_their_own_teams_by_filter,
         a_list_too_long_to_walk_without_its_filter_is_not_observed_never_failed,
-        a_list_without_links_is_followed_by_its_page_number
+        a_list_without_links_is_followed_by_its_page_number,
+        a_list_others_change_while_it_is_walked_is_not_failed_for_it
     ]
 }

@@ -177,6 +177,26 @@ pub fn partition(stable: &[String], walked: &[String], size: usize) -> Result<()
     }
 }
 
+/// `tfe.page-size`: what one walk shows, `None` when it shows nothing. Only the items in the
+/// list read whole `before` and `after` the walk count ([`partition`]); a walk that read one of
+/// them twice or missed it is a finding only if the list stood still (`before` and `after`
+/// the same ids in the same order): in a list others change, an item added at the front pushes
+/// the last of a page onto the next, and one removed pulls the first of the next onto this.
+pub fn walk_shows(
+    before: &[String],
+    after: &[String],
+    walked: &[String],
+    size: usize,
+) -> Option<Result<(), Message>> {
+    let stable: Vec<String> = before
+        .iter()
+        .filter(|id| after.contains(id))
+        .cloned()
+        .collect();
+    let result = partition(&stable, walked, size);
+    (result.is_ok() || before == after).then_some(result)
+}
+
 /// The ids a walk read on two pages, in the order it read them first: (id, first page, again
 /// page). `seen` is every id read with the page it was on, in order.
 pub fn repeated(seen: &[(String, usize)]) -> impl Iterator<Item = (String, usize, usize)> + '_ {
@@ -290,6 +310,16 @@ mod tests {
             e.contains(r#"missing ["c"]"#) && e.contains(r#"read twice ["b"]"#),
             "{e}"
         );
+        // newest first, "n" added during the walk pushed "b" onto page 2: no finding, since
+        // the list moved; the same walk of a list that stood still is one
+        let (before, after) = (ids(&["a", "b", "c"]), ids(&["n", "a", "b", "c"]));
+        let walked = ids(&["a", "b", "b", "c"]);
+        assert!(walk_shows(&before, &after, &walked, 2).is_none());
+        let shown = walk_shows(&before, &before, &walked, 2).expect("a still list is judged");
+        assert!(shown.unwrap_err().contains(r#"read twice ["b"]"#));
+        assert!(walk_shows(&before, &after, &ids(&["n", "a", "b", "c"]), 2)
+            .expect("a walk that partitions is judged")
+            .is_ok());
         let seen = vec![("a".into(), 1), ("b".into(), 1), ("a".into(), 2)];
         assert_eq!(repeated(&seen).next(), Some(("a".into(), 1, 2)));
         assert_eq!(repeated(&seen).count(), 1);

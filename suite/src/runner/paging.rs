@@ -82,12 +82,13 @@ impl TestRun<'_> {
     }
 
     /// A walk with a small page size reads every item of the list exactly once
-    /// ([`c::lists::partition`]). Lists that other tests change while they are walked can
-    /// shift an item across a page boundary, so only items present before and after the walk
-    /// count, and the walk is tried three times, then again within the consistency window
-    /// (`crate::patience`: a list may show a new item a moment late), before a finding is
-    /// made. `None` when the list cannot be walked (too short, too long, or not readable as a
-    /// list): nothing is judged.
+    /// ([`c::lists::partition`]). A list that others change while it is walked shifts its
+    /// items across page boundaries, so a walk that missed an item or read one twice counts
+    /// only when the list stood still ([`c::lists::walk_shows`]). The walk is tried three times,
+    /// then again within the consistency window (`crate::patience`: a list may show a new item
+    /// a moment late), before a finding is made. `None` when the list cannot be walked (too
+    /// short, too long, or not readable as a list) or moved under every walk: nothing is
+    /// judged.
     pub(super) async fn page_walk(&mut self) -> Option<(usize, Result<(), c::Message>)> {
         let mut last = None;
         let mut patience = self.ctx.target.patience();
@@ -114,10 +115,11 @@ impl TestRun<'_> {
                 }
             }
             let (_, after) = self.page_ids(1, 100).await?;
-            let stable: Vec<String> = before.into_iter().filter(|id| after.contains(id)).collect();
-            let result = c::lists::partition(&stable, &walked, walk.size());
-            let ok = result.is_ok();
-            last = Some((index, result));
+            let shown = c::lists::walk_shows(&before, &after, &walked, walk.size());
+            let ok = shown.as_ref().is_some_and(Result::is_ok);
+            if let Some(result) = shown {
+                last = Some((index, result));
+            }
             if ok || (attempt >= 2 && !patience.again().await) {
                 let waited = patience.done(ok);
                 return last.map(|(index, result)| (index, c::waited(result, waited)));
