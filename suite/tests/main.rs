@@ -41,6 +41,7 @@ mod serve_tls;
 mod shared_lists;
 mod sweep;
 mod tokens;
+mod waits;
 
 /// `(file, its tests)` for each file named.
 macro_rules! files {
@@ -84,5 +85,6 @@ fn main() {
         shared_lists,
         sweep,
         tokens,
+        waits,
     ]);
 }

@@ -103,6 +103,7 @@ impl Session {
         if let Some(budget) = plan.poll_budget {
             ctx.poll_budget = budget;
         }
+        ctx.waivers = plan.waivers.is_some();
         let runner = ItemRunner {
             ctx: Arc::new(ctx),
             sequences: SequenceConfig {

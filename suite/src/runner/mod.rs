@@ -56,6 +56,10 @@ pub struct Context {
     pub require: BTreeSet<String>,
     /// Time budget for eventually-consistent state.
     pub poll_budget: Duration,
+    /// Whether a finding may yet be waived check by check (the run has waivers): then a test
+    /// that already fails still waits for what its other checks observe
+    /// ([`TestRun::already_failing`]).
+    pub waivers: bool,
     probes: Mutex<HashMap<String, Arc<OnceCell<Option<Exchange>>>>>,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// What the state reads learned about waiting.
@@ -83,6 +87,7 @@ impl Context {
             profile,
             require,
             poll_budget: Duration::from_secs(10),
+            waivers: false,
             probes: Mutex::new(HashMap::new()),
             locks: Mutex::new(HashMap::new()),
             waited: waited::Waited::default(),
@@ -317,6 +322,35 @@ impl<'a> TestRun<'a> {
 
     fn ex(&self, index: usize) -> &Exchange {
         &self.exchanges[index]
+    }
+
+    /// The check of the first finding that already fails this test at the run's profile, on
+    /// an answer that judges the target: no wait for what another check observes can change
+    /// its verdict, so none is made (issue 43). `None` where the run has waivers: one may waive
+    /// that finding's check alone.
+    fn already_failing(&self) -> Option<&'static str> {
+        if self.ctx.waivers {
+            return None;
+        }
+        self.record
+            .findings
+            .iter()
+            .filter(|f| self.ctx.profile.fails_on(f.level))
+            .find(|f| {
+                f.exchange
+                    .and_then(|i| self.exchanges.get(i))
+                    .is_none_or(|ex| unjudgeable(ex).is_none())
+            })
+            .map(|f| f.check.id)
+    }
+
+    /// The note of a check read once, not waited for, because the test already fails on
+    /// `failing`: the check is neither passed nor failed.
+    fn not_waited(&mut self, check: &Check, failing: &str) {
+        self.notes.push(format!(
+            "{} not waited for: the test already fails on {failing}, and no wait could change that",
+            check.id
+        ));
     }
 
     /// The test's own route, asked before a fixture is blamed: a read as it is, a create

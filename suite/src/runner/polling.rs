@@ -15,16 +15,25 @@ impl TestRun<'_> {
     /// Polls the show endpoint of `state.show` until the pointer holds the value (or an
     /// array there holds it), within the poll budget; records `check` with the last answer.
     /// A check the profile does not fail on is read once: waiting cannot change the verdict
-    /// (a TFE state at `--profile core` is reported, not waited for).
+    /// (a TFE state at `--profile core` is reported, not waited for). Nor can it in a test that
+    /// already fails ([`TestRun::already_failing`]): the state is read once, and where it
+    /// does not hold yet the check is noted as not waited for, neither passed nor failed.
     pub(super) async fn state_check(
         &mut self,
         state: &crate::catalog::StateExpect,
         check: &'static Check,
     ) -> bool {
-        let once = !self.ctx.profile.fails_on(check.level);
+        let failing = self.already_failing();
+        let once = !self.ctx.profile.fails_on(check.level) || failing.is_some();
         match self.poll_state(state, false, once).await {
             Ok(index) => self.check(check, Some(index), Ok(())),
-            Err(not) => self.check(check, not.index, Err(not.message)),
+            Err(not) => match failing {
+                Some(failing) if !not.ended => {
+                    self.not_waited(check, failing);
+                    false
+                }
+                _ => self.check(check, not.index, Err(not.message)),
+            },
         }
     }
 
