@@ -9,14 +9,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Teams others made in the shared organization: many pages at any page size the suite uses.
 const OTHERS_TEAMS: usize = 400;
 
-/// Creates `count` teams named `other-team-N` in `organization`.
-fn seed_teams(root: &str, token: &str, organization: &str, count: usize) {
-    let rt = tokio::runtime::Builder::new_current_thread()
+/// Runs `work` with a client on a runtime of its own, to its end.
+fn on_runtime<F: std::future::Future<Output = ()>>(work: impl FnOnce(reqwest::Client) -> F) {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap();
-    rt.block_on(async {
-        let client = reqwest::Client::new();
+        .expect("a runtime")
+        .block_on(work(reqwest::Client::new()));
+}
+
+/// Creates `count` teams named `other-team-N` in `organization`.
+fn seed_teams(root: &str, token: &str, organization: &str, count: usize) {
+    on_runtime(|client| async move {
         for n in 0..count {
             let body = json!({"data": {"type": "teams", "attributes": {"name": format!("other-team-{n}")}}});
             let res = client
@@ -220,12 +224,7 @@ fn a_list_others_change_while_it_is_walked_is_not_failed_for_it() {
 /// Until `stop`, invites a member to `organization` and removes the one invited ten before:
 /// the membership list moves all the time and stays about the same length.
 fn keep_changing_memberships(root: &str, token: &str, organization: &str, stop: &AtomicBool) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let client = reqwest::Client::new();
+    on_runtime(|client| async move {
         let mut added = std::collections::VecDeque::new();
         for n in 0.. {
             if stop.load(Ordering::Relaxed) {
@@ -234,7 +233,9 @@ fn keep_changing_memberships(root: &str, token: &str, organization: &str, stop: 
             let email = format!("other-{n}@example.com");
             let body = json!({"data": {"type": "organization-memberships", "attributes": {"email": email}}});
             let Ok(answer) = client
-                .post(format!("{root}/api/v2/organizations/{organization}/organization-memberships"))
+                .post(format!(
+                    "{root}/api/v2/organizations/{organization}/organization-memberships"
+                ))
                 .bearer_auth(token)
                 .header("content-type", "application/vnd.api+json")
                 .body(body.to_string())
