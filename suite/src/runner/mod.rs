@@ -58,7 +58,7 @@ pub struct Context {
     pub poll_budget: Duration,
     /// Whether a finding may yet be waived check by check (the run has waivers): then a test
     /// that already fails still waits for what its other checks observe
-    /// ([`TestRun::already_failing`]).
+    /// (`TestRun::already_failing`).
     pub waivers: bool,
     probes: Mutex<HashMap<String, Arc<OnceCell<Option<Exchange>>>>>,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
