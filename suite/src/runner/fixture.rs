@@ -320,4 +320,26 @@ impl TestRun<'_> {
             .own_id_param(self.endpoint, &self.case.path)?;
         self.scope.get(resource).map(|i| i.id.clone())
     }
+
+    /// For a show of no resource of its own (an organization's entitlement set): the value
+    /// the path's last parameter was filled with, the resource it reads under (the
+    /// organization's name).
+    pub(super) fn owner_value(&self) -> Option<String> {
+        if self.endpoint.resource.is_some() {
+            return None;
+        }
+        let param = crate::catalog::path_params(&self.case.path).last()?;
+        let source = self
+            .ctx
+            .fixtures
+            .param_source(param, Some(self.endpoint), None);
+        let Ok(crate::fixtures::ParamSource::Field(kind, field)) = source else {
+            return None;
+        };
+        let made = self.scope.get(&kind)?;
+        match field.as_str() {
+            "id" => Some(made.id.clone()),
+            _ => made.fields.get(&field).cloned(),
+        }
+    }
 }

@@ -242,9 +242,11 @@ impl TestRun<'_> {
     }
 
     /// `show.unknown-id`: the same show with an id nothing has (the requested id with a
-    /// suffix, in the same place of the path) does not succeed.
+    /// suffix, in the same place of the path) does not succeed. A show of no resource of its
+    /// own is asked under an owner nobody has (`owner_value`): a stub answering the same
+    /// document for any organization's entitlement set does not pass.
     async fn unknown_id(&mut self) {
-        let Some(id) = self.requested_id() else {
+        let Some(id) = self.requested_id().or_else(|| self.owner_value()) else {
             return;
         };
         let Ok(mut request) = self.main_request(&self.case.path, "GET", true) else {
