@@ -90,12 +90,21 @@ impl Run<'_> {
     }
 
     /// 2xx, else a failure of `check`.
+    /// An answer that is the target's no-route answer is no failure of the step but the
+    /// route's absence, and says so: `endpoint.exists` (a cloud-block backend answers a
+    /// workspace create with its router's 404 page).
     pub(super) fn expect_success(
         &mut self,
         check: &'static Check,
         index: usize,
         what: &str,
     ) -> StepResult {
+        let ex = self.ex(index);
+        if !ex.is_success() {
+            if let Err(absent) = self.ctx.route_exists(ex) {
+                return self.check(&c::ENDPOINT_EXISTS, Some(index), Err(absent));
+            }
+        }
         let result = c::succeeds_as(self.ex(index), what);
         self.check(check, Some(index), result)
     }
