@@ -178,9 +178,10 @@ impl<'a> Run<'a> {
         parents
     }
 
-    /// A 404, 405 or 501 to a request that names no item: the route is missing.
+    /// The answer to a request that names no item is the route's absence, by the one rule of
+    /// presence (`Context::route_exists`: the target's no-route answer, learned in preflight).
     pub(super) fn missing_route(&self, index: usize) -> bool {
-        matches!(self.ex(index).status(), Some(404 | 405 | 501))
+        self.ctx.route_exists(self.ex(index)).is_err()
     }
 
     /// The organizations family before it made anything: a request that finds its route
