@@ -102,6 +102,8 @@ fn a_delete_that_does_not_delete_shrinks_to_create_delete_show() {
     assert!(text.contains("curl -sS -X DELETE"), "{text}");
     assert!(text.contains("$CONFORM_TOKEN"), "{text}");
     assert!(text.contains("--seed "), "{text}");
+    // the candidates read once; the minimal sequence stands after a run that waited
+    assert!(text.contains("still so after"), "{text}");
     // the text says what the data says
     let minimal = r.minimal.unwrap();
     assert!(text.contains(&format!("seed {} ", minimal.seed)), "{text}");

@@ -180,7 +180,15 @@ impl<'a> CaseRun<'a> {
             attempt: 0,
         };
         let ns = names.next();
-        let outcome = run_ops(self.ctx, self.family, self.config, self.learned, ns, &ops).await;
+        let outcome = run_ops(
+            self.ctx,
+            self.family,
+            (self.config, self.learned),
+            ns,
+            &ops,
+            true,
+        )
+        .await;
         let ends =
             outcome.failure.is_some() || outcome.error.is_some() || outcome.unreachable.is_some();
         if !ends {

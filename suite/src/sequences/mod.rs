@@ -231,16 +231,22 @@ impl Namespaces<'_> {
     }
 }
 
+/// Runs `ops` in the namespace `ns`; `patient`: a failing read of an eventual check is read
+/// again within the consistency window ([`Run::impatient`] where not).
 async fn run_ops(
     ctx: &Context,
     family: &Family,
-    config: &SequenceConfig,
-    learned: &Learned,
+    (config, learned): (&SequenceConfig, &Learned),
     ns: String,
     ops: &[Op],
+    patient: bool,
 ) -> RunOutcome {
     let given = config.organization.clone().filter(|_| family.namespace);
-    Run::new(ctx, family, ns, given, learned).execute(ops).await
+    let run = Run::new(ctx, family, ns, given, learned);
+    match patient {
+        true => run.execute(ops).await,
+        false => run.impatient().execute(ops).await,
+    }
 }
 
 /// Runs a family's sequences to one result: its cases side by side within the run's `slots`

@@ -46,7 +46,8 @@ pub(super) async fn shrink(
         names,
         started: Instant::now(),
         check: first.failure.as_ref().map(|f| f.check.id),
-        best: first,
+        first,
+        best: None,
         runs: 0,
         sent: 0,
     };
@@ -70,8 +71,23 @@ pub(super) async fn shrink(
             }
         }
     }
+    let outcome = match (s.best.take(), unreachable.is_some()) {
+        (None, _) => s.first,
+        (Some(best), true) => best,
+        // the candidates read once: the minimal sequence is run again as the first run was
+        (Some(best), false) => match s.run(&best.executed(), true).await {
+            Ok(Some(confirmed)) => confirmed,
+            // waiting let it hold: the candidates' haste, so the first run's sequence stands
+            Ok(None) => s.first,
+            Err(End::Unreachable(why)) => {
+                unreachable = Some(why);
+                best
+            }
+            Err(End::TimedOut) => best,
+        },
+    };
     Shrunk {
-        outcome: s.best,
+        outcome,
         sent: s.sent,
         from,
         runs: s.runs,
@@ -99,20 +115,35 @@ struct Shrinker<'a, 'n> {
     started: Instant,
     /// The check the first outcome failed.
     check: Option<&'static str>,
-    best: RunOutcome,
+    /// The first run's outcome.
+    first: RunOutcome,
+    /// The shortest candidate's that failed the same check, once one did.
+    best: Option<RunOutcome>,
     runs: usize,
     sent: usize,
 }
 
 impl Shrinker<'_, '_> {
+    /// The shortest sequence found so far that fails the same check.
+    fn current(&self) -> &RunOutcome {
+        self.best.as_ref().unwrap_or(&self.first)
+    }
+
     /// Runs a candidate within the time bound; its outcome, when it failed the same check.
     async fn candidate(&mut self, candidate: &[Op]) -> Result<Option<RunOutcome>, End> {
         if self.started.elapsed() > self.config.shrink_budget {
             return Err(End::TimedOut);
         }
+        self.run(candidate, false).await
+    }
+
+    /// Runs `ops` (`patient`: reading a failing eventual check again within the consistency
+    /// window); its outcome, when it failed the same check.
+    async fn run(&mut self, ops: &[Op], patient: bool) -> Result<Option<RunOutcome>, End> {
         self.runs += 1;
-        let (ctx, family, config, learned) = (self.ctx, self.family, self.config, self.learned);
-        let outcome = run_ops(ctx, family, config, learned, self.names.next(), candidate).await;
+        let (ctx, family) = (self.ctx, self.family);
+        let with = (self.config, self.learned);
+        let outcome = run_ops(ctx, family, with, self.names.next(), ops, patient).await;
         self.sent += outcome.exchanges.len();
         if let Some(why) = outcome.unreachable.clone() {
             return Err(End::Unreachable(why));
@@ -125,11 +156,11 @@ impl Shrinker<'_, '_> {
     /// still fails with fewer steps; whether anything was removed.
     async fn remove_chunks(&mut self) -> Result<bool, End> {
         let mut changed = false;
-        let mut chunk = (self.best.steps.len() / 2).max(1);
+        let mut chunk = (self.current().steps.len() / 2).max(1);
         loop {
             let mut i = 0;
-            while i < self.best.steps.len() {
-                let ops = self.best.executed();
+            while i < self.current().steps.len() {
+                let ops = self.current().executed();
                 let candidate: Vec<Op> = ops[..i]
                     .iter()
                     .chain(ops[(i + chunk).min(ops.len())..].iter())
@@ -140,8 +171,8 @@ impl Shrinker<'_, '_> {
                     continue;
                 }
                 match self.candidate(&candidate).await? {
-                    Some(outcome) if outcome.steps.len() < self.best.steps.len() => {
-                        self.best = outcome;
+                    Some(outcome) if outcome.steps.len() < self.current().steps.len() => {
+                        self.best = Some(outcome);
                         changed = true;
                     }
                     _ => i += chunk,
@@ -161,14 +192,14 @@ impl Shrinker<'_, '_> {
         // `best` may get shorter on the way (a simpler operation can leave a later one with
         // nothing to act on): the bound is read again for every index.
         let mut i = 0;
-        while i < self.best.steps.len() {
-            let ops = self.best.executed();
+        while i < self.current().steps.len() {
+            let ops = self.current().executed();
             for simpler in ops[i].simpler() {
                 let mut candidate = ops.clone();
                 candidate[i] = simpler;
                 match self.candidate(&candidate).await? {
-                    Some(outcome) if outcome.steps.len() <= self.best.steps.len() => {
-                        self.best = outcome;
+                    Some(outcome) if outcome.steps.len() <= self.current().steps.len() => {
+                        self.best = Some(outcome);
                         changed = true;
                         break;
                     }

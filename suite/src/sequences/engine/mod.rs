@@ -192,6 +192,9 @@ pub struct Run<'a> {
     /// names the state it leaves at core, `expect.state`): only such a state is judged at
     /// core ([`Run::state_level`]).
     spec_states: BTreeSet<usize>,
+    /// A read that fails an eventual check is read again within the consistency window
+    /// ([`Run::patient_step`]); a shrinking candidate reads once ([`Run::impatient`]).
+    patient: bool,
 }
 
 impl<'a> Run<'a> {
@@ -226,7 +229,16 @@ impl<'a> Run<'a> {
             organizations: ctx.catalog.organizations(),
             matched: BTreeMap::new(),
             spec_states: BTreeSet::new(),
+            patient: true,
         }
+    }
+
+    /// The same run reading once where it would wait within the consistency window: a
+    /// shrinking candidate, whose failure only says which candidate to try next (the minimal
+    /// sequence it ends with is run again patiently before it stands).
+    pub fn impatient(mut self) -> Self {
+        self.patient = false;
+        self
     }
 
     /// Runs the operations, then deletes what the sequence made.
@@ -266,7 +278,7 @@ impl<'a> Run<'a> {
     /// (`crate::patience`, the run's one mechanism) before its failure stands; the step's
     /// transcript is its last read, and a failure that stands says how long it was waited for.
     async fn patient_step(&mut self, op: &Op) -> StepResult {
-        let reads = matches!(op.kind, OpKind::Show | OpKind::List | OpKind::Walk);
+        let reads = self.patient && matches!(op.kind, OpKind::Show | OpKind::List | OpKind::Walk);
         let mut patience = self.ctx.target.patience();
         loop {
             let result = self.step(op).await;
