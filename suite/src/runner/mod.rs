@@ -324,35 +324,6 @@ impl<'a> TestRun<'a> {
         &self.exchanges[index]
     }
 
-    /// The check of the first finding that already fails this test at the run's profile, on
-    /// an answer that judges the target: no wait for what another check observes can change
-    /// its verdict, so none is made (issue 43). `None` where the run has waivers: one may waive
-    /// that finding's check alone.
-    fn already_failing(&self) -> Option<&'static str> {
-        if self.ctx.waivers {
-            return None;
-        }
-        self.record
-            .findings
-            .iter()
-            .filter(|f| self.ctx.profile.fails_on(f.level))
-            .find(|f| {
-                f.exchange
-                    .and_then(|i| self.exchanges.get(i))
-                    .is_none_or(|ex| unjudgeable(ex).is_none())
-            })
-            .map(|f| f.check.id)
-    }
-
-    /// The note of a check read once, not waited for, because the test already fails on
-    /// `failing`: the check is neither passed nor failed.
-    fn not_waited(&mut self, check: &Check, failing: &str) {
-        self.notes.push(format!(
-            "{} not waited for: the test already fails on {failing}, and no wait could change that",
-            check.id
-        ));
-    }
-
     /// The test's own route, asked before a fixture is blamed: a read as it is, a create
     /// with an empty document (which no create takes), its path filled from the fixtures had
     /// so far, else with ids nobody made. `Some` when the route is absent: `endpoint.exists`

@@ -4,11 +4,15 @@
 //! several tests (one member a team's list never shows), is waited once per run.
 //!
 //! It also logs what each test waited for (a state, a list, its turn at a lock), for the
-//! reports' slowest tests.
+//! reports' slowest tests; and a test that already fails waits for nothing more
+//! ([`TestRun::already_failing`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Duration;
+
+use super::{unjudgeable, TestRun};
+use crate::checks::Check;
 
 /// The shortest wait the log notes.
 pub const NOTED: Duration = Duration::from_millis(100);
@@ -77,6 +81,37 @@ impl Waited {
                 (test.clone(), said)
             })
             .collect()
+    }
+}
+
+impl TestRun<'_> {
+    /// The check of the first finding that already fails this test at the run's profile, on
+    /// an answer that judges the target: no wait for what another check observes can change
+    /// its verdict, so none is made (issue 43). `None` where the run has waivers: one may waive
+    /// that finding's check alone.
+    pub(super) fn already_failing(&self) -> Option<&'static str> {
+        if self.ctx.waivers {
+            return None;
+        }
+        self.record
+            .findings
+            .iter()
+            .filter(|f| self.ctx.profile.fails_on(f.level))
+            .find(|f| {
+                f.exchange
+                    .and_then(|i| self.exchanges.get(i))
+                    .is_none_or(|ex| unjudgeable(ex).is_none())
+            })
+            .map(|f| f.check.id)
+    }
+
+    /// The note of a check read once, not waited for, because the test already fails on
+    /// `failing`: the check is neither passed nor failed.
+    pub(super) fn not_waited(&mut self, check: &Check, failing: &str) {
+        self.notes.push(format!(
+            "{} not waited for: the test already fails on {failing}, and no wait could change that",
+            check.id
+        ));
     }
 }
 
